@@ -1,0 +1,139 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Settings shared by every target of ours: Swift 6 mode comes from `swiftLanguageModes`; these add the upcoming
+/// features the style guide asks for and turn our own warnings into errors.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "chute",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "chute", targets: ["chute"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    ],
+    targets: [
+        // C libraries, each behind a system-library target (module map + shim header only).
+        .systemLibrary(
+            name: "CMagickWand",
+            pkgConfig: "MagickWand-6.Q16",
+            providers: [.apt(["libmagickwand-6.q16-dev"])]
+        ),
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [
+                .apt([
+                    "libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev",
+                    "libavfilter-dev",
+                ])
+            ]
+        ),
+        // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
+        .target(name: "CChuteLinux"),
+
+        .target(
+            name: "ChuteCore",
+            dependencies: [
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ChuteWatch",
+            dependencies: [
+                "ChuteCore", "CChuteLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ChuteMagick",
+            dependencies: [
+                "ChuteCore", "CMagickWand",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ChuteRuntime",
+            dependencies: [
+                "ChuteCore", "CChuteLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ChuteApp",
+            dependencies: [
+                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteRuntime", "CChuteLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "chute",
+            dependencies: [
+                "ChuteApp", "ChuteCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        .target(
+            name: "ChuteTestSupport",
+            dependencies: [
+                "ChuteCore",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChuteCoreTests",
+            dependencies: ["ChuteCore", "ChuteTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChuteWatchTests",
+            dependencies: ["ChuteWatch", "ChuteCore", "ChuteTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChuteMagickTests",
+            dependencies: ["ChuteMagick", "ChuteCore", "ChuteTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChuteRuntimeTests",
+            dependencies: ["ChuteRuntime", "ChuteCore", "ChuteTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChuteEndToEndTests",
+            // Depends on the executable so that `swift test` builds `chute`, which these tests launch.
+            dependencies: ["chute", "ChuteCore", "ChuteTestSupport"],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,22 @@
+#ifndef CHUTE_LINUX_H
+#define CHUTE_LINUX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/inotify.h>
+
+/// Renames `oldpath` to `newpath` (both relative to their directory fds) unless `newpath` exists.
+/// Swift cannot call `renameat2` (glibc declares it only under _GNU_SOURCE, which Swift's Glibc module lacks).
+/// Returns 0, or -1 with errno set (EEXIST when the target exists, EINVAL/ENOSYS where the file system lacks it).
+int chute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
+/// The name that follows an `inotify_event`: `name` is a flexible array member, which Swift does not import.
+static inline const char *chute_inotify_event_name(const struct inotify_event *event) {
+    return event->len > 0 ? event->name : "";
+}
+
+/// Asks the kernel to send `signal` to this process when its parent dies (`prctl` is variadic, so not importable).
+/// Workers use it so that a killed daemon never leaves orphaned conversions behind.
+int chute_set_parent_death_signal(int signal);
+
+#endif

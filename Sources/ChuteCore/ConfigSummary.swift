@@ -1,0 +1,121 @@
+import SystemPackage
+
+/// The one-screen summary that `chute check` prints for a valid configuration.
+///
+/// It shows what the daemon will do, in the order it decides: the watched folders, then each rule in the order
+/// rules are tried (match → format, options, output, filters), then the settings. Defaults are spelt out, so the
+/// summary also answers "what happens if I leave this key out".
+package enum ConfigSummary {
+    /// Renders the summary.
+    ///
+    /// - Parameters:
+    ///   - config: a configuration that ``ConfigReader`` accepted.
+    ///   - file: the file's name as the user gave it.
+    /// - Returns: the text, without a final newline (`print` adds one).
+    package static func render(_ config: ChuteConfig, file: String) -> String {
+        var lines: [String] = []
+        let folders = config.watches.count == 1 ? "1 watched folder" : "\(config.watches.count) watched folders"
+        let rules = config.rules.count == 1 ? "1 rule" : "\(config.rules.count) rules"
+        lines.append("\(file): OK, \(folders), \(rules)")
+        lines.append("")
+        lines.append("Watching:")
+        for watch in config.watches {
+            var line = "  \(watch.path) (\(watch.recursive ? "with sub-folders" : "this folder only")"
+            if !watch.ignore.isEmpty {
+                line += "; also ignoring " + watch.ignore.map(\.pattern).joined(separator: ", ")
+            }
+            lines.append(line + ")")
+        }
+        lines.append("")
+        lines.append("Rules (tried in order, the first match wins):")
+        for (index, rule) in config.rules.enumerated() {
+            lines += Self.describe(rule, number: index + 1)
+        }
+        lines.append("")
+        lines += Self.describe(config.settings)
+        return lines.joined(separator: "\n")
+    }
+
+    /// The lines for one rule: a heading, then options, output and filters, indented under it.
+    private static func describe(_ rule: Rule, number: Int) -> [String] {
+        let patterns = rule.match.map(\.pattern).joined(separator: ", ")
+        var lines = ["  \(number). \(rule.name): \(patterns) → \(rule.to.name) (\(rule.to.engine.rawValue) engine)"]
+        let indent = "       "
+        let options = Self.describe(rule.options)
+        if !options.isEmpty {
+            lines.append(indent + "options: " + options.joined(separator: ", "))
+        }
+        var output = "output:  \(rule.output)/\(rule.rename)"
+        output += rule.keepStructure ? ", keeping sub-folders" : ", flattened"
+        output += ", on conflict \(rule.onConflict.rawValue)"
+        if let concurrency = rule.concurrency {
+            output += ", at most \(concurrency) at once"
+        }
+        lines.append(indent + output)
+        var filters = Self.describe(rule.filters)
+        if !rule.watches.isEmpty {
+            filters.append("below " + rule.watches.map(\.string).joined(separator: ", "))
+        }
+        if !filters.isEmpty {
+            lines.append(indent + "only:    " + filters.joined(separator: "; "))
+        }
+        return lines
+    }
+
+    /// The options that were set, such as `quality 85%`, `height ≤ 720`, `strip metadata`.
+    private static func describe(_ options: ConversionOptions) -> [String] {
+        var parts: [String] = []
+        if let quality = options.qualityFraction {
+            parts.append("quality \(Self.percent(quality))")
+        }
+        if let width = options.width { parts.append("width ≤ \(width)") }
+        if let height = options.height { parts.append("height ≤ \(height)") }
+        if let strip = options.strip { parts.append(strip ? "strip metadata" : "keep metadata") }
+        return parts
+    }
+
+    /// The filters that were set, such as `type image`, `size 10KB to 2GB`, `age at least 10s`.
+    private static func describe(_ filters: RuleFilters) -> [String] {
+        var parts: [String] = []
+        if !filters.types.isEmpty {
+            let types = MediaCategory.allCases.filter { filters.types.contains($0) }.map(\.rawValue)
+            parts.append("type " + types.joined(separator: " or "))
+        }
+        switch (filters.minSize, filters.maxSize) {
+        case (let low?, let high?):
+            parts.append("size \(ValueParsing.describe(bytes: low)) to \(ValueParsing.describe(bytes: high))")
+        case (let low?, nil): parts.append("size at least \(ValueParsing.describe(bytes: low))")
+        case (nil, let high?): parts.append("size at most \(ValueParsing.describe(bytes: high))")
+        case (nil, nil): break
+        }
+        switch (filters.minAge, filters.maxAge) {
+        case (let low?, let high?): parts.append("age \(ValueParsing.describe(low)) to \(ValueParsing.describe(high))")
+        case (let low?, nil): parts.append("age at least \(ValueParsing.describe(low))")
+        case (nil, let high?): parts.append("age at most \(ValueParsing.describe(high))")
+        case (nil, nil): break
+        }
+        return parts
+    }
+
+    /// The settings line, with each engine's concurrency (`auto` when sized to the machine's cores).
+    private static func describe(_ settings: Settings) -> [String] {
+        let lanes = EngineKind.allCases.map { engine in
+            "\(engine.rawValue) \(settings.concurrency[engine].map(String.init) ?? "auto")"
+        }
+        return [
+            "Settings: quiet period \(ValueParsing.describe(settings.quietPeriod)), "
+                + "grace period \(ValueParsing.describe(settings.gracePeriod)), "
+                + "job timeout \(ValueParsing.describe(settings.jobTimeout)), "
+                + "new worker every \(settings.workerJobs) jobs",
+            "Concurrency: " + lanes.joined(separator: ", "),
+        ]
+    }
+
+    /// `0.85` → `85%`, `0.855` → `85.5%`.
+    private static func percent(_ fraction: Double) -> String {
+        let tenths = (fraction * 1000).rounded()
+        let whole = Int(tenths) / 10
+        let rest = Int(tenths) % 10
+        return rest == 0 ? "\(whole)%" : "\(whole).\(rest)%"
+    }
+}

@@ -1,0 +1,119 @@
+/// A shell-style glob on a file name (`*.heic`, `IMG_????.jpg`, `[abc]*`), matched case-insensitively.
+///
+/// `*` matches any run of characters, `?` one character, `[...]` one character of a set (`[!...]` negates it).
+/// Globs match the name only, never the folder part, so `*` crosses no `/`.
+package struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
+    /// The pattern as written.
+    package let pattern: String
+    private let elements: [Element]
+
+    private enum Element: Hashable {
+        case literal(Character)
+        case anyOne
+        case anyRun
+        case set(negated: Bool, members: [ClosedRange<Character>])
+    }
+
+    package var description: String { self.pattern }
+
+    /// Parses a glob.
+    ///
+    /// - Throws: ``GlobError`` when a `[` set is not closed or the pattern contains `/`.
+    package init(_ pattern: String) throws(GlobError) {
+        guard !pattern.isEmpty else { throw GlobError(pattern: pattern, reason: "empty pattern") }
+        guard !pattern.contains("/") else {
+            throw GlobError(pattern: pattern, reason: "a glob matches file names only and cannot contain '/'")
+        }
+        var elements: [Element] = []
+        var characters = Array(pattern.lowercased())[...]
+        while let character = characters.popFirst() {
+            switch character {
+            case "*":
+                if elements.last != .anyRun { elements.append(.anyRun) }
+            case "?":
+                elements.append(.anyOne)
+            case "[":
+                var negated = false
+                if characters.first == "!" || characters.first == "^" {
+                    negated = true
+                    characters.removeFirst()
+                }
+                var members: [ClosedRange<Character>] = []
+                var closed = false
+                var first = true
+                while let member = characters.popFirst() {
+                    if member == "]" && !first {
+                        closed = true
+                        break
+                    }
+                    first = false
+                    if characters.count >= 2, characters.first == "-", characters.dropFirst().first != "]" {
+                        characters.removeFirst()
+                        let upper = characters.removeFirst()
+                        guard member <= upper else {
+                            throw GlobError(pattern: pattern, reason: "range '\(member)-\(upper)' is reversed")
+                        }
+                        members.append(member...upper)
+                    } else {
+                        members.append(member...member)
+                    }
+                }
+                guard closed else { throw GlobError(pattern: pattern, reason: "'[' is never closed") }
+                elements.append(.set(negated: negated, members: members))
+            default:
+                elements.append(.literal(character))
+            }
+        }
+        self.pattern = pattern
+        self.elements = elements
+    }
+
+    /// Whether `name` (a file name, not a path) matches, ignoring case.
+    package func matches(_ name: String) -> Bool {
+        let characters = Array(name.lowercased())
+        // Iterative matcher with one back-track point for the last `*`: linear in practice, never exponential.
+        var patternIndex = 0
+        var nameIndex = 0
+        var starPattern = -1
+        var starName = 0
+        while nameIndex < characters.count {
+            if patternIndex < self.elements.count {
+                switch self.elements[patternIndex] {
+                case .anyRun:
+                    starPattern = patternIndex
+                    starName = nameIndex
+                    patternIndex += 1
+                    continue
+                case .anyOne:
+                    patternIndex += 1
+                    nameIndex += 1
+                    continue
+                case .literal(let literal) where literal == characters[nameIndex]:
+                    patternIndex += 1
+                    nameIndex += 1
+                    continue
+                case .set(let negated, let members)
+                where members.contains { $0.contains(characters[nameIndex]) } != negated:
+                    patternIndex += 1
+                    nameIndex += 1
+                    continue
+                default:
+                    break
+                }
+            }
+            guard starPattern >= 0 else { return false }
+            patternIndex = starPattern + 1
+            starName += 1
+            nameIndex = starName
+        }
+        while patternIndex < self.elements.count, self.elements[patternIndex] == .anyRun { patternIndex += 1 }
+        return patternIndex == self.elements.count
+    }
+}
+
+/// A glob that cannot be parsed.
+package struct GlobError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var pattern: String
+    package var reason: String
+    package var description: String { "invalid glob '\(self.pattern)': \(self.reason)" }
+}

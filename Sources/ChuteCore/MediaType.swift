@@ -1,0 +1,127 @@
+/// A file type recognised from the first bytes of a file's content, never from its name.
+package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
+    // Images Chute decodes.
+    case jpeg, png, gif, webp, heif, avif, tiff, bmp, jpeg2000, openexr, netpbm, tga, psd, ico, radiance
+    // Video and audio containers.
+    case mp4, quicktime, matroska, avi, mpegts, mpegps, flv, asf, ogg, mp3, flac, wav, aiff, aac, amr, ac3, ape,
+        wavpack, musepack, dsf, caf
+    // Documents.
+    case pdf
+    // Text that poses as media: manifests, playlists, scripts and vector formats that decoders would interpret.
+    case playlist, svg, postscript, script
+
+    /// The category a rule's `type:` filter compares with; `nil` for the refused text kinds.
+    package var category: MediaCategory? {
+        switch self {
+        case .jpeg, .png, .gif, .webp, .heif, .avif, .tiff, .bmp, .jpeg2000, .openexr, .netpbm, .tga, .psd, .ico,
+            .radiance:
+            return .image
+        case .mp4, .quicktime, .matroska, .avi, .mpegts, .mpegps, .flv, .asf:
+            return .video
+        case .ogg, .mp3, .flac, .wav, .aiff, .aac, .amr, .ac3, .ape, .wavpack, .musepack, .dsf, .caf:
+            return .audio
+        case .pdf:
+            return .document
+        case .playlist, .svg, .postscript, .script:
+            return nil
+        }
+    }
+
+    /// Recognises a file from its first bytes (at least 64 are needed for every check; fewer simply match less).
+    ///
+    /// - Parameter header: the start of the file.
+    /// - Returns: the type, or `nil` when nothing is recognised.
+    package static func sniff(_ header: some Collection<UInt8>) -> MediaType? {
+        let bytes = Array(header.prefix(512))
+        func at(_ offset: Int, _ signature: [UInt8]) -> Bool {
+            bytes.count >= offset + signature.count && Array(bytes[offset..<(offset + signature.count)]) == signature
+        }
+        func ascii(_ offset: Int, _ text: String) -> Bool { at(offset, Array(text.utf8)) }
+
+        if at(0, [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if at(0, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if ascii(0, "GIF87a") || ascii(0, "GIF89a") { return .gif }
+        if ascii(0, "RIFF") && ascii(8, "WEBP") { return .webp }
+        if ascii(0, "RIFF") && ascii(8, "AVI ") { return .avi }
+        if ascii(0, "RIFF") && ascii(8, "WAVE") { return .wav }
+        if ascii(0, "RF64") && ascii(8, "WAVE") { return .wav }
+        if ascii(0, "FORM") && (ascii(8, "AIFF") || ascii(8, "AIFC")) { return .aiff }
+        if at(0, [0x49, 0x49, 0x2A, 0x00]) || at(0, [0x4D, 0x4D, 0x00, 0x2A]) || at(0, [0x49, 0x49, 0x2B, 0x00])
+            || at(0, [0x4D, 0x4D, 0x00, 0x2B])
+        {
+            return .tiff
+        }
+        if ascii(0, "BM") && bytes.count >= 26 { return .bmp }
+        if at(0, [0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) {
+            return .jpeg2000
+        }
+        if at(0, [0x76, 0x2F, 0x31, 0x01]) { return .openexr }
+        if ascii(0, "8BPS") { return .psd }
+        if ascii(0, "#?RADIANCE") || ascii(0, "#?RGBE") { return .radiance }
+        if at(0, [0x00, 0x00, 0x01, 0x00]) && bytes.count > 6 { return .ico }
+        if bytes.count >= 2, bytes[0] == UInt8(ascii: "P"), (UInt8(ascii: "1")...UInt8(ascii: "7")).contains(bytes[1])
+            || bytes[1] == UInt8(ascii: "F") || bytes[1] == UInt8(ascii: "f")
+        {
+            if bytes.count >= 3, [0x0A, 0x0D, 0x20, 0x09].contains(bytes[2]) { return .netpbm }
+        }
+        if ascii(4, "ftyp") { return Self.isoBrand(bytes) }
+        if ascii(4, "moov") || ascii(4, "mdat") || ascii(4, "wide") || ascii(4, "free") { return .quicktime }
+        if at(0, [0x1A, 0x45, 0xDF, 0xA3]) { return .matroska }
+        if ascii(0, "OggS") { return .ogg }
+        if ascii(0, "fLaC") { return .flac }
+        if ascii(0, "ID3") { return .mp3 }
+        if ascii(0, "FLV") { return .flv }
+        if at(0, [0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return .asf }
+        if at(0, [0x00, 0x00, 0x01, 0xBA]) { return .mpegps }
+        if bytes.count >= 189, bytes[0] == 0x47, bytes[188] == 0x47 { return .mpegts }
+        if ascii(0, "#!AMR") { return .amr }
+        if at(0, [0x0B, 0x77]) { return .ac3 }
+        if ascii(0, "MAC ") { return .ape }
+        if ascii(0, "wvpk") { return .wavpack }
+        if ascii(0, "MPCK") || ascii(0, "MP+") { return .musepack }
+        if ascii(0, "DSD ") { return .dsf }
+        if ascii(0, "caff") { return .caf }
+        if ascii(0, "%PDF-") { return .pdf }
+        if ascii(0, "%!PS") || at(0, [0xC5, 0xD0, 0xD3, 0xC6]) { return .postscript }
+        if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xF6 == 0xF0 { return .aac }
+        if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xE0 == 0xE0 { return .mp3 }
+        if bytes.count >= 4, bytes[3] == 0x00, ascii(0, "TGA") == false, Self.looksLikeTGA(bytes) { return .tga }
+        return Self.sniffText(bytes)
+    }
+
+    private static func isoBrand(_ bytes: [UInt8]) -> MediaType {
+        let brand = bytes.count >= 12 ? String(decoding: bytes[8..<12], as: UTF8.self) : ""
+        switch brand {
+        case "heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1": return .heif
+        case "avif", "avis": return .avif
+        case "qt  ": return .quicktime
+        default: return .mp4
+        }
+    }
+
+    private static func looksLikeTGA(_ bytes: [UInt8]) -> Bool {
+        // TGA has no magic number: colour-map type 0/1 and a known image type are the best cheap evidence.
+        guard bytes.count >= 18 else { return false }
+        return bytes[1] <= 1 && [1, 2, 3, 9, 10, 11].contains(bytes[2]) && [8, 15, 16, 24, 32].contains(bytes[16])
+    }
+
+    private static func sniffText(_ bytes: [UInt8]) -> MediaType? {
+        var text = String(decoding: bytes, as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        let trimmed = text.drop { $0.isWhitespace }.lowercased()
+        if trimmed.hasPrefix("#extm3u") || trimmed.hasPrefix("ffconcat") || trimmed.hasPrefix("[playlist]")
+            || trimmed.contains("<mpd") || trimmed.hasPrefix("<?wpl") || trimmed.hasPrefix("<asx")
+        {
+            return .playlist
+        }
+        if trimmed.contains("<svg") || trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<!doctype svg") {
+            return .svg
+        }
+        if trimmed.hasPrefix("push graphic-context") || trimmed.hasPrefix("viewbox") || trimmed.hasPrefix("<image")
+            || trimmed.hasPrefix("#!")
+        {
+            return .script
+        }
+        return nil
+    }
+}

@@ -1,0 +1,126 @@
+/// An output file-name template such as `{stem}.{ext}` or `{date}-{stem}-small.{ext}`.
+///
+/// Placeholders: `{stem}` the source name without its extension, `{ext}` the target format's extension,
+/// `{name}` the whole source name, `{sourceExt}` the source extension (lower-cased), `{rule}` the rule name,
+/// `{date}` the job's start date (`YYYY-MM-DD`, UTC). Anything else in braces is an error when the rule is read.
+package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
+    /// The template as written.
+    package let template: String
+    private let parts: [Part]
+
+    private enum Part: Hashable {
+        case text(String)
+        case placeholder(Placeholder)
+    }
+
+    /// The placeholders a template may use.
+    package enum Placeholder: String, Sendable, CaseIterable {
+        case stem, ext, name, sourceExt, rule, date
+    }
+
+    /// `{stem}.{ext}`: the source's name with the target's extension.
+    package static let `default` = try! NameTemplate("{stem}.{ext}")
+
+    package var description: String { self.template }
+
+    /// Parses a template.
+    ///
+    /// - Throws: ``NameTemplateError`` for an unknown placeholder, an unclosed brace, or a `/`.
+    package init(_ template: String) throws(NameTemplateError) {
+        guard !template.contains("/") else {
+            throw NameTemplateError(template: template, reason: "a file name cannot contain '/'")
+        }
+        var parts: [Part] = []
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            if open > rest.startIndex { parts.append(.text(String(rest[..<open]))) }
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                throw NameTemplateError(template: template, reason: "'{' is never closed")
+            }
+            let key = String(rest[rest.index(after: open)..<close])
+            guard let placeholder = Placeholder(rawValue: key) else {
+                let known = Placeholder.allCases.map { "{\($0.rawValue)}" }.joined(separator: ", ")
+                throw NameTemplateError(template: template, reason: "unknown placeholder {\(key)}; known: \(known)")
+            }
+            parts.append(.placeholder(placeholder))
+            rest = rest[rest.index(after: close)...]
+        }
+        if !rest.isEmpty { parts.append(.text(String(rest))) }
+        guard parts.contains(.placeholder(.stem)) || parts.contains(.placeholder(.name)) else {
+            throw NameTemplateError(
+                template: template,
+                reason: "must contain {stem} or {name}, or every input would get the same output name"
+            )
+        }
+        self.template = template
+        self.parts = parts
+    }
+
+    /// Renders the template for one source file.
+    ///
+    /// - Parameters:
+    ///   - sourceName: the source's file name.
+    ///   - format: the target format.
+    ///   - rule: the rule's name.
+    ///   - date: the job's start date as `YYYY-MM-DD`.
+    /// - Returns: the output file name, made safe by ``SafeName/sanitized(_:)``.
+    package func render(sourceName: String, format: TargetFormat, rule: String, date: String) -> String {
+        let (stem, sourceExt) = Self.split(sourceName)
+        var result = ""
+        for part in self.parts {
+            switch part {
+            case .text(let text): result += text
+            case .placeholder(.stem): result += stem
+            case .placeholder(.ext): result += format.name
+            case .placeholder(.name): result += sourceName
+            case .placeholder(.sourceExt): result += sourceExt.lowercased()
+            case .placeholder(.rule): result += rule
+            case .placeholder(.date): result += date
+            }
+        }
+        return SafeName.sanitized(result)
+    }
+
+    /// Splits `IMG_1.HEIC` into (`IMG_1`, `HEIC`); a name without a dot (or only a leading one) has no extension.
+    package static func split(_ name: String) -> (stem: String, ext: String) {
+        guard let dot = name.lastIndex(of: "."), dot > name.startIndex else { return (name, "") }
+        return (String(name[..<dot]), String(name[name.index(after: dot)...]))
+    }
+}
+
+/// A name template that cannot be used.
+package struct NameTemplateError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var template: String
+    package var reason: String
+    package var description: String { "invalid name template '\(self.template)': \(self.reason)" }
+}
+
+/// Makes file names derived from untrusted input safe to create.
+package enum SafeName {
+    /// The longest output name, in UTF-8 bytes, leaving room for a `-NNN` collision suffix and temp prefixes.
+    package static let maximumBytes = 200
+
+    /// Replaces control characters and `/` with `_`, refuses `.`/`..` and leading dashes, and caps the length at a
+    /// character boundary, keeping the extension.
+    package static func sanitized(_ name: String) -> String {
+        var cleaned = String(
+            String.UnicodeScalarView(
+                name.unicodeScalars.map { scalar in
+                    scalar.properties.generalCategory == .control || scalar == "/" || scalar == "\u{7F}"
+                        ? "_" : scalar
+                }
+            )
+        )
+        if cleaned.hasPrefix("-") { cleaned = "_" + cleaned.dropFirst() }
+        if cleaned.isEmpty || cleaned == "." || cleaned == ".." { cleaned = "_" + cleaned }
+        guard cleaned.utf8.count > maximumBytes else { return cleaned }
+        let (stem, ext) = NameTemplate.split(cleaned)
+        let suffix = ext.isEmpty ? "" : "." + ext
+        var shortened = ""
+        for character in stem {
+            if shortened.utf8.count + character.utf8.count + suffix.utf8.count > maximumBytes { break }
+            shortened.append(character)
+        }
+        return shortened + suffix
+    }
+}

@@ -1,0 +1,91 @@
+import SystemPackage
+
+/// One conversion rule: which files it takes, what it makes of them and where the output goes.
+package struct Rule: Sendable, Equatable {
+    /// `name` (string, required, unique): names the rule in logs and sidecars.
+    package var name: String
+    /// `match` (glob or list of globs, required): case-insensitive globs on the file name.
+    package var match: [GlobPattern]
+    /// `to` (format, required): the target format, which also picks the engine.
+    package var to: TargetFormat
+    /// `output` (path, required): the target folder.
+    package var output: FilePath
+    /// Conversion parameters (`quality`, `width`, `height`, `strip`).
+    package var options: ConversionOptions
+    /// Conditions a file must also meet (`minSize`, `maxSize`, `type`, `minAge`, `maxAge`).
+    package var filters: RuleFilters
+    /// `rename` (template, default `{stem}.{ext}`): the output file name.
+    package var rename: NameTemplate
+    /// `keepStructure` (bool, default true): keep the source's sub-folder path below the watched folder.
+    package var keepStructure: Bool
+    /// `onConflict` (`rename`|`skip`|`overwrite`, default `rename`): what to do when the output name is taken.
+    package var onConflict: ConflictPolicy
+    /// `concurrency` (int, default: the engine's): at most this many jobs of this rule run at once.
+    package var concurrency: Int?
+    /// `watch` (path or list of paths, default: all): only files below these watched folders.
+    package var watches: [FilePath]
+
+    package init(
+        name: String,
+        match: [GlobPattern],
+        to: TargetFormat,
+        output: FilePath,
+        options: ConversionOptions = ConversionOptions(),
+        filters: RuleFilters = RuleFilters(),
+        rename: NameTemplate = .default,
+        keepStructure: Bool = true,
+        onConflict: ConflictPolicy = .rename,
+        concurrency: Int? = nil,
+        watches: [FilePath] = []
+    ) {
+        self.name = name
+        self.match = match
+        self.to = to
+        self.output = output
+        self.options = options
+        self.filters = filters
+        self.rename = rename
+        self.keepStructure = keepStructure
+        self.onConflict = onConflict
+        self.concurrency = concurrency
+        self.watches = watches
+    }
+}
+
+/// Extra conditions on a matched file.
+package struct RuleFilters: Sendable, Equatable {
+    /// `minSize` (byte size such as `10KB`, default none): smaller files are skipped.
+    package var minSize: Int64?
+    /// `maxSize` (byte size such as `2GB`, default none): larger files are skipped.
+    package var maxSize: Int64?
+    /// `type` (`image`|`video`|`audio`|`document`, or a list): the category sniffed from the file's content.
+    package var types: Set<MediaCategory>
+    /// `minAge` (duration, default none): files whose modification time is more recent are skipped.
+    package var minAge: Duration?
+    /// `maxAge` (duration, default none): files whose modification time is older are skipped.
+    package var maxAge: Duration?
+
+    package init(
+        minSize: Int64? = nil,
+        maxSize: Int64? = nil,
+        types: Set<MediaCategory> = [],
+        minAge: Duration? = nil,
+        maxAge: Duration? = nil
+    ) {
+        self.minSize = minSize
+        self.maxSize = maxSize
+        self.types = types
+        self.minAge = minAge
+        self.maxAge = maxAge
+    }
+}
+
+/// What to do when the output name is already taken in the target folder.
+package enum ConflictPolicy: String, Sendable, Equatable, CaseIterable, Codable {
+    /// Add `-1`, `-2`, … before the extension until the name is free (the default).
+    case rename
+    /// Leave the existing file, record the job as failed with the reason.
+    case skip
+    /// Replace the existing file; the sidecar records the replacement as a warning.
+    case overwrite
+}

@@ -1,0 +1,141 @@
+import Foundation
+import SystemPackage
+
+/// What Chute knows about a candidate file before it decides anything.
+package struct FileFacts: Sendable, Equatable {
+    /// Size in bytes.
+    package var size: Int64
+    /// Last modification time.
+    package var modified: Date
+    /// The type recognised from the first bytes, or `nil` when nothing was recognised.
+    package var sniffed: MediaType?
+
+    package init(size: Int64, modified: Date, sniffed: MediaType?) {
+        self.size = size
+        self.modified = modified
+        self.sniffed = sniffed
+    }
+}
+
+/// Where a job's output goes.
+package struct OutputPlan: Sendable, Equatable {
+    /// The target folder, including the source's sub-folder path when the rule keeps the structure.
+    package var directory: FilePath
+    /// The output file name before any collision renaming.
+    package var name: String
+
+    package init(directory: FilePath, name: String) {
+        self.directory = directory
+        self.name = name
+    }
+
+    /// The full planned output path.
+    package var path: FilePath { self.directory.appending(self.name) }
+}
+
+/// The verdict on one file.
+package enum MatchDecision: Sendable, Equatable {
+    /// The name or a folder on its way is never an input.
+    case ignored(reason: String)
+    /// No rule's globs match the name.
+    case noRule
+    /// Rules matched by name, but a filter excluded the file for each; one reason per rule.
+    case filtered(reasons: [String])
+    /// The first matching rule is waiting for the file to reach its `minAge`.
+    case notYet(rule: String, after: Duration)
+    /// The rule that takes the file, and where its output goes.
+    case matched(Rule, OutputPlan)
+}
+
+/// Applies a configuration's ignore lists and rules, in order, to a file.
+package struct RuleMatcher: Sendable {
+    private let config: ChuteConfig
+    private let ignores: [FilePath: IgnoreRules]
+
+    package init(config: ChuteConfig) {
+        self.config = config
+        var ignores: [FilePath: IgnoreRules] = [:]
+        for watch in config.watches { ignores[watch.path] = IgnoreRules(extra: watch.ignore) }
+        self.ignores = ignores
+    }
+
+    /// The watched folder that contains `path`, if any (the deepest one when watches nest).
+    package func root(containing path: FilePath) -> FilePath? {
+        self.config.watches
+            .filter { path.starts(with: $0.path) && path != $0.path }
+            .max { $0.path.components.count < $1.path.components.count }?
+            .path
+    }
+
+    /// Decides what happens to `path`, a file below the watched folder `root`.
+    ///
+    /// - Parameters:
+    ///   - path: absolute path of the file.
+    ///   - root: the watched folder it was seen in.
+    ///   - facts: size, times and sniffed type; `nil` skips the filters that need them (for `explain` on a
+    ///     file that does not exist).
+    ///   - now: the current time, for age filters.
+    ///   - date: the job's date as `YYYY-MM-DD`, for name templates.
+    package func decide(
+        path: FilePath,
+        root: FilePath,
+        facts: FileFacts?,
+        now: Date,
+        date: String
+    ) -> MatchDecision {
+        guard let name = path.lastComponent?.string else { return .ignored(reason: "not a file path") }
+        let ignore = self.ignores[root] ?? IgnoreRules()
+        var relative = path
+        guard relative.removePrefix(root) else { return .ignored(reason: "not below the watched folder \(root)") }
+        let folders = relative.components.dropLast().map(\.string)
+        if let folder = folders.first(where: { ignore.ignoresFolder(named: $0) }) {
+            return .ignored(reason: "inside the ignored folder '\(folder)'")
+        }
+        if ignore.ignoresFile(named: name) {
+            return .ignored(reason: "'\(name)' is a temporary, system or Chute file name")
+        }
+        var reasons: [String] = []
+        for rule in self.config.rules {
+            guard rule.match.contains(where: { $0.matches(name) }) else { continue }
+            guard rule.watches.isEmpty || rule.watches.contains(root) else {
+                reasons.append("rule '\(rule.name)': only for \(rule.watches.map(\.string).joined(separator: ", "))")
+                continue
+            }
+            if let facts {
+                if let reason = Self.filterReason(rule.filters, facts: facts, now: now) {
+                    reasons.append("rule '\(rule.name)': \(reason)")
+                    continue
+                }
+                if let minAge = rule.filters.minAge {
+                    let age = now.timeIntervalSince(facts.modified)
+                    let wait = Double(minAge.components.seconds) - age
+                    if wait > 0 { return .notYet(rule: rule.name, after: .milliseconds(Int64(wait * 1000) + 1)) }
+                }
+            }
+            let directory = rule.keepStructure ? rule.output.appending(folders.map { FilePath.Component($0)! }) : rule.output
+            let outputName = rule.rename.render(sourceName: name, format: rule.to, rule: rule.name, date: date)
+            return .matched(rule, OutputPlan(directory: directory, name: outputName))
+        }
+        return reasons.isEmpty ? .noRule : .filtered(reasons: reasons)
+    }
+
+    private static func filterReason(_ filters: RuleFilters, facts: FileFacts, now: Date) -> String? {
+        if let minSize = filters.minSize, facts.size < minSize {
+            return "size \(facts.size) bytes is below minSize \(minSize)"
+        }
+        if let maxSize = filters.maxSize, facts.size > maxSize {
+            return "size \(facts.size) bytes is above maxSize \(maxSize)"
+        }
+        if !filters.types.isEmpty {
+            guard let category = facts.sniffed?.category, filters.types.contains(category) else {
+                let found = facts.sniffed.map { "\($0.rawValue) content" } ?? "unrecognised content"
+                let wanted = filters.types.map(\.rawValue).sorted().joined(separator: " or ")
+                return "type filter wants \(wanted), found \(found)"
+            }
+        }
+        if let maxAge = filters.maxAge, now.timeIntervalSince(facts.modified) > Double(maxAge.components.seconds) {
+            return "modified more than maxAge ago"
+        }
+        return nil
+    }
+}

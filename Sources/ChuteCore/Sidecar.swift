@@ -1,0 +1,122 @@
+/// The JSON record written next to every output (or where the output would have gone), one per job.
+///
+/// Its file name is the output's name plus `.chute.json`. Chute reads it back to know, after a restart, that a source
+/// was already handled.
+package struct Sidecar: Sendable, Codable, Equatable {
+    /// Whether the job produced its output.
+    package enum Status: String, Sendable, Codable, Equatable {
+        case completed, failed
+    }
+
+    /// The source file as it was when the job took it.
+    package struct Source: Sendable, Codable, Equatable {
+        package var path: String
+        package var size: Int64
+        /// Modification time, ISO 8601 with fractional seconds.
+        package var mtime: String
+        package var sha256: String?
+        /// The content type recognised from the first bytes, if any.
+        package var sniffedType: String?
+
+        package init(path: String, size: Int64, mtime: String, sha256: String?, sniffedType: String?) {
+            self.path = path
+            self.size = size
+            self.mtime = mtime
+            self.sha256 = sha256
+            self.sniffedType = sniffedType
+        }
+    }
+
+    /// The written output.
+    package struct Output: Sendable, Codable, Equatable {
+        package var path: String
+        package var size: Int64
+
+        package init(path: String, size: Int64) {
+            self.path = path
+            self.size = size
+        }
+    }
+
+    /// What went wrong, for failed jobs.
+    package struct Failure: Sendable, Codable, Equatable {
+        package var code: String
+        package var message: String
+
+        package init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
+    }
+
+    /// The conversion that was asked for.
+    package struct Parameters: Sendable, Codable, Equatable {
+        package var format: String
+        package var options: ConversionOptions
+
+        package init(format: String, options: ConversionOptions) {
+            self.format = format
+            self.options = options
+        }
+    }
+
+    package var chuteVersion: String
+    package var jobID: String
+    package var status: Status
+    package var rule: String
+    package var engine: String
+    /// The C libraries (and their versions) that did the work.
+    package var libraries: [String: String]
+    package var parameters: Parameters
+    package var source: Source
+    package var output: Output?
+    package var startedAt: String
+    package var endedAt: String
+    package var durationSeconds: Double
+    package var error: Failure?
+    package var warnings: [String]
+    /// Engine facts, such as input and output dimensions.
+    package var details: [String: String]
+
+    package init(
+        chuteVersion: String,
+        jobID: String,
+        status: Status,
+        rule: String,
+        engine: String,
+        libraries: [String: String],
+        parameters: Parameters,
+        source: Source,
+        output: Output?,
+        startedAt: String,
+        endedAt: String,
+        durationSeconds: Double,
+        error: Failure?,
+        warnings: [String],
+        details: [String: String]
+    ) {
+        self.chuteVersion = chuteVersion
+        self.jobID = jobID
+        self.status = status
+        self.rule = rule
+        self.engine = engine
+        self.libraries = libraries
+        self.parameters = parameters
+        self.source = source
+        self.output = output
+        self.startedAt = startedAt
+        self.endedAt = endedAt
+        self.durationSeconds = durationSeconds
+        self.error = error
+        self.warnings = warnings
+        self.details = details
+    }
+
+    /// The suffix appended to an output's name to name its sidecar.
+    package static let fileSuffix = ".chute.json"
+}
+
+/// Chute's own version, written into every sidecar.
+package enum ChuteVersion {
+    package static let current = "0.1.0"
+}

@@ -1,0 +1,115 @@
+import SystemPackage
+
+/// One conversion, as the supervisor sends it to a worker process.
+///
+/// The worker reads `input`, writes the result to `output` (a hidden temporary name in the target folder that must
+/// not exist yet) and answers with a ``WorkerReply``. Renaming into place is the supervisor's job.
+package struct ConversionRequest: Sendable, Codable, Equatable {
+    package var jobID: String
+    package var engine: EngineKind
+    package var input: FilePath
+    package var output: FilePath
+    package var format: TargetFormat
+    package var options: ConversionOptions
+
+    package init(
+        jobID: String,
+        engine: EngineKind,
+        input: FilePath,
+        output: FilePath,
+        format: TargetFormat,
+        options: ConversionOptions
+    ) {
+        self.jobID = jobID
+        self.engine = engine
+        self.input = input
+        self.output = output
+        self.format = format
+        self.options = options
+    }
+}
+
+/// What a worker reports back, one JSON line each: progress while it runs, then exactly one outcome.
+package enum WorkerReply: Sendable, Codable, Equatable {
+    /// The worker has started and loaded its engines; `libraries` names each C library and its version.
+    case ready(libraries: [String: String])
+    /// Fraction done, 0…1.
+    case progress(Double)
+    /// The output was written, synced and verified.
+    case finished(ConversionReport)
+    /// The conversion failed; the worker removed whatever it had written.
+    case failed(ConversionFailure)
+}
+
+/// A successful conversion's facts, copied into the sidecar.
+package struct ConversionReport: Sendable, Codable, Equatable {
+    /// The size of the written output in bytes.
+    package var outputBytes: Int64
+    /// Non-fatal notes from the engine or the library (a dropped frame, an unknown tag).
+    package var warnings: [String]
+    /// Engine-specific facts such as the input and output dimensions or the input coder.
+    package var details: [String: String]
+
+    package init(outputBytes: Int64, warnings: [String] = [], details: [String: String] = [:]) {
+        self.outputBytes = outputBytes
+        self.warnings = warnings
+        self.details = details
+    }
+}
+
+/// Why a job failed, in words for the person reading the sidecar.
+package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStringConvertible {
+    /// The class of failure, which decides whether a retry can help.
+    package enum Code: String, Sendable, Codable, Equatable {
+        /// The content is not a format this engine reads (or one that is refused, such as SVG or a playlist).
+        case unsupportedInput
+        /// The content is damaged or truncated.
+        case corruptInput
+        /// The input exceeds a configured limit (pixels, size, duration).
+        case limitExceeded
+        /// The output could not be written (disk full, permissions, name taken).
+        case outputFailed
+        /// The rule's engine is not part of this build.
+        case engineUnavailable
+        /// The worker process died (crash or kill) during the job.
+        case workerCrashed
+        /// The job ran longer than `jobTimeout`.
+        case timedOut
+        /// The job was cancelled at shutdown.
+        case cancelled
+        /// The input disappeared or changed while it was converted.
+        case inputChanged
+        /// Anything else; the message says what.
+        case internalError
+    }
+
+    package var code: Code
+    package var message: String
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package var description: String { "\(self.code.rawValue): \(self.message)" }
+}
+
+/// An engine that performs conversions inside a worker process.
+///
+/// - Important: engines run blocking C code; they are only ever called on a worker's own thread, never on Swift's
+///   cooperative pool.
+package protocol ConversionEngine: Sendable {
+    /// The lane this engine serves.
+    var kind: EngineKind { get }
+    /// The C libraries behind this engine and their versions, for sidecars.
+    var libraries: [String: String] { get }
+    /// Converts `request.input` into `request.output`.
+    ///
+    /// - Parameters:
+    ///   - request: what to convert, and where to write it (the output must be created exclusively).
+    ///   - progress: called with the fraction done, from the calling thread.
+    /// - Returns: the facts for the sidecar.
+    /// - Throws: ``ConversionFailure`` with the library's message; the output file is removed first.
+    func convert(_ request: ConversionRequest, progress: (Double) -> Void) throws(ConversionFailure)
+        -> ConversionReport
+}

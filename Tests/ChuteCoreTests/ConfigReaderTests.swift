@@ -1,0 +1,711 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// The folder that relative paths resolve against in these tests.
+private let base = FilePath("/srv/chute")
+
+/// A configuration with one watched folder (`inbox`) and one rule named `photos`.
+///
+/// Line 1 is `watch:`, line 4 is `  - name: photos`, and `rule` lines follow from line 5, indented by four spaces
+/// (so a rule key is at column 5). `tail` lines are appended as they are.
+private func yaml(rule: [String] = standardRule, tail: [String] = []) -> String {
+    let head = ["watch:", "  - path: inbox", "rules:", "  - name: photos"]
+    return (head + rule.map { "    " + $0 } + tail).joined(separator: "\n") + "\n"
+}
+
+/// ``yaml(rule:tail:)`` with its `watch:` section (lines 1 and 2) replaced by `watchLines`.
+private func yaml(watch watchLines: [String]) -> String {
+    let rules = yaml().split(separator: "\n").dropFirst(2).map(String.init)
+    return (watchLines + rules).joined(separator: "\n") + "\n"
+}
+
+/// Lines 5–7 of ``yaml(rule:tail:)`` by default: the required keys. Extra rule keys then start on line 8.
+private let standardRule = ["match: \"*.heic\"", "to: jpg", "output: out"]
+
+/// Parses `text` as `rules.yaml` in ``base`` and returns the issues as printed; records a failure when it parses.
+private func problems(_ text: String) -> [String] {
+    do {
+        let config = try ConfigReader.parse(text, file: "rules.yaml", baseDirectory: base)
+        Issue.record("expected issues, but the file parsed: \(config)")
+        return []
+    } catch {
+        return error.issues.map(\.description)
+    }
+}
+
+/// Parses `text` as `rules.yaml` in ``base``, failing the test with the issues when there are any.
+private func parsed(_ text: String) throws -> ChuteConfig {
+    do {
+        return try ConfigReader.parse(text, file: "rules.yaml", baseDirectory: base)
+    } catch {
+        Issue.record("unexpected issues:\n\(error)")
+        throw error
+    }
+}
+
+/// The repository root, found from this file's path (`Tests/ChuteCoreTests/ConfigReaderTests.swift`).
+private let repositoryRoot = FilePath(#filePath).removingLastComponent().removingLastComponent()
+    .removingLastComponent()
+
+/// Broken YAML and the one issue each gives.
+private let syntaxErrorCases: [(String, String)] = [
+    (
+        "watch:\n  - path: inbox\n   recursive: true\n",
+        "rules.yaml:3:4: invalid YAML: while parsing a block collection at line 2, column 3, "
+            + "did not find expected '-' indicator"
+    ),
+    (
+        "watch:\n\t- path: inbox\n",
+        "rules.yaml:2:1: invalid YAML: while scanning for the next token at line 2, column 1, "
+            + "found character that cannot start any token; YAML is indented with spaces, not tabs"
+    ),
+    (
+        "watch:\n  - path: \"inbox\nrules: []\n",
+        "rules.yaml:4:1: invalid YAML: while scanning a quoted scalar at line 2, column 11, "
+            + "found unexpected end of stream"
+    ),
+    (
+        yaml(rule: ["match: *.heic"]),
+        "rules.yaml:5:13: invalid YAML: while scanning an alias at line 5, column 12, did not find expected "
+            + "alphabetic or numeric character; a value starting with '*' or '&' must be quoted, "
+            + "as in match: \"*.heic\""
+    ),
+    (
+        "watch: \u{01}\n",
+        "rules.yaml:1:8: invalid YAML: control characters are not allowed"
+    ),
+    (
+        "--- {}\n--- {}\n",
+        "rules.yaml:2:1: invalid YAML: expected a single document in the stream at line 1, column 1, "
+            + "but found another document"
+    ),
+]
+
+/// An extra rule line (line 8) with a value of the wrong type, and the issue it gives.
+private let wrongTypeCases: [(String, String)] = [
+    ("quality: high", "rules.yaml:8:14: expected a number for 'quality', found string 'high'"),
+    ("quality: \"0.8\"", "rules.yaml:8:14: expected a number for 'quality', found string '0.8'"),
+    ("strip: maybe", "rules.yaml:8:12: expected true or false for 'strip', found string 'maybe'"),
+    ("keepStructure: \"true\"", "rules.yaml:8:20: expected true or false for 'keepStructure', found string 'true'"),
+    ("width: wide", "rules.yaml:8:12: expected a whole number for 'width', found string 'wide'"),
+    ("width: 2.5", "rules.yaml:8:12: expected a whole number for 'width', found number 2.5"),
+    ("rename: [a]", "rules.yaml:8:13: expected a name template for 'rename', found a list"),
+    ("minSize: {a: 1}", "rules.yaml:8:14: expected a byte size for 'minSize', found a mapping"),
+    ("type: {image: true}", "rules.yaml:8:11: expected a value or a list for 'type', found a mapping"),
+    ("onConflict:", "rules.yaml:8:16: expected a conflict policy for 'onConflict', found nothing"),
+]
+
+/// Files with one unknown key, and the issue each gives.
+private let unknownKeyCases: [(String, String)] = [
+    (
+        yaml(tail: ["colour: blue"]),
+        "rules.yaml:8:1: unknown key 'colour' at the top level; allowed keys: watch, rules, settings"
+    ),
+    (
+        yaml(watch: ["watch:", "  - path: inbox", "    recurse: false"]),
+        "rules.yaml:3:5: unknown key 'recurse' in watch entry 1 (did you mean 'recursive'?); "
+            + "allowed keys: path, recursive, ignore"
+    ),
+    (
+        yaml(rule: standardRule + ["qualty: 0.5"]),
+        "rules.yaml:8:5: unknown key 'qualty' in rule 'photos' (did you mean 'quality'?); allowed keys: "
+            + "name, match, to, output, quality, width, height, strip, rename, keepStructure, onConflict, "
+            + "concurrency, watch, minSize, maxSize, type, minAge, maxAge"
+    ),
+    (
+        yaml(tail: ["settings:", "  quietTime: 1s"]),
+        "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, gracePeriod, "
+            + "jobTimeout, workerJobs, concurrency"
+    ),
+    (
+        yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
+        "rules.yaml:9:27: unknown key 'gpu' in 'concurrency'; allowed keys: image, video, audio"
+    ),
+]
+
+/// An extra rule line (line 8) with a value of the right type but out of range, and the issue it gives.
+private let badRuleValueCases: [(String, String)] = [
+    (
+        "quality: 150",
+        "rules.yaml:8:14: 'quality' must be a fraction (0 < q <= 1) or a percentage (1 < q <= 100), found 150"
+    ),
+    (
+        "quality: 0",
+        "rules.yaml:8:14: 'quality' must be a fraction (0 < q <= 1) or a percentage (1 < q <= 100), found 0"
+    ),
+    (
+        "quality: .nan",
+        "rules.yaml:8:14: 'quality' must be a finite number, found .nan"
+    ),
+    ("height: -5", "rules.yaml:8:13: 'height' must be a whole number greater than 0, found -5"),
+    ("concurrency: 0", "rules.yaml:8:18: 'concurrency' must be a whole number greater than 0, found 0"),
+    (
+        "minAge: 5 parsecs",
+        "rules.yaml:8:13: invalid duration '5 parsecs' for 'minAge': expected a number and a unit "
+            + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d"
+    ),
+    (
+        "maxSize: 10XB",
+        "rules.yaml:8:14: invalid byte size '10XB' for 'maxSize': expected a number and a unit "
+            + "(B, KB, MB, GB, TB, KiB, MiB, GiB or TiB), such as 10KB, 2.5MB or 1GiB"
+    ),
+    (
+        "onConflict: replace",
+        "rules.yaml:8:17: unknown value 'replace' for 'onConflict'; expected one of: rename, skip, overwrite"
+    ),
+    ("type: photo", "rules.yaml:8:11: unknown type 'photo' for 'type'; known types: image, video, audio, document"),
+    (
+        "rename: \"{stem}.{extension}\"",
+        "rules.yaml:8:13: invalid name template '{stem}.{extension}': unknown placeholder {extension}; "
+            + "known: {stem}, {ext}, {name}, {sourceExt}, {rule}, {date}"
+    ),
+    ("rename: \"\"", "rules.yaml:8:13: 'rename' must not be empty"),
+    ("watch: []", "rules.yaml:8:12: 'watch' must not be an empty list"),
+]
+
+/// A `settings:` line (line 9) with an unusable value, and the issue it gives.
+private let badSettingsValueCases: [(String, String)] = [
+    ("  jobTimeout: 0s", "rules.yaml:9:15: 'jobTimeout' must be longer than 0"),
+    (
+        "  quietPeriod: -1s",
+        "rules.yaml:9:16: invalid duration '-1s' for 'quietPeriod': expected a number and a unit "
+            + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d"
+    ),
+    ("  workerJobs: 0", "rules.yaml:9:15: 'workerJobs' must be a whole number greater than 0, found 0"),
+    ("  concurrency: {video: -1}", "rules.yaml:9:24: 'video' must be a whole number greater than 0, found -1"),
+]
+
+@Suite struct ConfigReaderTests {
+    @Test func readsEveryKey() throws {
+        let config = try parsed(
+            """
+            watch:
+              - path: ./inbox
+                recursive: false
+                ignore: ["*.nef", "raw-*"]
+              - path: /data/scans
+            rules:
+              - name: photos
+                match: ["*.heic", "IMG_????.jpg"]
+                to: JPEG
+                output: ./outbox/photos
+                quality: 85
+                width: 1920
+                height: 1080
+                strip: true
+                rename: "{date}-{stem}.{ext}"
+                keepStructure: false
+                onConflict: overwrite
+                concurrency: 2
+                watch: inbox
+                minSize: 10KB
+                maxSize: 2GiB
+                type: [image, Document]
+                minAge: 10s
+                maxAge: 30d
+            settings:
+              quietPeriod: 500ms
+              gracePeriod: 1m
+              jobTimeout: 1.5h
+              workerJobs: 50
+              concurrency: {image: 3, video: 1}
+            """
+        )
+        #expect(
+            config.watches == [
+                WatchConfig(
+                    path: "/srv/chute/inbox",
+                    recursive: false,
+                    ignore: [try GlobPattern("*.nef"), try GlobPattern("raw-*")]
+                ),
+                WatchConfig(path: "/data/scans"),
+            ]
+        )
+        let rule = try #require(config.rules.first)
+        #expect(config.rules.count == 1)
+        #expect(rule.name == "photos")
+        #expect(rule.match == [try GlobPattern("*.heic"), try GlobPattern("IMG_????.jpg")])
+        #expect(rule.to == TargetFormat.named("jpg"))
+        #expect(rule.output == "/srv/chute/outbox/photos")
+        #expect(rule.options == ConversionOptions(quality: 85, width: 1920, height: 1080, strip: true))
+        #expect(rule.options.qualityFraction == 0.85)
+        #expect(rule.rename == (try NameTemplate("{date}-{stem}.{ext}")))
+        #expect(rule.keepStructure == false)
+        #expect(rule.onConflict == .overwrite)
+        #expect(rule.concurrency == 2)
+        #expect(rule.watches == ["/srv/chute/inbox"])
+        #expect(
+            rule.filters
+                == RuleFilters(
+                    minSize: 10_000,
+                    maxSize: 2 << 30,
+                    types: [.image, .document],
+                    minAge: .seconds(10),
+                    maxAge: .seconds(30 * 86_400)
+                )
+        )
+        #expect(config.settings.quietPeriod == .milliseconds(500))
+        #expect(config.settings.gracePeriod == .seconds(60))
+        #expect(config.settings.jobTimeout == .seconds(5400))
+        #expect(config.settings.workerJobs == 50)
+        #expect(config.settings.concurrency == [.image: 3, .video: 1])
+    }
+
+    @Test func leftOutKeysTakeTheirDefaults() throws {
+        let config = try parsed(yaml())
+        #expect(config.watches == [WatchConfig(path: "/srv/chute/inbox", recursive: true, ignore: [])])
+        let expected = Rule(
+            name: "photos",
+            match: [try GlobPattern("*.heic")],
+            to: try #require(TargetFormat.named("jpg")),
+            output: "/srv/chute/out",
+            options: ConversionOptions(),
+            filters: RuleFilters(),
+            rename: .default,
+            keepStructure: true,
+            onConflict: .rename,
+            concurrency: nil,
+            watches: []
+        )
+        #expect(config.rules == [expected])
+        #expect(config.settings == Settings())
+        #expect(try parsed(yaml(tail: ["settings:"])).settings == Settings())
+    }
+
+    @Test func exampleFileAtTheRepositoryRootIsValid() throws {
+        let path = repositoryRoot.appending("rules.example.yaml")
+        let config: ChuteConfig
+        do {
+            config = try ConfigReader.read(contentsOf: path)
+        } catch {
+            Issue.record("rules.example.yaml has issues:\n\(error)")
+            return
+        }
+        #expect(config.watches == [WatchConfig(path: repositoryRoot.appending("demo/inbox"))])
+        #expect(config.rules.map(\.name) == ["heic-to-jpg", "mkv-to-mp4"])
+        let photos = config.rules[0]
+        #expect(photos.match == [try GlobPattern("*.heic")])
+        #expect(photos.to.name == "jpg")
+        #expect(photos.options == ConversionOptions(quality: 0.85))
+        #expect(photos.output == repositoryRoot.appending("demo/outbox/photos"))
+        let videos = config.rules[1]
+        #expect(videos.match == [try GlobPattern("*.mkv"), try GlobPattern("*.avi")])
+        #expect(videos.to.name == "mp4")
+        #expect(videos.to.engine == .video)
+        #expect(videos.options == ConversionOptions(height: 720))
+        #expect(videos.output == repositoryRoot.appending("demo/outbox/videos"))
+        #expect(config.settings.quietPeriod == .seconds(1))
+    }
+
+    @Test(arguments: syntaxErrorCases)
+    func syntaxErrorIsReportedAtLibyamlsPosition(text: String, expected: String) {
+        #expect(problems(text) == [expected])
+    }
+
+    @Test func duplicateKeyIsReportedWhereItRepeats() {
+        #expect(
+            problems("watch:\n  - path: inbox\nrules: []\n# again\nrules: []\n") == [
+                "rules.yaml:5:1: duplicate key 'rules' (first at line 3); a key may appear only once in a mapping"
+            ]
+        )
+        #expect(
+            problems(yaml(rule: standardRule + ["to: png"])) == [
+                "rules.yaml:8:5: duplicate key 'to' (first at line 6); a key may appear only once in a mapping"
+            ]
+        )
+        #expect(
+            problems("watch:\n  - {path: a, path: b}\nrules: []\n") == [
+                // Flow mappings are not searched for the repetition: the issue points at the first occurrence.
+                "rules.yaml:2:6: duplicate key 'path' (first at line 2); a key may appear only once in a mapping"
+            ]
+        )
+    }
+
+    @Test(arguments: wrongTypeCases)
+    func wrongTypeInARule(line: String, expected: String) {
+        #expect(problems(yaml(rule: standardRule + [line])) == [expected])
+    }
+
+    @Test func wrongTypeOfASection() {
+        #expect(
+            problems("watch: inbox\nrules:\n  - name: a\n    match: x\n    to: jpg\n    output: o\n") == [
+                "rules.yaml:1:8: expected a list of folders to watch for 'watch', found string 'inbox'"
+            ]
+        )
+        #expect(
+            problems(yaml(tail: ["settings: fast"])) == [
+                "rules.yaml:8:11: expected a mapping for 'settings', found string 'fast'"
+            ]
+        )
+        #expect(
+            problems(yaml(tail: ["settings:", "  quietPeriod: [1s]"])) == [
+                "rules.yaml:9:16: expected a duration for 'quietPeriod', found a list"
+            ]
+        )
+        #expect(problems("- watch\n") == ["rules.yaml:1:1: expected a mapping at the top level, found a list"])
+        #expect(
+            problems("watch:\n  - inbox\nrules: []\n") == [
+                "rules.yaml:2:5: expected a mapping for 'watch', found string 'inbox'",
+                "rules.yaml:3:8: 'rules' must list at least one rule",
+            ]
+        )
+    }
+
+    @Test(arguments: unknownKeyCases)
+    func unknownKeyIsNamedWithTheAllowedOnes(text: String, expected: String) {
+        #expect(problems(text) == [expected])
+    }
+
+    @Test func misspeltKeyGetsASuggestion() {
+        #expect(
+            problems("watch:\n  - path: inbox\nrule:\n  - name: a\n") == [
+                "rules.yaml:1:1: missing required key 'rules' at the top level (the list of conversion rules)",
+                "rules.yaml:3:1: unknown key 'rule' at the top level (did you mean 'rules'?); "
+                    + "allowed keys: watch, rules, settings",
+            ]
+        )
+    }
+
+    @Test func unknownTargetFormatListsTheKnownOnes() {
+        #expect(
+            problems(yaml(rule: ["match: \"*.heic\"", "to: jpgg", "output: out"])) == [
+                "rules.yaml:6:9: unknown target format 'jpgg' for 'to'; known formats: jpg, png, webp, heic, tiff, "
+                    + "gif, bmp, mp4, mkv, webm, mov, mp3, m4a, opus, ogg, flac, wav"
+            ]
+        )
+    }
+
+    @Test(arguments: badRuleValueCases)
+    func badValueInARule(line: String, expected: String) {
+        #expect(problems(yaml(rule: standardRule + [line])) == [expected])
+    }
+
+    @Test func badGlobAndEmptyPathAreReportedAtTheValue() {
+        #expect(
+            problems(yaml(rule: ["match: [\"*.heic\", \"IMG[0-9\"]", "to: jpg", "output: \"\""])) == [
+                "rules.yaml:5:23: invalid glob 'IMG[0-9': '[' is never closed",
+                "rules.yaml:7:13: 'output' must not be empty",
+            ]
+        )
+    }
+
+    @Test(arguments: badSettingsValueCases)
+    func badValueInSettings(line: String, expected: String) {
+        #expect(problems(yaml(tail: ["settings:", line])) == [expected])
+    }
+
+    @Test func missingRequiredKeysAreReportedAtTheirMapping() {
+        #expect(
+            problems(yaml(rule: ["to: jpg"])) == [
+                "rules.yaml:4:5: missing required key 'match' in rule 'photos'",
+                "rules.yaml:4:5: missing required key 'output' in rule 'photos'",
+            ]
+        )
+        #expect(
+            problems("watch:\n  - path: inbox\n") == [
+                "rules.yaml:1:1: missing required key 'rules' at the top level (the list of conversion rules)"
+            ]
+        )
+        #expect(
+            problems(yaml(watch: ["watch:", "  - recursive: false"]))
+                == ["rules.yaml:2:5: missing required key 'path' in watch entry 1"]
+        )
+        #expect(
+            problems(yaml(tail: ["  - match: \"*.png\"", "    to: jpg", "    output: out"])) == [
+                "rules.yaml:8:5: missing required key 'name' in rule 2"
+            ]
+        )
+    }
+
+    @Test func duplicateRuleNameIsReportedAtTheSecond() {
+        let second = ["  - name: photos", "    match: \"*.png\"", "    to: webp", "    output: out"]
+        #expect(
+            problems(yaml(tail: second)) == [
+                "rules.yaml:8:11: duplicate rule name 'photos' (first used at line 4); rule names must be unique"
+            ]
+        )
+    }
+
+    @Test func aRulesWatchMustBeAWatchedFolder() throws {
+        #expect(
+            problems(yaml(rule: standardRule + ["watch: ./other"])) == [
+                "rules.yaml:8:12: './other' (/srv/chute/other) is not a watched folder; a rule's 'watch' must name "
+                    + "one of: /srv/chute/inbox"
+            ]
+        )
+        #expect(
+            problems(yaml(rule: standardRule + ["watch: [inbox, /srv/other]"])) == [
+                "rules.yaml:8:20: '/srv/other' is not a watched folder; a rule's 'watch' must name one of: "
+                    + "/srv/chute/inbox"
+            ]
+        )
+        let config = try parsed(yaml(rule: standardRule + ["watch: ./x/../inbox/"]))
+        #expect(config.rules[0].watches == ["/srv/chute/inbox"])
+    }
+
+    @Test func optionsMustApplyToTheTarget() {
+        let video = ["match: \"*.mkv\"", "to: mp4", "output: out", "strip: true", "quality: 80", "height: 720"]
+        #expect(
+            problems(yaml(rule: video)) == [
+                "rules.yaml:8:5: 'strip' does not apply to video target 'mp4'",
+                "rules.yaml:9:5: 'quality' does not apply to video target 'mp4'",
+            ]
+        )
+        let audio = ["match: \"*.wav\"", "to: mp3", "output: out", "width: 100"]
+        #expect(problems(yaml(rule: audio)) == ["rules.yaml:8:5: 'width' does not apply to audio target 'mp3'"])
+    }
+
+    @Test func emptyRangesAreErrors() {
+        #expect(
+            problems(yaml(rule: standardRule + ["minSize: 10MB", "maxSize: 1MB", "minAge: 1h", "maxAge: 30m"])) == [
+                "rules.yaml:8:14: 'minSize' (10MB) is larger than 'maxSize' (1MB); no file could match",
+                "rules.yaml:10:13: 'minAge' (1h) is longer than 'maxAge' (30m); no file could match",
+            ]
+        )
+    }
+
+    @Test func duplicateWatchedFolderIsAnError() {
+        #expect(
+            problems(yaml(watch: ["watch:", "  - path: inbox", "  - path: ./inbox/"]))
+                == ["rules.yaml:3:11: folder '/srv/chute/inbox' is already watched (line 2)"]
+        )
+    }
+
+    @Test func everyProblemInAFileIsReportedInFileOrder() {
+        let text = """
+            watch:
+              - path: inbox
+                recursive: sometimes
+            rules:
+              - name: photos
+                match: "*.heic"
+                to: jpg
+                output: out
+                quality: 150
+                minSize: 2MB
+                maxSize: 1MB
+              - name: videos
+                match: "*.mkv"
+                to: mp5
+                output: out
+                onConflict: never
+              - name: photos
+                match: "*.png"
+                output: out
+            settings:
+              quietPeriod: soon
+              colour: blue
+            """
+        #expect(
+            problems(text) == [
+                "rules.yaml:3:16: expected true or false for 'recursive', found string 'sometimes'",
+                "rules.yaml:9:14: 'quality' must be a fraction (0 < q <= 1) or a percentage (1 < q <= 100), found 150",
+                "rules.yaml:10:14: 'minSize' (2MB) is larger than 'maxSize' (1MB); no file could match",
+                "rules.yaml:14:9: unknown target format 'mp5' for 'to'; known formats: jpg, png, webp, heic, tiff, "
+                    + "gif, bmp, mp4, mkv, webm, mov, mp3, m4a, opus, ogg, flac, wav",
+                "rules.yaml:16:17: unknown value 'never' for 'onConflict'; expected one of: rename, skip, overwrite",
+                "rules.yaml:17:5: missing required key 'to' in rule 'photos'",
+                "rules.yaml:17:11: duplicate rule name 'photos' (first used at line 5); rule names must be unique",
+                "rules.yaml:21:16: invalid duration 'soon' for 'quietPeriod': expected a number and a unit "
+                    + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
+                "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, gracePeriod, "
+                    + "jobTimeout, workerJobs, concurrency",
+            ]
+        )
+    }
+
+    @Test func relativePathsResolveAgainstTheBaseDirectory() throws {
+        let config = try parsed(
+            """
+            watch:
+              - path: inbox
+              - path: ../shared/drop/
+              - path: /abs/./path/x
+            rules:
+              - name: photos
+                match: "*.heic"
+                to: jpg
+                output: ./out/../photos
+            """
+        )
+        #expect(config.watches.map(\.path) == ["/srv/chute/inbox", "/srv/shared/drop", "/abs/path/x"])
+        #expect(config.rules[0].output == "/srv/chute/photos")
+
+        let relativeBase = try ConfigReader.parse(yaml(), file: "rules.yaml", baseDirectory: "conf/./sub/..")
+        let cwd = FilePath(FileManager.default.currentDirectoryPath)
+        #expect(relativeBase.watches[0].path == cwd.appending("conf/inbox"))
+        #expect(relativeBase.rules[0].output == cwd.appending("conf/out"))
+    }
+
+    @Test func aSingleValueAndAListOfOneAreTheSame() throws {
+        let scalars = try parsed(
+            """
+            watch:
+              - path: inbox
+                ignore: "*.nef"
+            rules:
+              - name: photos
+                match: "*.heic"
+                to: jpg
+                output: out
+                type: image
+                watch: inbox
+            """
+        )
+        let lists = try parsed(
+            """
+            watch:
+              - path: inbox
+                ignore:
+                  - "*.nef"
+            rules:
+              - name: photos
+                match: ["*.heic"]
+                to: jpg
+                output: out
+                type: [image]
+                watch:
+                  - inbox
+            """
+        )
+        #expect(scalars == lists)
+        #expect(scalars.watches[0].ignore == [try GlobPattern("*.nef")])
+        #expect(scalars.rules[0].match == [try GlobPattern("*.heic")])
+        #expect(scalars.rules[0].filters.types == [.image])
+        #expect(scalars.rules[0].watches == ["/srv/chute/inbox"])
+    }
+
+    @Test func emptyFileNeedsWatchAndRules() {
+        #expect(problems("") == ["rules.yaml:1:1: the file is empty; it needs a 'watch' list and a 'rules' list"])
+        #expect(
+            problems("# nothing yet\n") == [
+                "rules.yaml:1:1: the file is empty; it needs a 'watch' list and a 'rules' list"
+            ]
+        )
+    }
+
+    @Test func issuesPrintAsFileLineColumnMessage() {
+        let issue = ConfigIssue(file: "r.yaml", line: 3, column: 7, message: "wrong")
+        #expect(issue.description == "r.yaml:3:7: wrong")
+        let second = ConfigIssue(file: "r.yaml", line: 9, column: 1, message: "also wrong")
+        #expect(ConfigError(issues: [issue, second]).description == "r.yaml:3:7: wrong\nr.yaml:9:1: also wrong")
+    }
+}
+
+@Suite struct ConfigReaderFileTests {
+    @Test func missingFileIsOneIssueAtTheStart() {
+        do {
+            _ = try ConfigReader.read(contentsOf: "/nonexistent-chute-test/rules.yaml")
+            Issue.record("a missing file was read")
+        } catch {
+            #expect(
+                error.issues == [
+                    ConfigIssue(
+                        file: "/nonexistent-chute-test/rules.yaml",
+                        line: 1,
+                        column: 1,
+                        message: "cannot read the file: No such file or directory"
+                    )
+                ]
+            )
+        }
+    }
+
+    @Test func aFolderIsNotAFile() throws {
+        let directory = try TemporaryDirectory(prefix: "config")
+        defer { directory.remove() }
+        do {
+            _ = try ConfigReader.read(contentsOf: directory.path)
+            Issue.record("a folder was read as a file")
+        } catch {
+            #expect(error.description == "\(directory.path):1:1: cannot read the file: Is a directory")
+        }
+    }
+
+    @Test func relativePathsResolveAgainstTheFilesFolder() throws {
+        let directory = try TemporaryDirectory(prefix: "config")
+        defer { directory.remove() }
+        let folder = try directory.makeDirectory("conf")
+        let file = folder.appending("rules.yaml")
+        try Data(yaml().utf8).write(to: URL(fileURLWithPath: file.string))
+        let config = try ConfigReader.read(contentsOf: file)
+        #expect(config.watches.map(\.path) == [folder.appending("inbox")])
+        #expect(config.rules[0].output == folder.appending("out"))
+    }
+
+    @Test func invalidUTF8IsReportedWhereItStarts() throws {
+        let directory = try TemporaryDirectory(prefix: "config")
+        defer { directory.remove() }
+        let file = directory.appending("rules.yaml")
+        try Data(Array("watch:\n  - path: in".utf8) + [0xFF] + Array("box\n".utf8))
+            .write(to: URL(fileURLWithPath: file.string))
+        do {
+            _ = try ConfigReader.read(contentsOf: file)
+            Issue.record("invalid UTF-8 was read")
+        } catch {
+            #expect(error.description == "\(file):2:13: the file is not valid UTF-8 text")
+        }
+    }
+}
+
+@Suite struct ConfigSummaryTests {
+    @Test func summaryListsWatchesThenRulesInOrderThenSettings() throws {
+        let config = try parsed(
+            """
+            watch:
+              - path: inbox
+              - path: scans
+                recursive: false
+                ignore: ["*.nef", "raw-*"]
+            rules:
+              - name: heic-to-jpg
+                match: "*.heic"
+                to: jpg
+                quality: 0.85
+                strip: true
+                output: out/photos
+              - name: big-videos
+                match: ["*.mkv", "*.avi"]
+                to: mp4
+                height: 720
+                output: out/videos
+                rename: "{date}-{stem}"
+                keepStructure: false
+                onConflict: skip
+                concurrency: 1
+                watch: scans
+                minSize: 2.5MB
+                type: [video, image]
+                minAge: 90s
+                maxAge: 30d
+            settings:
+              quietPeriod: 1s
+              concurrency: {video: 1}
+            """
+        )
+        #expect(
+            ConfigSummary.render(config, file: "rules.yaml") == """
+                rules.yaml: OK, 2 watched folders, 2 rules
+
+                Watching:
+                  /srv/chute/inbox (with sub-folders)
+                  /srv/chute/scans (this folder only; also ignoring *.nef, raw-*)
+
+                Rules (tried in order, the first match wins):
+                  1. heic-to-jpg: *.heic → jpg (image engine)
+                       options: quality 85%, strip metadata
+                       output:  /srv/chute/out/photos/{stem}.{ext}, keeping sub-folders, on conflict rename
+                  2. big-videos: *.mkv, *.avi → mp4 (video engine)
+                       options: height ≤ 720
+                       output:  /srv/chute/out/videos/{date}-{stem}, flattened, on conflict skip, at most 1 at once
+                       only:    type image or video; size at least 2.5MB; age 1.5m to 30d; below /srv/chute/scans
+
+                Settings: quiet period 1s, grace period 30s, job timeout 30m, new worker every 200 jobs
+                Concurrency: image auto, video 1, audio auto
+                """
+        )
+    }
+}
