@@ -1,0 +1,308 @@
+import CMagickWand
+
+/// Owns one `MagickWand`: a list of images and a cursor into it.
+///
+/// Most operations act on the current image, chosen with ``selectImage(at:)``. Failures throw ``MagickError``
+/// with the message ImageMagick recorded for that call.
+///
+/// - Important: a wand is not thread-safe and never leaves the conversion that created it.
+struct Wand: ~Copyable {
+    /// A warning or error that ImageMagick recorded while it worked, on the wand or on one of its images.
+    struct Diagnostic: Equatable {
+        /// `WarningException` (300) and above; see ``MagickError/severity``.
+        var severity: UInt32
+        /// ImageMagick's text.
+        var message: String
+
+        /// Whether the problem is an error rather than a warning.
+        var isError: Bool { self.severity >= ErrorException.rawValue }
+        /// Whether a decoder found damaged pixel data (a truncated file, a broken stream) and filled in for it.
+        var isCorruptPixelData: Bool { self.severity == CorruptImageWarning.rawValue }
+    }
+
+    private let handle: OpaquePointer
+
+    /// Creates an empty wand. The corresponding C function is `NewMagickWand`.
+    init() {
+        _ = MagickLibrary.shared
+        // NewMagickWand aborts the process rather than return NULL when memory runs out.
+        self.handle = NewMagickWand()
+    }
+
+    /// Adopts a wand that a MagickWand function returned, such as `MagickCoalesceImages`.
+    private init(takingOwnershipOf handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit {
+        _ = DestroyMagickWand(self.handle)
+    }
+
+    // MARK: Reading and writing
+
+    /// Decodes an encoded image from memory with the named coder, appending its frames to the wand.
+    ///
+    /// The wand's file name is set to `"CODER:"` first: that makes ImageMagick use this coder instead of guessing
+    /// one from the bytes, and it is the only "file name" ImageMagick ever sees, so nothing in a real path
+    /// (`fmt:`, `[…]`, `%d`, `|`) is interpreted.
+    /// The corresponding C functions are `MagickSetFilename` and `MagickReadImageBlob`, or `MagickPingImageBlob`
+    /// when `headersOnly` is set (the coder reads the image's size and frames but no pixels).
+    ///
+    /// - Parameters:
+    ///   - bytes: the encoded image.
+    ///   - coder: the ImageMagick coder to decode with, such as `JPEG`.
+    ///   - headersOnly: whether to read the headers only.
+    /// - Throws: ``MagickError`` with code `decode` when the coder failed or produced no image.
+    func read(_ bytes: UnsafeRawBufferPointer, coder: String, headersOnly: Bool = false) throws(MagickError) {
+        try self.check(MagickSetFilename(self.handle, "\(coder):"), .decode, "MagickSetFilename")
+        guard let start = bytes.baseAddress else {
+            throw MagickError(code: .decode, function: "MagickReadImageBlob", severity: 0, message: "empty input")
+        }
+        let function = headersOnly ? "MagickPingImageBlob" : "MagickReadImageBlob"
+        let status =
+            headersOnly
+            ? MagickPingImageBlob(self.handle, start, bytes.count)
+            : MagickReadImageBlob(self.handle, start, bytes.count)
+        try self.check(status, .decode, function)
+        guard self.imageCount > 0 else {
+            throw MagickError(code: .decode, function: function, severity: 0, message: "no image in the input")
+        }
+    }
+
+    /// Decodes an encoded image held in an array, as the `UnsafeRawBufferPointer` variant does.
+    func read(_ bytes: [UInt8], coder: String, headersOnly: Bool = false) throws(MagickError) {
+        // Array.withUnsafeBytes only rethrows untyped errors, so the typed error travels out in a Result.
+        try bytes.withUnsafeBytes { buffer in
+            Result { () throws(MagickError) in try self.read(buffer, coder: coder, headersOnly: headersOnly) }
+        }.get()
+    }
+
+    /// Encodes the current image, or every image, with the named coder.
+    ///
+    /// The corresponding C functions are `MagickSetFilename` (`"CODER:"`, replacing the decoder's name, which would
+    /// otherwise choose the output format), `MagickSetImageFormat` on each image, and `MagickGetImageBlob` or
+    /// `MagickGetImagesBlob`.
+    ///
+    /// - Parameters:
+    ///   - coder: the ImageMagick coder to encode with, such as `WEBP`.
+    ///   - allImages: whether to write every image into one file (animation, pages) or only the current one.
+    /// - Returns: the encoded bytes.
+    /// - Throws: ``MagickError`` with code `encode`.
+    func encode(coder: String, allImages: Bool) throws(MagickError) -> MagickBlob {
+        try self.check(MagickSetFilename(self.handle, "\(coder):"), .encode, "MagickSetFilename")
+        let current = MagickGetIteratorIndex(self.handle)
+        try self.forEachImage { () throws(MagickError) in
+            try self.check(MagickSetImageFormat(self.handle, coder), .encode, "MagickSetImageFormat")
+        }
+        try self.selectImage(at: current)
+        var length = 0
+        let function = allImages ? "MagickGetImagesBlob" : "MagickGetImageBlob"
+        let bytes = allImages ? MagickGetImagesBlob(self.handle, &length) : MagickGetImageBlob(self.handle, &length)
+        guard let bytes else { throw self.takeError(.encode, function) }
+        return MagickBlob(takingOwnershipOf: bytes, count: length)
+    }
+
+    // MARK: The image list
+
+    /// The number of images (frames, pages) in the wand. The corresponding C function is `MagickGetNumberImages`.
+    var imageCount: Int { MagickGetNumberImages(self.handle) }
+
+    /// Makes the image at `index` current. The corresponding C function is `MagickSetIteratorIndex`.
+    func selectImage(at index: Int) throws(MagickError) {
+        try self.check(MagickSetIteratorIndex(self.handle, index), .process, "MagickSetIteratorIndex")
+    }
+
+    /// Runs `body` once per image, each time with that image current.
+    func forEachImage<E: Error>(_ body: () throws(E) -> Void) throws(E) {
+        for index in 0..<self.imageCount {
+            // Cannot fail: the index is within the list.
+            _ = MagickSetIteratorIndex(self.handle, index)
+            try body()
+        }
+    }
+
+    /// Removes every image but the first, which becomes current.
+    /// The corresponding C functions are `MagickSetLastIterator` and `MagickRemoveImage`.
+    func keepFirstImage() throws(MagickError) {
+        while self.imageCount > 1 {
+            MagickSetLastIterator(self.handle)
+            try self.check(MagickRemoveImage(self.handle), .process, "MagickRemoveImage")
+        }
+        try self.selectImage(at: 0)
+    }
+
+    /// Returns a wand whose images are full-canvas renderings of this wand's animation frames, with each frame's
+    /// offset and disposal applied, so that frames can be resized and re-encoded independently.
+    /// The corresponding C function is `MagickCoalesceImages`.
+    func coalesced() throws(MagickError) -> Wand {
+        guard let handle = MagickCoalesceImages(self.handle) else {
+            throw self.takeError(.process, "MagickCoalesceImages")
+        }
+        return Wand(takingOwnershipOf: handle)
+    }
+
+    // MARK: The current image
+
+    /// The current image's width in pixels. The corresponding C function is `MagickGetImageWidth`.
+    var width: Int { MagickGetImageWidth(self.handle) }
+
+    /// The current image's height in pixels. The corresponding C function is `MagickGetImageHeight`.
+    var height: Int { MagickGetImageHeight(self.handle) }
+
+    /// The coder that read the current image, such as `JPEG`. The corresponding C function is
+    /// `MagickGetImageFormat`.
+    var format: String {
+        guard let format = MagickGetImageFormat(self.handle) else { return "" }
+        defer { _ = MagickRelinquishMemory(format) }
+        return String(cString: format)
+    }
+
+    /// Whether the current image has an alpha channel. The corresponding C function is `MagickGetImageAlphaChannel`.
+    var hasAlpha: Bool { MagickGetImageAlphaChannel(self.handle) == MagickTrue }
+
+    /// Rotates and flips the current image's pixels as its EXIF orientation says, and sets the orientation to
+    /// top-left. The corresponding C function is `MagickAutoOrientImage`.
+    func autoOrient() throws(MagickError) {
+        try self.check(MagickAutoOrientImage(self.handle), .process, "MagickAutoOrientImage")
+    }
+
+    /// Resamples the current image to exactly `width` × `height` with a Lanczos filter, then resets its page
+    /// geometry so that no stale canvas size or offset is written. The corresponding C functions are
+    /// `MagickResizeImage` and `MagickResetImagePage`.
+    func resize(width: Int, height: Int) throws(MagickError) {
+        try self.check(MagickResizeImage(self.handle, width, height, LanczosFilter, 1.0), .process, "MagickResizeImage")
+        try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
+    }
+
+    /// Sets the encoder quality, 1–100, for the current image and for the wand (some coders, HEIC among them, read
+    /// the wand's). The corresponding C functions are `MagickSetImageCompressionQuality` and
+    /// `MagickSetCompressionQuality`.
+    func setQuality(_ quality: Int) throws(MagickError) {
+        try self.check(
+            MagickSetImageCompressionQuality(self.handle, quality),
+            .process,
+            "MagickSetImageCompressionQuality"
+        )
+        try self.check(MagickSetCompressionQuality(self.handle, quality), .process, "MagickSetCompressionQuality")
+    }
+
+    /// Removes the current image's profiles (EXIF, GPS, XMP, IPTC) and comments, then puts its ICC colour profile
+    /// back, so colours still render as before.
+    /// The corresponding C functions are `MagickGetImageProfile`, `MagickStripImage` and `MagickSetImageProfile`.
+    func stripMetadataKeepingColorProfile() throws(MagickError) {
+        var length = 0
+        let profile: [UInt8]? = MagickGetImageProfile(self.handle, "icc", &length).map { bytes in
+            defer { _ = MagickRelinquishMemory(bytes) }
+            return Array(UnsafeBufferPointer(start: bytes, count: length))
+        }
+        try self.check(MagickStripImage(self.handle), .process, "MagickStripImage")
+        guard let profile, !profile.isEmpty else { return }
+        let status = profile.withUnsafeBytes { MagickSetImageProfile(self.handle, "icc", $0.baseAddress, $0.count) }
+        try self.check(status, .process, "MagickSetImageProfile")
+    }
+
+    /// Composites the current image onto `background` and drops its alpha channel.
+    /// The corresponding C functions are `MagickSetImageBackgroundColor` and `MagickSetImageAlphaChannel` with
+    /// `RemoveAlphaChannel`.
+    func removeAlpha(onto background: borrowing PixelColor) throws(MagickError) {
+        let status = background.withUnsafeHandle { MagickSetImageBackgroundColor(self.handle, $0) }
+        try self.check(status, .process, "MagickSetImageBackgroundColor")
+        try self.check(
+            MagickSetImageAlphaChannel(self.handle, RemoveAlphaChannel),
+            .process,
+            "MagickSetImageAlphaChannel"
+        )
+    }
+
+    // MARK: Errors and warnings
+
+    /// Takes every warning and error that ImageMagick recorded so far, then clears them.
+    ///
+    /// Coders report some problems on the wand and others only on the image they were decoding (libjpeg's
+    /// "Premature end of JPEG file", for one), where no wand call looks until a later call copies the worst one
+    /// over. This reads both: the wand's, and every entry in each image's exception list.
+    /// The corresponding C functions are `MagickGetException`, `MagickClearException`, `GetImageFromMagickWand`,
+    /// `GetNextValueInLinkedList`, `GetLocaleExceptionMessage` and `ClearMagickException`.
+    ///
+    /// - Returns: the problems, in the order recorded, without duplicates.
+    private func takeDiagnostics() -> [Diagnostic] {
+        var diagnostics: [Diagnostic] = []
+        func record(_ diagnostic: Diagnostic) {
+            if diagnostic.severity != 0, !diagnostics.contains(diagnostic) { diagnostics.append(diagnostic) }
+        }
+        let current = MagickGetIteratorIndex(self.handle)
+        self.forEachImage {
+            guard let image = GetImageFromMagickWand(self.handle), let list = image.pointee.exception.exceptions else {
+                return
+            }
+            let entries = OpaquePointer(list)
+            ResetLinkedListIterator(entries)
+            while let entry = GetNextValueInLinkedList(entries)?.assumingMemoryBound(to: ExceptionInfo.self) {
+                record(Self.diagnostic(from: entry.pointee))
+            }
+            ClearMagickException(&image.pointee.exception)
+        }
+        _ = MagickSetIteratorIndex(self.handle, current)
+        let (severity, message) = self.takeException()
+        record(Diagnostic(severity: severity, message: message))
+        return diagnostics
+    }
+
+    /// Takes the recorded diagnostics (see ``takeDiagnostics()``) after `function` has returned.
+    ///
+    /// - Parameters:
+    ///   - code: the stage, for the error.
+    ///   - function: the C function whose work recorded the diagnostics.
+    ///   - isFatal: which diagnostics fail the stage.
+    /// - Returns: the messages of the others, the warnings.
+    /// - Throws: ``MagickError`` for the first diagnostic that `isFatal` selects.
+    func takeWarnings(
+        _ code: MagickError.Code,
+        after function: String,
+        failingOn isFatal: (Diagnostic) -> Bool
+    ) throws(MagickError) -> [String] {
+        let diagnostics = self.takeDiagnostics()
+        if let fatal = diagnostics.first(where: isFatal) {
+            throw MagickError(code: code, function: function, severity: fatal.severity, message: fatal.message)
+        }
+        return diagnostics.map(\.message)
+    }
+
+    /// Formats one entry of an image's exception list as `MagickGetException` formats the wand's.
+    private static func diagnostic(from exception: ExceptionInfo) -> Diagnostic {
+        var parts: [String] = []
+        if let reason = exception.reason {
+            parts.append(String(cString: GetLocaleExceptionMessage(exception.severity, reason)))
+        }
+        if let description = exception.description {
+            parts.append(String(cString: GetLocaleExceptionMessage(exception.severity, description)))
+        }
+        return Diagnostic(severity: exception.severity.rawValue, message: parts.joined(separator: " "))
+    }
+
+    /// Throws the wand's recorded error unless `status` is `MagickTrue`.
+    private func check(_ status: MagickBooleanType, _ code: MagickError.Code, _ function: String) throws(MagickError) {
+        guard status == MagickTrue else { throw self.takeError(code, function) }
+    }
+
+    /// Reads and clears the wand's recorded error, as the error of `function`.
+    private func takeError(_ code: MagickError.Code, _ function: String) -> MagickError {
+        let (severity, message) = self.takeException()
+        return MagickError(code: code, function: function, severity: severity, message: message)
+    }
+
+    /// Reads and clears the wand's worst recorded exception.
+    /// The corresponding C functions are `MagickGetException`, `MagickRelinquishMemory` and `MagickClearException`.
+    private func takeException() -> (severity: UInt32, message: String) {
+        var severity = UndefinedException
+        let message: String
+        if let text = MagickGetException(self.handle, &severity) {
+            message = String(cString: text)
+            _ = MagickRelinquishMemory(text)
+        } else {
+            message = ""
+        }
+        _ = MagickClearException(self.handle)
+        return (severity.rawValue, message)
+    }
+}

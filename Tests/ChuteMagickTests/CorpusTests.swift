@@ -1,0 +1,94 @@
+import ChuteCore
+import ChuteMagick
+import Foundation
+import SystemPackage
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Converts the shared real-world corpus (`../shared/corpus` beside the repository) and checks each image row's
+/// `expect` column: `ok` must convert to JPEG, `fail` must be refused with a ``ConversionFailure``, `warn` may go
+/// either way but must not crash.
+@Suite struct CorpusTests {
+    /// The corpus folder, `../shared/corpus` relative to the repository root.
+    static let corpus: FilePath = {
+        let repository = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
+        return repository.removingLastComponent().appending("shared/corpus")
+    }()
+
+    static var corpusIsPresent: Bool { FileManager.default.fileExists(atPath: corpus.appending("MANIFEST.tsv").string) }
+
+    @Test(
+        .enabled(if: corpusIsPresent, "the shared corpus (../shared/corpus/MANIFEST.tsv) is absent"),
+        .timeLimit(.minutes(10))
+    )
+    func everyImageRowMeetsItsExpectation() throws {
+        let manifest = try String(contentsOfFile: Self.corpus.appending("MANIFEST.tsv").string, encoding: .utf8)
+        let rows = manifest.split(separator: "\n").dropFirst().map {
+            $0.split(separator: "\t", omittingEmptySubsequences: false)
+        }
+        let libheif = Self.libheifVersion()
+        let directory = try TemporaryDirectory()
+        var converted = 0
+        var refused = 0
+        var warned = 0
+        var skipped: [String] = []
+
+        for (index, row) in rows.enumerated() {
+            let path = String(row[0])
+            let expect = String(row[7])
+            guard path.hasPrefix("image/") || path.hasPrefix("broken/") else { continue }
+            if path == "image/heic_iphone16_gainmap.heic", let libheif, libheif.lexicographicallyPrecedes([1, 17]) {
+                skipped.append(
+                    "\(path): libheif \(libheif.map(String.init).joined(separator: ".")) is older than 1.17 "
+                        + "and refuses its gain map (install libheif1 from bookworm-backports)"
+                )
+                continue
+            }
+            let output = directory.file("\(index).jpg")
+            let outcome = Result { () throws(ConversionFailure) in
+                try Conversion.run(Self.corpus.appending(path), to: "jpg", output: output)
+            }
+            switch (expect, outcome) {
+            case ("ok", .success):
+                #expect(try MagickTool.identify("%m", output) == "JPEG", "\(path)")
+                converted += 1
+            case ("ok", .failure(let failure)):
+                Issue.record("\(path) should convert: \(failure)")
+            case ("fail", .success):
+                Issue.record("\(path) should be refused but converted")
+            case ("fail", .failure(let failure)):
+                #expect(!output.exists, "\(path) left an output behind")
+                #expect(!failure.message.isEmpty, "\(path)")
+                refused += 1
+            case (_, .failure):
+                #expect(!output.exists, "\(path) left an output behind")
+                warned += 1
+            default:
+                warned += 1
+            }
+        }
+
+        print(
+            "corpus: \(converted) converted, \(refused) refused as expected, \(warned) warn rows either way, "
+                + "\(skipped.count) skipped"
+        )
+        for reason in skipped {
+            print("corpus: skipped \(reason)")
+        }
+        #expect(converted > 0)
+        #expect(refused > 0)
+    }
+
+    /// The version of the libheif that the process would load, or `nil` when it cannot be found.
+    private static func libheifVersion() -> [Int]? {
+        guard let library = dlopen("libheif.so.1", RTLD_NOW | RTLD_LOCAL) else { return nil }
+        defer { dlclose(library) }
+        guard let symbol = dlsym(library, "heif_get_version") else { return nil }
+        typealias GetVersion = @convention(c) () -> UnsafePointer<CChar>?
+        guard let version = unsafeBitCast(symbol, to: GetVersion.self)() else { return nil }
+        return String(cString: version).split(separator: ".").compactMap { Int($0) }
+    }
+}
