@@ -1,0 +1,176 @@
+import ChuteCore
+import Foundation
+import Logging
+import SystemPackage
+
+/// A file event, as the intake needs it.
+package struct IntakeEvent: Sendable, Equatable {
+    /// What happened to the file.
+    package enum Change: Sendable, Equatable {
+        /// Written, moved in or found by a scan.
+        case appeared
+        /// Deleted or moved away.
+        case removed
+    }
+
+    package var change: Change
+    package var path: FilePath
+    package var root: FilePath
+
+    package init(_ change: Change, path: FilePath, root: FilePath) {
+        self.change = change
+        self.path = path
+        self.root = root
+    }
+}
+
+/// Turns file events into jobs: waits out each file's quiet period, skips what was already handled, asks the rules,
+/// and queues the job.
+///
+/// It remembers, per source path, the fingerprint of the version last handled (converted or failed), so a duplicate
+/// event never runs a file twice and a failed file is not retried until it changes. After a restart the same
+/// knowledge comes from the sidecars: a file whose planned sidecar names it, with the same size and modification
+/// time, is skipped.
+package actor Intake {
+    private var stability = StabilityTracker()
+    private var handled: [FilePath: SourceFingerprint] = [:]
+    private var produced: Set<FilePath> = []
+    private var recheck: Set<FilePath> = []
+    private let matcher: RuleMatcher
+    private let queue: JobQueue
+    private let quietPeriod: Duration
+    private let logger: Logger
+
+    package init(config: ChuteConfig, queue: JobQueue, logger: Logger) {
+        self.matcher = RuleMatcher(config: config)
+        self.queue = queue
+        self.quietPeriod = config.settings.quietPeriod
+        self.logger = logger
+    }
+
+    /// Consumes events until the sequence ends, arming one quiet-period timer per event.
+    ///
+    /// Timers still running when the sequence ends are cancelled: those files are found again at the next start.
+    nonisolated package func consume(_ events: some AsyncSequence<IntakeEvent, Never>) async {
+        await withDiscardingTaskGroup { group in
+            for await event in events {
+                guard let (ticket, delay) = await self.observe(event) else { continue }
+                group.addTask {
+                    var ticket = ticket
+                    var delay = delay
+                    while true {
+                        do { try await Task.sleep(for: delay) } catch { return }
+                        guard let next = await self.settle(ticket) else { return }
+                        (ticket, delay) = next
+                    }
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Records that a job ended, so its source is not taken again until it changes.
+    package func jobFinished(_ job: Job, outcome: JobOutcome) async {
+        switch outcome {
+        case .completed(let output):
+            self.handled[job.source] = job.fingerprint
+            self.produced.insert(output)
+        case .failed:
+            self.handled[job.source] = job.fingerprint
+        case .cancelled, .vanished:
+            break
+        }
+        if self.recheck.remove(job.source) != nil {
+            if let (ticket, _) = self.observe(IntakeEvent(.appeared, path: job.source, root: job.root)) {
+                _ = await self.settle(ticket)
+            }
+        }
+    }
+
+    private func observe(_ event: IntakeEvent) -> (StabilityTracker.Ticket, Duration)? {
+        switch event.change {
+        case .removed:
+            self.stability.forget(event.path)
+            return nil
+        case .appeared:
+            if self.produced.contains(event.path) { return nil }
+            let fingerprint = (try? SourceInspector.status(of: event.path))?.fingerprint
+            return (self.stability.touch(event.path, root: event.root, fingerprint: fingerprint), self.quietPeriod)
+        }
+    }
+
+    /// Ends a quiet period; returns a new ticket and delay when the file must wait again.
+    private func settle(_ ticket: StabilityTracker.Ticket) async -> (StabilityTracker.Ticket, Duration)? {
+        let path = ticket.path
+        guard let status = try? SourceInspector.status(of: path) else {
+            self.stability.forget(path)
+            return nil
+        }
+        switch self.stability.settle(ticket, fingerprint: status.fingerprint) {
+        case .stale:
+            return nil
+        case .changed(let newTicket):
+            return (newTicket, self.quietPeriod)
+        case .quiet(let root):
+            return await self.evaluate(path, root: root, status: status)
+        }
+    }
+
+    private func evaluate(
+        _ path: FilePath,
+        root: FilePath,
+        status: SourceInspector.Status
+    ) async -> (StabilityTracker.Ticket, Duration)? {
+        var logger = self.logger
+        logger[metadataKey: "input.path"] = "\(LogText.escaped(path.string))"
+        guard status.isRegularFile else {
+            logger.info("Skipped: not a regular file")
+            return nil
+        }
+        if self.handled[path] == status.fingerprint { return nil }
+        if await self.queue.isActive(path) {
+            self.recheck.insert(path)
+            return nil
+        }
+        let sniffed = await Blocking.run { SourceInspector.sniff(path) }
+        let facts = FileFacts(size: status.fingerprint.size, modified: status.fingerprint.modified, sniffed: sniffed)
+        let now = Date()
+        let decision = self.matcher.decide(
+            path: path, root: root, facts: facts, now: now, date: now.formatted(.iso8601.year().month().day())
+        )
+        switch decision {
+        case .ignored(let reason):
+            logger.debug("Ignored", metadata: ["reason": "\(LogText.escaped(reason))"])
+        case .noRule:
+            logger.debug("No rule matches")
+        case .filtered(let reasons):
+            logger.debug("Filtered out", metadata: ["reasons": "\(LogText.escaped(reasons.joined(separator: "; ")))"])
+        case .notYet(let rule, let after):
+            logger.debug("Waiting for minAge", metadata: ["rule.name": "\(rule)"])
+            return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), after)
+        case .matched(let rule, let plan):
+            if Self.alreadyHandled(path, plan: plan, fingerprint: status.fingerprint) {
+                self.handled[path] = status.fingerprint
+                logger.debug("Already handled before a restart", metadata: ["rule.name": "\(rule.name)"])
+                return nil
+            }
+            let job = Job(
+                source: path, root: root, rule: rule, plan: plan, fingerprint: status.fingerprint, sniffed: sniffed
+            )
+            if await self.queue.submit(job) {
+                logger.debug("Job queued", metadata: ["job.id": "\(job.id)", "rule.name": "\(rule.name)"])
+            }
+        }
+        return nil
+    }
+
+    /// Whether the planned output's sidecar already records this version of the source.
+    private static func alreadyHandled(_ path: FilePath, plan: OutputPlan, fingerprint: SourceFingerprint) -> Bool {
+        guard let sidecar = OutputCommitter.readSidecar(at: OutputCommitter.sidecarPath(for: plan.path)) else {
+            return false
+        }
+        let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        return sidecar.source.path == path.string && sidecar.source.size == fingerprint.size
+            && sidecar.source.mtime == fingerprint.modified.formatted(iso)
+    }
+}

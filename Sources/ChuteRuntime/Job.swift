@@ -1,0 +1,64 @@
+import ChuteCore
+import Foundation
+import SystemPackage
+
+/// A file that a rule took, waiting for or going through conversion.
+package struct Job: Sendable, Identifiable {
+    /// A unique id, also in the sidecar and every log record of the job.
+    package var id: String
+    /// The source file.
+    package var source: FilePath
+    /// The watched folder it was found in.
+    package var root: FilePath
+    /// The rule that took it.
+    package var rule: Rule
+    /// Where the output goes.
+    package var plan: OutputPlan
+    /// The source as it was when the job was made.
+    package var fingerprint: SourceFingerprint
+    /// The type recognised from its first bytes.
+    package var sniffed: MediaType?
+
+    package init(
+        id: String = UUID().uuidString.lowercased(),
+        source: FilePath,
+        root: FilePath,
+        rule: Rule,
+        plan: OutputPlan,
+        fingerprint: SourceFingerprint,
+        sniffed: MediaType?
+    ) {
+        self.id = id
+        self.source = source
+        self.root = root
+        self.rule = rule
+        self.plan = plan
+        self.fingerprint = fingerprint
+        self.sniffed = sniffed
+    }
+
+    /// The engine lane the job runs in.
+    package var engine: EngineKind { self.rule.to.engine }
+}
+
+/// What identifies one version of a file: its inode, size and modification time. New content at the same path
+/// gives a new fingerprint, so it is processed again.
+package struct SourceFingerprint: Sendable, Hashable, Codable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: Int64
+    /// Modification time in nanoseconds since the epoch.
+    package var modifiedNanoseconds: Int64
+
+    package init(device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modifiedNanoseconds = modifiedNanoseconds
+    }
+
+    /// The modification time as a `Date`.
+    package var modified: Date {
+        Date(timeIntervalSince1970: Double(self.modifiedNanoseconds) / 1_000_000_000)
+    }
+}

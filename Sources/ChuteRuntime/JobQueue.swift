@@ -1,0 +1,101 @@
+import ChuteCore
+import SystemPackage
+
+/// The in-memory queue of jobs: one FIFO lane per engine, with the per-rule concurrency limits applied when a lane
+/// hands out work.
+///
+/// A source path is never queued twice at once: ``submit(_:)`` refuses a path that is already queued or running.
+package actor JobQueue {
+    private enum State {
+        case accepting
+        case closed
+    }
+
+    private var state = State.accepting
+    private var lanes: [EngineKind: [Job]] = [:]
+    private var activePaths: Set<FilePath> = []
+    private var runningPerRule: [String: Int] = [:]
+    private var waiters: [EngineKind: [CheckedContinuation<Job?, Never>]] = [:]
+    private var running = 0
+
+    package init() {}
+
+    /// Adds a job to its engine's lane.
+    ///
+    /// - Returns: `false` when the queue is closed or the same source is already queued or running.
+    @discardableResult
+    package func submit(_ job: Job) -> Bool {
+        guard case .accepting = self.state, !self.activePaths.contains(job.source) else { return false }
+        self.activePaths.insert(job.source)
+        self.lanes[job.engine, default: []].append(job)
+        self.dispatch(job.engine)
+        return true
+    }
+
+    /// Waits for the next job of a lane that its rule's limit allows to start.
+    ///
+    /// - Returns: the job, now counted as running; `nil` once the queue is closed.
+    package func next(for engine: EngineKind) async -> Job? {
+        if let job = self.takeStartable(engine) { return job }
+        guard case .accepting = self.state else { return nil }
+        return await withCheckedContinuation { continuation in
+            self.waiters[engine, default: []].append(continuation)
+        }
+    }
+
+    /// Records that a job handed out by ``next(for:)`` is over.
+    package func complete(_ job: Job) {
+        self.activePaths.remove(job.source)
+        self.runningPerRule[job.rule.name, default: 1] -= 1
+        self.running -= 1
+        // A finished job may unblock a job of its rule waiting in the same lane.
+        self.dispatch(job.engine)
+    }
+
+    /// Whether a source is queued or running.
+    package func isActive(_ source: FilePath) -> Bool {
+        self.activePaths.contains(source)
+    }
+
+    /// How many jobs are waiting and how many are running.
+    package var counts: (queued: Int, running: Int) {
+        (self.lanes.values.reduce(0) { $0 + $1.count }, self.running)
+    }
+
+    /// How many lanes are waiting for work.
+    package var waitingLanes: Int {
+        self.waiters.values.reduce(0) { $0 + $1.count }
+    }
+
+    /// Stops handing out work: queued jobs are dropped (they are found again at the next start) and every waiting
+    /// lane gets `nil`. Running jobs are not touched.
+    package func close() {
+        self.state = .closed
+        for job in self.lanes.values.joined() { self.activePaths.remove(job.source) }
+        self.lanes = [:]
+        for continuation in self.waiters.values.joined() { continuation.resume(returning: nil) }
+        self.waiters = [:]
+    }
+
+    private func dispatch(_ engine: EngineKind) {
+        while var waiting = self.waiters[engine], !waiting.isEmpty, let job = self.takeStartable(engine) {
+            let continuation = waiting.removeFirst()
+            self.waiters[engine] = waiting
+            continuation.resume(returning: job)
+        }
+    }
+
+    private func takeStartable(_ engine: EngineKind) -> Job? {
+        guard case .accepting = self.state, var lane = self.lanes[engine] else { return nil }
+        guard
+            let index = lane.firstIndex(where: { job in
+                job.rule.concurrency.map { self.runningPerRule[job.rule.name, default: 0] < $0 } ?? true
+            })
+        else { return nil }
+        let job = lane.remove(at: index)
+        self.lanes[engine] = lane
+        self.runningPerRule[job.rule.name, default: 0] += 1
+        self.running += 1
+        return job
+    }
+}

@@ -1,0 +1,175 @@
+import ChuteCore
+import Foundation
+import Logging
+import SystemPackage
+
+/// How a job ended.
+package enum JobOutcome: Sendable, Equatable {
+    /// The output is in place at this path.
+    case completed(FilePath)
+    /// The job failed; its sidecar says why.
+    case failed(ConversionFailure)
+    /// Shutdown stopped the job; nothing was recorded, so it runs again at the next start.
+    case cancelled
+    /// The source disappeared before the job started.
+    case vanished
+}
+
+/// Runs one job through a worker: hashes the source, has the worker write a hidden temporary file, checks the source
+/// did not change meanwhile, renames the output into place and writes the sidecar.
+package struct JobRunner: Sendable {
+    private let timeout: Duration
+    private let logger: Logger
+
+    package init(timeout: Duration, logger: Logger) {
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    /// Runs `job` on `worker`, or records `launchFailure` when no worker could be started.
+    ///
+    /// - Returns: the outcome; every outcome but `.cancelled` and `.vanished` has left a sidecar.
+    package func run(_ job: Job, worker: WorkerProcess?, launchFailure: ConversionFailure? = nil) async -> JobOutcome {
+        var logger = self.logger
+        logger[metadataKey: "job.id"] = "\(job.id)"
+        logger[metadataKey: "rule.name"] = "\(job.rule.name)"
+        logger[metadataKey: "input.path"] = "\(LogText.escaped(job.source.string))"
+        let started = Date()
+        let clockStart = ContinuousClock.now
+
+        guard let status = try? SourceInspector.status(of: job.source), status.isRegularFile else {
+            logger.info("Source vanished before its job started")
+            return .vanished
+        }
+        let source = job.source
+        let hash = try? await Blocking.run { try SourceInspector.sha256(of: source) }
+        var record = Record(job: job, status: status, sha256: hash, started: started, clockStart: clockStart)
+
+        guard let worker else {
+            return self.fail(record, launchFailure ?? ConversionFailure(.engineUnavailable, "no worker"), logger)
+        }
+        record.libraries = worker.libraries
+        do throws(ConversionFailure) {
+            try OutputCommitter.makeDirectory(job.plan.directory)
+        } catch {
+            return self.fail(record, error, logger)
+        }
+        let temporary = OutputCommitter.temporaryPath(for: job)
+        let request = ConversionRequest(
+            jobID: job.id, engine: job.engine, input: job.source, output: temporary, format: job.rule.to,
+            options: job.rule.options
+        )
+        logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
+        let outcome = await worker.perform(request, timeout: self.timeout) { fraction in
+            logger.trace("Job progress", metadata: ["progress": "\(Int(fraction * 100))%"])
+        }
+        switch outcome {
+        case .cancelled:
+            _ = unlink(temporary.string)
+            logger.info("Job cancelled by shutdown; it runs again at the next start")
+            return .cancelled
+        case .failed(let failure):
+            _ = unlink(temporary.string)
+            return self.fail(record, failure, logger)
+        case .finished(let report):
+            record.report = report
+            if let now = try? SourceInspector.status(of: job.source), now.fingerprint != status.fingerprint {
+                _ = unlink(temporary.string)
+                let failure = ConversionFailure(
+                    .inputChanged, "the source changed while it was converted; the output was discarded"
+                )
+                return self.fail(record, failure, logger)
+            }
+            do throws(ConversionFailure) {
+                let (final, warning) = try OutputCommitter.commit(temporary, as: job.plan, policy: job.rule.onConflict)
+                if let warning { record.warnings.append(warning) }
+                try OutputCommitter.writeSidecar(
+                    record.sidecar(output: final, failure: nil), at: OutputCommitter.sidecarPath(for: final)
+                )
+                logger.info(
+                    "Job completed",
+                    metadata: [
+                        "output.path": "\(LogText.escaped(final.string))",
+                        "output.bytes": "\(report.outputBytes)",
+                        "duration": "\(record.seconds)",
+                    ]
+                )
+                return .completed(final)
+            } catch {
+                _ = unlink(temporary.string)
+                return self.fail(record, error, logger)
+            }
+        }
+    }
+
+    private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) -> JobOutcome {
+        let sidecarPath = OutputCommitter.sidecarPath(for: record.job.plan.path)
+        do throws(ConversionFailure) {
+            try OutputCommitter.makeDirectory(record.job.plan.directory)
+            try OutputCommitter.writeSidecar(record.sidecar(output: nil, failure: failure), at: sidecarPath)
+        } catch {
+            logger.error("Cannot record a failed job", metadata: ["error": "\(LogText.escaped(error.message))"])
+        }
+        logger.error(
+            "Job failed",
+            metadata: [
+                "error.code": "\(failure.code.rawValue)",
+                "error": "\(LogText.escaped(failure.message))",
+                "sidecar": "\(LogText.escaped(sidecarPath.string))",
+            ]
+        )
+        return .failed(failure)
+    }
+}
+
+/// What a job has gathered so far, turned into a ``Sidecar`` at the end.
+private struct Record {
+    var job: Job
+    var status: SourceInspector.Status
+    var sha256: String?
+    var started: Date
+    var clockStart: ContinuousClock.Instant
+    var libraries: [String: String] = [:]
+    var report: ConversionReport?
+    var warnings: [String] = []
+
+    init(job: Job, status: SourceInspector.Status, sha256: String?, started: Date, clockStart: ContinuousClock.Instant) {
+        self.job = job
+        self.status = status
+        self.sha256 = sha256
+        self.started = started
+        self.clockStart = clockStart
+    }
+
+    var seconds: Double {
+        let elapsed = ContinuousClock.now - self.clockStart
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    func sidecar(output: FilePath?, failure: ConversionFailure?) -> Sidecar {
+        let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        return Sidecar(
+            chuteVersion: ChuteVersion.current,
+            jobID: self.job.id,
+            status: failure == nil ? .completed : .failed,
+            rule: self.job.rule.name,
+            engine: self.job.engine.rawValue,
+            libraries: self.libraries,
+            parameters: Sidecar.Parameters(format: self.job.rule.to.name, options: self.job.rule.options),
+            source: Sidecar.Source(
+                path: self.job.source.string,
+                size: self.status.fingerprint.size,
+                mtime: self.status.fingerprint.modified.formatted(iso),
+                sha256: self.sha256,
+                sniffedType: self.job.sniffed?.rawValue
+            ),
+            output: output.map { Sidecar.Output(path: $0.string, size: self.report?.outputBytes ?? 0) },
+            startedAt: self.started.formatted(iso),
+            endedAt: Date().formatted(iso),
+            durationSeconds: (self.seconds * 1000).rounded() / 1000,
+            error: failure.map { Sidecar.Failure(code: $0.code.rawValue, message: $0.message) },
+            warnings: (self.report?.warnings ?? []) + self.warnings,
+            details: self.report?.details ?? [:]
+        )
+    }
+}

@@ -1,0 +1,93 @@
+import ChuteCore
+import Logging
+import ServiceLifecycle
+import SystemPackage
+
+/// The service that runs jobs: for each engine, as many lanes as its concurrency limit, each lane with one reused
+/// worker process.
+///
+/// On graceful shutdown it stops handing out queued jobs, lets running jobs finish for up to the grace period, then
+/// cancels them (their workers are killed and their temporary files removed) and returns.
+package struct JobRuntime: Service {
+    private let queue: JobQueue
+    private let intake: Intake
+    private let launcher: WorkerLauncher
+    private let settings: Settings
+    private let engines: [EngineKind]
+    private let cores: Int
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - engines: the engines the rules use; each gets its lanes.
+    ///   - cores: the machine's cores, for default concurrency.
+    package init(
+        queue: JobQueue,
+        intake: Intake,
+        launcher: WorkerLauncher,
+        settings: Settings,
+        engines: [EngineKind],
+        cores: Int,
+        logger: Logger
+    ) {
+        self.queue = queue
+        self.intake = intake
+        self.launcher = launcher
+        self.settings = settings
+        self.engines = engines
+        self.cores = cores
+        self.logger = logger
+    }
+
+    package func run() async throws {
+        let queue = self.queue
+        let grace = self.settings.gracePeriod
+        let logger = self.logger
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withTaskGroup(of: Void.self) { lanes in
+                    for engine in self.engines {
+                        for _ in 0..<self.settings.concurrency(for: engine, cores: self.cores) {
+                            lanes.addTask { await self.runLane(engine) }
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                // Returns at the start of graceful shutdown; throws only if the service is cancelled outright.
+                guard (try? await gracefulShutdown()) != nil else { return }
+                await queue.close()
+                let running = await queue.counts.running
+                if running > 0 {
+                    logger.info("Waiting for running jobs", metadata: ["jobs": "\(running)", "grace": "\(grace)"])
+                }
+                try? await Task.sleep(for: grace)
+            }
+            // Whichever ends first: the lanes (all jobs done after the queue closed) or the grace period.
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func runLane(_ engine: EngineKind) async {
+        let runner = JobRunner(timeout: self.settings.jobTimeout, logger: self.logger)
+        var worker: WorkerProcess?
+        while let job = await self.queue.next(for: engine) {
+            if let current = worker, current.isDead || current.jobCount >= self.settings.workerJobs {
+                await current.shutDown()
+                worker = nil
+            }
+            var launchFailure: ConversionFailure?
+            if worker == nil {
+                do {
+                    worker = try await WorkerProcess(launcher: self.launcher, engine: engine, logger: self.logger)
+                } catch {
+                    launchFailure = error
+                }
+            }
+            let outcome = await runner.run(job, worker: worker, launchFailure: launchFailure)
+            await self.queue.complete(job)
+            await self.intake.jobFinished(job, outcome: outcome)
+        }
+        await worker?.shutDown()
+    }
+}

@@ -1,0 +1,25 @@
+/// Makes untrusted text (file names, decoder messages) safe to put in a log record or a sidecar field.
+package enum LogText {
+    /// The longest field kept; longer text is cut and marked with `…`.
+    package static let maximumLength = 1024
+
+    /// Escapes control characters (newlines, ESC, DEL) and bidirectional overrides as `\u{…}` and caps the length,
+    /// so a hostile name can neither forge a log line nor reorder what a terminal shows.
+    package static func escaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if result.unicodeScalars.count >= self.maximumLength {
+                result += "…"
+                break
+            }
+            let value = scalar.value
+            let isBidiControl = (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
+            if scalar.properties.generalCategory == .control || isBidiControl {
+                result += "\\u{\(String(value, radix: 16))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}

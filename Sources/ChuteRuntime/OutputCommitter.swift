@@ -1,0 +1,147 @@
+import CChuteLinux
+import ChuteCore
+import Foundation
+import SystemPackage
+
+/// Moves finished outputs from their hidden temporary names into place, applying the rule's collision policy, and
+/// writes sidecars. Every step is a rename within one folder, so a reader sees either nothing or a whole file.
+package enum OutputCommitter {
+    /// The prefix of every temporary file Chute writes; the watcher ignores such names.
+    package static let temporaryPrefix = ".chute-"
+
+    /// The hidden temporary path a job's worker writes to, in the output's own folder.
+    package static func temporaryPath(for job: Job) -> FilePath {
+        job.plan.directory.appending("\(self.temporaryPrefix)\(job.id).partial")
+    }
+
+    /// The sidecar path for an output path.
+    package static func sidecarPath(for output: FilePath) -> FilePath {
+        output.removingLastComponent().appending((output.lastComponent?.string ?? "") + Sidecar.fileSuffix)
+    }
+
+    /// Creates a folder and its missing parents with mode 0755.
+    ///
+    /// - Throws: ``ConversionFailure`` (`.outputFailed`) with the system's message.
+    package static func makeDirectory(_ directory: FilePath) throws(ConversionFailure) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory.string, withIntermediateDirectories: true)
+        } catch {
+            throw ConversionFailure(.outputFailed, "cannot create the output folder \(directory): \(error)")
+        }
+    }
+
+    /// Renames `temporary` to the planned output name, or to a free variant of it.
+    ///
+    /// - Parameters:
+    ///   - temporary: the finished, synced output under its hidden name.
+    ///   - plan: the planned folder and name.
+    ///   - policy: what to do when the name is taken.
+    /// - Returns: the final path, and a warning when an existing file was replaced.
+    /// - Throws: ``ConversionFailure`` (`.outputFailed`); the temporary file is left for the caller to remove.
+    package static func commit(
+        _ temporary: FilePath,
+        as plan: OutputPlan,
+        policy: ConflictPolicy
+    ) throws(ConversionFailure) -> (path: FilePath, warning: String?) {
+        let (stem, ext) = NameTemplate.split(plan.name)
+        let suffix = ext.isEmpty ? "" : "." + ext
+        for attempt in 0..<1000 {
+            let name = attempt == 0 ? plan.name : "\(stem)-\(attempt)\(suffix)"
+            let candidate = plan.directory.appending(name)
+            if policy == .overwrite {
+                let existed = (try? SourceInspector.status(of: candidate)) != nil
+                guard rename(temporary.string, candidate.string) == 0 else {
+                    throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(Errno(rawValue: errno))")
+                }
+                try self.syncDirectory(plan.directory)
+                return (candidate, existed ? "replaced the existing file \(candidate) (onConflict: overwrite)" : nil)
+            }
+            switch Self.renameWithoutReplacing(temporary, candidate) {
+            case .success:
+                try self.syncDirectory(plan.directory)
+                return (candidate, nil)
+            case .failure(.fileExists) where policy == .rename:
+                continue
+            case .failure(.fileExists):
+                throw ConversionFailure(
+                    .outputFailed, "the output \(candidate) already exists and the rule says onConflict: skip"
+                )
+            case .failure(let errno):
+                throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(errno)")
+            }
+        }
+        throw ConversionFailure(.outputFailed, "no free name for \(plan.path) after 1000 attempts")
+    }
+
+    /// Writes a job's sidecar as pretty-printed JSON, atomically (temporary name, sync, rename).
+    ///
+    /// - Throws: ``ConversionFailure`` (`.outputFailed`) with the system's message.
+    package static func writeSidecar(_ sidecar: Sidecar, at path: FilePath) throws(ConversionFailure) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let directory = path.removingLastComponent()
+        let temporary = directory.appending("\(self.temporaryPrefix)\(sidecar.jobID).sidecar")
+        do {
+            var data = try encoder.encode(sidecar)
+            data.append(UInt8(ascii: "\n"))
+            let descriptor = try FileDescriptor.open(
+                temporary, .writeOnly, options: [.create, .truncate, .noFollow, .closeOnExec],
+                permissions: [.ownerReadWrite, .groupRead, .otherRead]
+            )
+            try descriptor.closeAfter {
+                _ = try descriptor.writeAll(data)
+                guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
+            }
+            guard rename(temporary.string, path.string) == 0 else { throw Errno(rawValue: errno) }
+        } catch {
+            _ = unlink(temporary.string)
+            throw ConversionFailure(.outputFailed, "cannot write the sidecar \(path): \(error)")
+        }
+        try self.syncDirectory(directory)
+    }
+
+    /// Reads a sidecar back, or `nil` when there is none or it is unreadable.
+    package static func readSidecar(at path: FilePath) -> Sidecar? {
+        guard let data = FileManager.default.contents(atPath: path.string) else { return nil }
+        return try? JSONDecoder().decode(Sidecar.self, from: data)
+    }
+
+    /// Removes Chute's temporary files left in a folder tree by a process that was killed.
+    ///
+    /// - Returns: the paths removed.
+    @discardableResult
+    package static func removeStaleTemporaries(below directory: FilePath) -> [FilePath] {
+        guard let enumerator = FileManager.default.enumerator(atPath: directory.string) else { return [] }
+        var removed: [FilePath] = []
+        while let relative = enumerator.nextObject() as? String {
+            let path = directory.appending(relative)
+            guard path.lastComponent?.string.hasPrefix(self.temporaryPrefix) == true,
+                (try? SourceInspector.status(of: path))?.isRegularFile == true
+            else { continue }
+            if unlink(path.string) == 0 { removed.append(path) }
+        }
+        return removed
+    }
+
+    private static func renameWithoutReplacing(_ source: FilePath, _ target: FilePath) -> Result<Void, Errno> {
+        if chute_rename_noreplace(AT_FDCWD, source.string, AT_FDCWD, target.string) == 0 { return .success(()) }
+        let error = Errno(rawValue: errno)
+        guard error == .invalidArgument || error == .noFunction || error == .notSupported else {
+            return .failure(error)
+        }
+        // File systems without RENAME_NOREPLACE (some FUSE and network mounts): link() refuses an existing name too.
+        guard link(source.string, target.string) == 0 else { return .failure(Errno(rawValue: errno)) }
+        _ = unlink(source.string)
+        return .success(())
+    }
+
+    private static func syncDirectory(_ directory: FilePath) throws(ConversionFailure) {
+        do {
+            let descriptor = try FileDescriptor.open(directory, .readOnly, options: [.directory, .closeOnExec])
+            defer { try? descriptor.close() }
+            guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
+        } catch {
+            throw ConversionFailure(.outputFailed, "cannot sync the folder \(directory): \(error)")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import ChuteCore
+import Crypto
+import Foundation
+import SystemPackage
+
+/// Looks at a source file without decoding it: its metadata, its first bytes and its SHA-256.
+package enum SourceInspector {
+    /// What `lstat` says about a path.
+    package struct Status: Sendable, Equatable {
+        package var fingerprint: SourceFingerprint
+        package var isRegularFile: Bool
+    }
+
+    /// Reads a path's metadata without following a final symlink.
+    ///
+    /// The corresponding C function is `lstat`.
+    /// - Throws: the `Errno` of `lstat` (`ENOENT` when the file is gone).
+    package static func status(of path: FilePath) throws(Errno) -> Status {
+        var info = stat()
+        let result = path.withPlatformString { lstat($0, &info) }
+        guard result == 0 else { throw Errno(rawValue: errno) }
+        let fingerprint = SourceFingerprint(
+            device: UInt64(info.st_dev),
+            inode: UInt64(info.st_ino),
+            size: Int64(info.st_size),
+            modifiedNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        )
+        return Status(fingerprint: fingerprint, isRegularFile: info.st_mode & S_IFMT == S_IFREG)
+    }
+
+    /// Recognises a regular file's type from its first 512 bytes.
+    ///
+    /// The file is opened without following symlinks and without blocking (a FIFO posing as media cannot hang it).
+    /// - Returns: the type, or `nil` when the file cannot be read or is not recognised.
+    package static func sniff(_ path: FilePath) -> MediaType? {
+        guard
+            let descriptor = try? FileDescriptor.open(
+                path, .readOnly, options: [.noFollow, .nonBlocking, .closeOnExec], retryOnInterrupt: true
+            )
+        else { return nil }
+        defer { try? descriptor.close() }
+        var info = stat()
+        guard fstat(descriptor.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        var header = [UInt8](repeating: 0, count: 512)
+        let count = (try? header.withUnsafeMutableBytes { try descriptor.read(into: $0) }) ?? 0
+        return MediaType.sniff(header.prefix(count))
+    }
+
+    /// The SHA-256 of a file's content as lowercase hex, read in 1 MiB chunks.
+    ///
+    /// - Throws: the `Errno` of `open` or `read`.
+    package static func sha256(of path: FilePath) throws -> String {
+        let descriptor = try FileDescriptor.open(path, .readOnly, options: [.noFollow, .closeOnExec])
+        defer { try? descriptor.close() }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+        return hasher.finalize().map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+}

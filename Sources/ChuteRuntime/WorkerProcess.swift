@@ -1,0 +1,207 @@
+import ChuteCore
+import Foundation
+import Logging
+import SystemPackage
+
+/// One worker process: a child `chute worker` that runs conversions one at a time and answers over a pipe.
+///
+/// Requests go to the child's standard input and replies come back on its standard output, one JSON line each
+/// (``ConversionRequest`` in, ``WorkerReply`` out). A dedicated thread reads the replies, so no blocking read ever
+/// runs on Swift's cooperative pool. A crash, a hang or a kill of the child costs the job it was running and nothing
+/// else: the reply stream simply ends.
+///
+/// - Important: a `WorkerProcess` belongs to one lane task at a time; it is not shared.
+package final class WorkerProcess {
+    /// The outcome of one job as seen from the supervisor.
+    package enum Outcome: Sendable, Equatable {
+        case finished(ConversionReport)
+        case failed(ConversionFailure)
+        /// The job was cancelled (shutdown); the worker was killed.
+        case cancelled
+    }
+
+    private let process: Process
+    private let requests: FileHandle
+    private var replies: AsyncStream<WorkerReply>.AsyncIterator
+    private let termination: AsyncStream<String>
+    /// The C libraries the worker loaded, from its `ready` message.
+    package private(set) var libraries: [String: String] = [:]
+    /// How many jobs this worker has run.
+    package private(set) var jobCount = 0
+    /// Whether the child is known to have exited.
+    package private(set) var isDead = false
+
+    /// The child's process id.
+    package var pid: Int32 { self.process.processIdentifier }
+
+    /// Starts a worker and waits for its `ready` message.
+    ///
+    /// - Throws: ``ConversionFailure`` (`.engineUnavailable`) when the child cannot start or dies before it is ready.
+    package init(launcher: WorkerLauncher, engine: EngineKind, logger: Logger) async throws(ConversionFailure) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: launcher.executable.string)
+        process.arguments = launcher.arguments(engine)
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        let (termination, terminated) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
+        process.terminationHandler = { process in
+            let how =
+                process.terminationReason == .uncaughtSignal
+                ? "was killed by signal \(process.terminationStatus) (\(signalName(process.terminationStatus)))"
+                : "exited with status \(process.terminationStatus)"
+            terminated.yield(how)
+            terminated.finish()
+        }
+        do {
+            try process.run()
+        } catch {
+            throw ConversionFailure(.engineUnavailable, "cannot start a \(engine.rawValue) worker: \(error)")
+        }
+        let (replies, continuation) = AsyncStream.makeStream(of: WorkerReply.self, bufferingPolicy: .unbounded)
+        Self.startReader(output.fileHandleForReading, into: continuation, logger: logger)
+        self.process = process
+        self.requests = input.fileHandleForWriting
+        self.replies = replies.makeAsyncIterator()
+        self.termination = termination
+        guard case .ready(let libraries) = await self.replies.next() else {
+            self.isDead = true
+            let how = await self.exitDescription()
+            throw ConversionFailure(.engineUnavailable, "the \(engine.rawValue) worker \(how) before it was ready")
+        }
+        self.libraries = libraries
+    }
+
+    /// Runs one conversion.
+    ///
+    /// - Parameters:
+    ///   - request: the job.
+    ///   - timeout: the wall-clock limit; past it the child is killed and the job fails with `.timedOut`.
+    ///   - progress: called with each progress report.
+    /// - Returns: the outcome. Cancelling the calling task kills the child and returns `.cancelled`.
+    package func perform(
+        _ request: ConversionRequest,
+        timeout: Duration,
+        progress: (Double) -> Void
+    ) async -> Outcome {
+        self.jobCount += 1
+        let pid = self.pid
+        do {
+            var line = try JSONEncoder().encode(request)
+            line.append(UInt8(ascii: "\n"))
+            try self.requests.write(contentsOf: line)
+        } catch {
+            self.isDead = true
+            return .failed(ConversionFailure(.workerCrashed, "cannot send the job to the worker: \(error)"))
+        }
+        let started = ContinuousClock.now
+        // Leaving this scope cancels the watchdog, so it only fires for a job that really overran.
+        async let _ = {
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { kill(pid, SIGKILL) }
+        }()
+        let reply: WorkerReply? = await withTaskCancellationHandler {
+            while let reply = await self.replies.next() {
+                if case .progress(let fraction) = reply {
+                    progress(fraction)
+                    continue
+                }
+                return reply
+            }
+            return nil
+        } onCancel: {
+            kill(pid, SIGKILL)
+        }
+        if Task.isCancelled {
+            self.isDead = true
+            return .cancelled
+        }
+        switch reply {
+        case .finished(let report):
+            return .finished(report)
+        case .failed(let failure):
+            return .failed(failure)
+        case .ready, .progress, nil:
+            self.isDead = true
+            let how = await self.exitDescription()
+            if ContinuousClock.now - started >= timeout {
+                return .failed(ConversionFailure(.timedOut, "the job ran longer than \(timeout) and was stopped"))
+            }
+            return .failed(ConversionFailure(.workerCrashed, "the worker process \(how) during the job"))
+        }
+    }
+
+    /// Ends the worker: closes its input so it exits by itself, and kills it if it does not within a second.
+    package func shutDown() async {
+        try? self.requests.close()
+        guard !self.isDead else {
+            _ = await self.exitDescription()
+            return
+        }
+        let pid = self.pid
+        async let _ = {
+            try? await Task.sleep(for: .seconds(1))
+            if !Task.isCancelled { kill(pid, SIGKILL) }
+        }()
+        _ = await self.exitDescription()
+        self.isDead = true
+    }
+
+    private func exitDescription() async -> String {
+        await self.termination.first { _ in true } ?? "exited"
+    }
+
+    private static func startReader(
+        _ handle: FileHandle,
+        into continuation: AsyncStream<WorkerReply>.Continuation,
+        logger: Logger
+    ) {
+        let thread = Thread {
+            let decoder = JSONDecoder()
+            var pending = Data()
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            let fd = handle.fileDescriptor
+            reading: while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                pending.append(contentsOf: buffer[0..<count])
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = pending[pending.startIndex..<newline]
+                    pending = Data(pending[(newline + 1)...])
+                    do {
+                        continuation.yield(try decoder.decode(WorkerReply.self, from: line))
+                    } catch {
+                        logger.error(
+                            "Worker sent an unreadable reply",
+                            metadata: ["reply": "\(String(decoding: line.prefix(200), as: UTF8.self))"]
+                        )
+                        break reading
+                    }
+                }
+            }
+            try? handle.close()
+            continuation.finish()
+        }
+        thread.name = "chute-worker-reader"
+        thread.start()
+    }
+}
+
+/// The conventional name of a signal, for messages such as "killed by signal 9 (SIGKILL)".
+package func signalName(_ signal: Int32) -> String {
+    switch signal {
+    case SIGKILL: return "SIGKILL"
+    case SIGSEGV: return "SIGSEGV"
+    case SIGABRT: return "SIGABRT"
+    case SIGBUS: return "SIGBUS"
+    case SIGFPE: return "SIGFPE"
+    case SIGILL: return "SIGILL"
+    case SIGTERM: return "SIGTERM"
+    case SIGXCPU: return "SIGXCPU"
+    case SIGXFSZ: return "SIGXFSZ"
+    default: return "signal \(signal)"
+    }
+}

@@ -1,0 +1,73 @@
+import ChuteCore
+import ChuteRuntime
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+@Suite struct JobQueueTests {
+    private func job(_ name: String, rule: Rule) -> Job {
+        Job(
+            source: FilePath("/in/\(name)"), root: "/in", rule: rule,
+            plan: OutputPlan(directory: "/out", name: name + ".jpg"),
+            fingerprint: SourceFingerprint(device: 1, inode: 1, size: 1, modifiedNanoseconds: 1), sniffed: .png
+        )
+    }
+
+    private func rule(_ name: String, concurrency: Int? = nil) throws -> Rule {
+        Rule(
+            name: name, match: [try GlobPattern("*")], to: try #require(TargetFormat.named("jpg")), output: "/out",
+            concurrency: concurrency
+        )
+    }
+
+    @Test func theSameSourceIsNeverQueuedTwiceAtOnce() async throws {
+        let queue = JobQueue()
+        let rule = try self.rule("r")
+        #expect(await queue.submit(self.job("a.png", rule: rule)))
+        #expect(await !queue.submit(self.job("a.png", rule: rule)))
+        let running = try #require(await queue.next(for: .image))
+        #expect(await !queue.submit(self.job("a.png", rule: rule)))
+        await queue.complete(running)
+        #expect(await queue.submit(self.job("a.png", rule: rule)))
+    }
+
+    @Test func jobsLeaveTheirLaneInOrder() async throws {
+        let queue = JobQueue()
+        let rule = try self.rule("r")
+        for name in ["1", "2", "3"] { await queue.submit(self.job(name, rule: rule)) }
+        var order: [String] = []
+        for _ in 0..<3 { order.append(try #require(await queue.next(for: .image)).source.string) }
+        #expect(order == ["/in/1", "/in/2", "/in/3"])
+        #expect(await queue.counts.running == 3)
+    }
+
+    @Test func aRuleLimitHoldsBackItsJobsButNotOthers() async throws {
+        let queue = JobQueue()
+        let limited = try self.rule("limited", concurrency: 1)
+        let free = try self.rule("free")
+        await queue.submit(self.job("l1", rule: limited))
+        await queue.submit(self.job("l2", rule: limited))
+        await queue.submit(self.job("f1", rule: free))
+        let first = try #require(await queue.next(for: .image))
+        #expect(first.source == "/in/l1")
+        // l2 must wait for l1; f1 may start.
+        let second = try #require(await queue.next(for: .image))
+        #expect(second.source == "/in/f1")
+        async let third = queue.next(for: .image)
+        await queue.complete(first)
+        #expect(await third?.source == "/in/l2")
+    }
+
+    @Test func closingWakesWaitingLanesAndDropsQueuedJobs() async throws {
+        let queue = JobQueue()
+        async let waiting = queue.next(for: .video)
+        try await waitUntil("the lane to wait") { await queue.waitingLanes == 1 ? true : nil }
+        await queue.submit(self.job("x", rule: try self.rule("r")))
+        await queue.close()
+        #expect(await waiting == nil)
+        #expect(await queue.next(for: .image) == nil)
+        #expect(await !queue.submit(self.job("y", rule: try self.rule("r"))))
+        #expect(await queue.isActive("/in/x") == false)
+    }
+}

@@ -1,0 +1,89 @@
+import ChuteCore
+import ChuteRuntime
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+@Suite struct OutputCommitterTests {
+    private func write(_ text: String, to path: FilePath) throws {
+        try text.write(toFile: path.string, atomically: false, encoding: .utf8)
+    }
+
+    private func read(_ path: FilePath) throws -> String {
+        try String(contentsOfFile: path.string, encoding: .utf8)
+    }
+
+    @Test func renamePolicyPicksTheNextFreeName() throws {
+        let directory = try TemporaryDirectory(prefix: "commit")
+        defer { directory.remove() }
+        try self.write("old", to: directory.appending("a.jpg"))
+        try self.write("older", to: directory.appending("a-1.jpg"))
+        try self.write("new", to: directory.appending(".chute-x.partial"))
+        let (path, warning) = try OutputCommitter.commit(
+            directory.appending(".chute-x.partial"), as: OutputPlan(directory: directory.path, name: "a.jpg"),
+            policy: .rename
+        )
+        #expect(path == directory.appending("a-2.jpg"))
+        #expect(warning == nil)
+        #expect(try self.read(directory.appending("a.jpg")) == "old")
+        #expect(try self.read(path) == "new")
+        #expect(directory.files() == ["a-1.jpg", "a-2.jpg", "a.jpg"])
+    }
+
+    @Test func skipPolicyLeavesTheExistingFile() throws {
+        let directory = try TemporaryDirectory(prefix: "commit")
+        defer { directory.remove() }
+        try self.write("old", to: directory.appending("a.jpg"))
+        try self.write("new", to: directory.appending(".chute-x.partial"))
+        #expect(throws: ConversionFailure.self) {
+            try OutputCommitter.commit(
+                directory.appending(".chute-x.partial"), as: OutputPlan(directory: directory.path, name: "a.jpg"),
+                policy: .skip
+            )
+        }
+        #expect(try self.read(directory.appending("a.jpg")) == "old")
+    }
+
+    @Test func overwritePolicyReplacesAndWarns() throws {
+        let directory = try TemporaryDirectory(prefix: "commit")
+        defer { directory.remove() }
+        try self.write("old", to: directory.appending("a.jpg"))
+        try self.write("new", to: directory.appending(".chute-x.partial"))
+        let (path, warning) = try OutputCommitter.commit(
+            directory.appending(".chute-x.partial"), as: OutputPlan(directory: directory.path, name: "a.jpg"),
+            policy: .overwrite
+        )
+        #expect(path == directory.appending("a.jpg"))
+        #expect(warning?.contains("replaced") == true)
+        #expect(try self.read(path) == "new")
+    }
+
+    @Test func sidecarsRoundTripAndStaleTemporariesAreRemoved() throws {
+        let directory = try TemporaryDirectory(prefix: "commit")
+        defer { directory.remove() }
+        let sidecar = Sidecar(
+            chuteVersion: "0", jobID: "j", status: .failed, rule: "r", engine: "image", libraries: ["L": "1"],
+            parameters: .init(format: "jpg", options: ConversionOptions(quality: 0.5)),
+            source: .init(path: "/in/a\nb.png", size: 3, mtime: "t", sha256: nil, sniffedType: nil), output: nil,
+            startedAt: "s", endedAt: "e", durationSeconds: 1, error: .init(code: "corruptInput", message: "bad"),
+            warnings: [], details: [:]
+        )
+        let path = OutputCommitter.sidecarPath(for: directory.appending("a.jpg"))
+        #expect(path == directory.appending("a.jpg.chute.json"))
+        try OutputCommitter.writeSidecar(sidecar, at: path)
+        #expect(OutputCommitter.readSidecar(at: path) == sidecar)
+        try directory.makeDirectory("sub")
+        try self.write("x", to: directory.appending("sub/.chute-dead.partial"))
+        let removed = OutputCommitter.removeStaleTemporaries(below: directory.path)
+        #expect(removed == [directory.appending("sub/.chute-dead.partial")])
+        #expect(directory.files() == ["a.jpg.chute.json"])
+    }
+
+    @Test func logTextEscapesControlAndBidiCharacters() {
+        #expect(LogText.escaped("a\nb") == "a\\u{a}b")
+        #expect(LogText.escaped("x\u{1B}[31m") == "x\\u{1b}[31m")
+        #expect(LogText.escaped("\u{202E}gpj.exe") == "\\u{202e}gpj.exe")
+        #expect(LogText.escaped(String(repeating: "a", count: 5000)).count == LogText.maximumLength + 1)
+    }
+}
