@@ -115,7 +115,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ChuteWatchTests",
-            dependencies: ["ChuteWatch", "ChuteCore", "ChuteTestSupport"],
+            dependencies: [
+                "ChuteWatch", "ChuteCore", "ChuteTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
