@@ -43,8 +43,9 @@ package enum MatchDecision: Sendable, Equatable {
     case filtered(reasons: [String])
     /// The first matching rule is waiting for the file to reach its `minAge`.
     case notYet(rule: String, after: Duration)
-    /// The rule that takes the file, and where its output goes.
-    case matched(Rule, OutputPlan)
+    /// The rule that takes the file, where its output goes, and why earlier rules that matched the name passed it
+    /// over.
+    case matched(Rule, OutputPlan, passedOver: [String])
 }
 
 /// Applies a configuration's ignore lists and rules, in order, to a file.
@@ -112,9 +113,10 @@ package struct RuleMatcher: Sendable {
                     if wait > 0 { return .notYet(rule: rule.name, after: .milliseconds(Int64(wait * 1000) + 1)) }
                 }
             }
-            let directory = rule.keepStructure ? rule.output.appending(folders.map { FilePath.Component($0)! }) : rule.output
+            let directory =
+                rule.keepStructure ? rule.output.appending(folders.map { FilePath.Component($0)! }) : rule.output
             let outputName = rule.rename.render(sourceName: name, format: rule.to, rule: rule.name, date: date)
-            return .matched(rule, OutputPlan(directory: directory, name: outputName))
+            return .matched(rule, OutputPlan(directory: directory, name: outputName), passedOver: reasons)
         }
         return reasons.isEmpty ? .noRule : .filtered(reasons: reasons)
     }

@@ -148,7 +148,7 @@ package actor Intake {
         case .notYet(let rule, let after):
             logger.debug("Waiting for minAge", metadata: ["rule.name": "\(rule)"])
             return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), after)
-        case .matched(let rule, let plan):
+        case .matched(let rule, let plan, _):
             if Self.alreadyHandled(path, plan: plan, fingerprint: status.fingerprint) {
                 self.handled[path] = status.fingerprint
                 logger.debug("Already handled before a restart", metadata: ["rule.name": "\(rule.name)"])

@@ -66,12 +66,17 @@ package final class ChuteProcess: Sendable {
         self.log.filter { line in fragments.allSatisfy { line.contains($0) } }
     }
 
-    /// Waits until at least `count` log lines contain all of `fragments`.
+    /// Waits until at least `count` log lines contain all of `fragments`; fails at once if the process exits first.
     @discardableResult
     package func waitForLog(_ fragments: String..., count: Int = 1, timeout: Double = 60) async throws -> [String] {
-        try await waitUntil("\(count)× log line with \(fragments)\nlog so far:\n\(self.log.suffix(40).joined(separator: "\n"))", timeout: timeout) {
+        let what = { "\(count)× log line with \(fragments); log so far:\n\(self.log.suffix(40).joined(separator: "\n"))" }
+        return try await waitUntil(what(), timeout: timeout) {
             let found = self.log.filter { line in fragments.allSatisfy { line.contains($0) } }
-            return found.count >= count ? found : nil
+            if found.count >= count { return found }
+            if !self.process.isRunning && self.closedStreams.withLock({ $0 }) == 2 {
+                throw DeadlineExceeded(what: "(chute exited) " + what(), seconds: 0)
+            }
+            return nil
         }
     }
 

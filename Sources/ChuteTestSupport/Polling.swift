@@ -12,14 +12,14 @@ package struct DeadlineExceeded: Error, CustomStringConvertible {
 /// Use it for outcomes on disk and in logs; it never asserts on how long anything took.
 @discardableResult
 package func waitUntil<Value>(
-    _ what: String,
+    _ what: @autoclosure () -> String,
     timeout seconds: Double = 30,
     _ condition: () async throws -> Value?
 ) async throws -> Value {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while true {
         if let value = try await condition() { return value }
-        guard ContinuousClock.now < deadline else { throw DeadlineExceeded(what: what, seconds: seconds) }
+        guard ContinuousClock.now < deadline else { throw DeadlineExceeded(what: what(), seconds: seconds) }
         try await Task.sleep(for: .milliseconds(50))
     }
 }

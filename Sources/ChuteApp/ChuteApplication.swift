@@ -1,0 +1,83 @@
+import ChuteCore
+import ChuteRuntime
+import ChuteWatch
+import Foundation
+import Logging
+import ServiceLifecycle
+import SystemPackage
+import UnixSignals
+
+/// The daemon: the watcher feeding the intake, the intake feeding the job queue, and the job runtime running jobs in
+/// worker processes, all under one `ServiceGroup` that turns SIGTERM and SIGINT into a graceful shutdown.
+package struct ChuteApplication {
+    private let config: ChuteConfig
+    private let logger: Logger
+    private let launcher: WorkerLauncher
+
+    /// - Parameters:
+    ///   - config: a validated configuration.
+    ///   - workerExecutable: the `chute` binary to start workers from.
+    package init(config: ChuteConfig, workerExecutable: FilePath, logger: Logger) {
+        self.config = config
+        self.logger = logger
+        self.launcher = Self.launcher(for: workerExecutable)
+    }
+
+    /// The launcher that starts `executable worker --engine NAME`.
+    package static func launcher(for executable: FilePath) -> WorkerLauncher {
+        WorkerLauncher(executable: executable) { engine in ["worker", "--engine", engine.rawValue] }
+    }
+
+    /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
+    ///
+    /// - Throws: when the watcher cannot start or a service fails.
+    package func run() async throws {
+        for rule in self.config.rules {
+            for path in OutputCommitter.removeStaleTemporaries(below: rule.output) {
+                self.logger.info("Removed a temporary file left by an earlier run", metadata: ["path": "\(path)"])
+            }
+        }
+        let watcher = try DirectoryWatcher(specs: self.watchSpecs(), logger: self.logger)
+        let queue = JobQueue()
+        let intake = Intake(config: self.config, queue: queue, logger: self.logger)
+        let engines = EngineKind.allCases.filter { engine in self.config.rules.contains { $0.to.engine == engine } }
+        let runtime = JobRuntime(
+            queue: queue, intake: intake, launcher: self.launcher, settings: self.config.settings, engines: engines,
+            cores: ProcessInfo.processInfo.activeProcessorCount, logger: self.logger
+        )
+        for rule in self.config.rules where !Engines.available(for: rule.to) {
+            self.logger.warning(
+                "This build has no engine for a rule's target; its jobs will fail",
+                metadata: ["rule.name": "\(rule.name)", "format": "\(rule.to.name)"]
+            )
+        }
+        self.logger.info(
+            "Chute started",
+            metadata: [
+                "watches": "\(self.config.watches.map(\.path.string).joined(separator: ", "))",
+                "rules": "\(self.config.rules.count)", "pid": "\(getpid())",
+            ]
+        )
+        // Shutdown runs in reverse order: the watcher stops taking files before the runtime drains.
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [runtime, WatchService(watcher: watcher, intake: intake)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: self.logger
+            )
+        )
+        try await group.run()
+        self.logger.info("Chute stopped")
+    }
+
+    /// One spec per watched folder; output folders inside a watched tree are excluded so outputs never become inputs.
+    private func watchSpecs() -> [WatchSpec] {
+        self.config.watches.map { watch in
+            let excluded = self.config.rules.map(\.output).filter { $0 != watch.path && $0.starts(with: watch.path) }
+            return WatchSpec(
+                root: watch.path, recursive: watch.recursive, ignore: IgnoreRules(extra: watch.ignore),
+                excluded: excluded
+            )
+        }
+    }
+}

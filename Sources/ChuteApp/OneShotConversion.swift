@@ -1,0 +1,84 @@
+import ChuteCore
+import ChuteRuntime
+import Foundation
+import Logging
+import SystemPackage
+
+/// `chute convert INPUT OUTPUT`: one conversion through the same worker process and output commit as the daemon,
+/// without watching anything.
+package struct OneShotConversion {
+    private let input: FilePath
+    private let output: FilePath
+    private let options: ConversionOptions
+    private let overwrite: Bool
+    private let launcher: WorkerLauncher
+    private let timeout: Duration
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - input: the source file.
+    ///   - output: the file to create; its extension picks the format.
+    ///   - overwrite: replace an existing output instead of failing.
+    package init(
+        input: FilePath,
+        output: FilePath,
+        options: ConversionOptions,
+        overwrite: Bool,
+        workerExecutable: FilePath,
+        timeout: Duration,
+        logger: Logger
+    ) {
+        self.input = input
+        self.output = output
+        self.options = options
+        self.overwrite = overwrite
+        self.launcher = ChuteApplication.launcher(for: workerExecutable)
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    /// Converts, and returns a one-line summary.
+    ///
+    /// - Throws: ``ConversionFailure`` with the library's message.
+    package func run() async throws(ConversionFailure) -> String {
+        let ext = self.output.extension ?? ""
+        guard let format = TargetFormat.named(ext) else {
+            let known = TargetFormat.all.map(\.name).joined(separator: ", ")
+            throw ConversionFailure(.unsupportedInput, "unknown output format '\(ext)'; known: \(known)")
+        }
+        guard let name = self.output.lastComponent?.string else {
+            throw ConversionFailure(.outputFailed, "\(self.output) is not a file path")
+        }
+        let directory = self.output.removingLastComponent().isEmpty
+            ? FilePath(FileManager.default.currentDirectoryPath) : self.output.removingLastComponent()
+        let temporary = directory.appending("\(OutputCommitter.temporaryPrefix)\(UUID().uuidString.lowercased()).partial")
+        let worker = try await WorkerProcess(launcher: self.launcher, engine: format.engine, logger: self.logger)
+        let request = ConversionRequest(
+            jobID: "convert", engine: format.engine, input: self.input, output: temporary, format: format,
+            options: self.options
+        )
+        let outcome = await worker.perform(request, timeout: self.timeout) { _ in }
+        await worker.shutDown()
+        switch outcome {
+        case .cancelled:
+            _ = unlink(temporary.string)
+            throw ConversionFailure(.cancelled, "cancelled")
+        case .failed(let failure):
+            _ = unlink(temporary.string)
+            throw failure
+        case .finished(let report):
+            do throws(ConversionFailure) {
+                let (final, _) = try OutputCommitter.commit(
+                    temporary, as: OutputPlan(directory: directory, name: name),
+                    policy: self.overwrite ? .overwrite : .skip
+                )
+                let size = report.details["outputWidth"].flatMap { w in report.details["outputHeight"].map { "\(w)x\($0) " } } ?? ""
+                return "\(final): \(format.name) \(size)\(report.outputBytes) bytes"
+                    + (report.warnings.isEmpty ? "" : "\nwarnings: " + report.warnings.joined(separator: "; "))
+            } catch {
+                _ = unlink(temporary.string)
+                throw error
+            }
+        }
+    }
+}

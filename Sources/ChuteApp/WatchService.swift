@@ -1,0 +1,19 @@
+import ChuteRuntime
+import ChuteWatch
+import ServiceLifecycle
+
+/// The service that feeds the intake from the watcher until graceful shutdown, then stops the watcher.
+struct WatchService: Service {
+    let watcher: DirectoryWatcher
+    let intake: Intake
+
+    func run() async throws {
+        let events = self.watcher.events()
+            .cancelOnGracefulShutdown()
+            .map { event in
+                IntakeEvent(event.kind == .removed ? .removed : .appeared, path: event.path, root: event.root)
+            }
+        await self.intake.consume(events)
+        self.watcher.stop()
+    }
+}

@@ -1,0 +1,188 @@
+import ArgumentParser
+import ChuteApp
+import ChuteCore
+import Foundation
+import Logging
+import SystemPackage
+
+/// The `chute` command: the daemon and its tools.
+@main
+struct Chute: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Watches drop folders and converts whatever lands there.",
+        version: ChuteVersion.current,
+        subcommands: [Run.self, Check.self, Explain.self, Convert.self, Worker.self]
+    )
+}
+
+/// Options every command that logs shares.
+struct LoggingOptions: ParsableArguments {
+    @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    /// Sends every log record to standard error at the chosen level, once per process.
+    func bootstrap() -> Logger {
+        let level = self.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "chute")
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// The path of the running executable, from which workers are started.
+func currentExecutable() -> FilePath {
+    FilePath((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+}
+
+/// Reads a config file, or prints its problems as `FILE:LINE:COL: message` and exits non-zero.
+func loadConfig(_ path: String) throws -> ChuteConfig {
+    do {
+        return try ConfigReader.read(contentsOf: FilePath(path))
+    } catch {
+        FileHandle.standardError.write(Data((error.description + "\n").utf8))
+        throw ExitCode(2)
+    }
+}
+
+extension Chute {
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the daemon in the foreground, logging to standard error."
+        )
+
+        @Option(name: .shortAndLong, help: "The rules file (YAML).")
+        var config: String
+
+        @OptionGroup var logging: LoggingOptions
+
+        func run() async throws {
+            let config = try loadConfig(self.config)
+            let logger = self.logging.bootstrap()
+            let application = ChuteApplication(
+                config: config, workerExecutable: currentExecutable(), logger: logger
+            )
+            try await application.run()
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate a rules file.",
+            discussion: "Exits 0 and prints a summary when the file is valid; otherwise prints one line per problem "
+                + "as FILE:LINE:COL: message and exits 2."
+        )
+
+        @Argument(help: "The rules file (YAML).")
+        var file: String
+
+        func run() throws {
+            let config = try loadConfig(self.file)
+            print(ConfigSummary.render(config, file: self.file))
+            for rule in config.rules where !Engines.available(for: rule.to) {
+                print("warning: rule '\(rule.name)': this build has no \(rule.to.engine.rawValue) engine yet")
+            }
+        }
+    }
+
+    struct Explain: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show which rule a file would match and the output it would produce, or why nothing matches."
+        )
+
+        @Option(name: .shortAndLong, help: "The rules file (YAML).")
+        var config: String
+
+        @Argument(help: "A file path (it need not exist yet).")
+        var path: String
+
+        func run() throws {
+            let config = try loadConfig(self.config)
+            let (text, matched) = Explanation.explain(FilePath(self.path), config: config)
+            print(text)
+            if !matched { throw ExitCode(1) }
+        }
+    }
+
+    struct Convert: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Convert one file, without the daemon, through the same engines and worker process.",
+            discussion: "The output format follows OUTPUT's extension. An existing OUTPUT is never replaced "
+                + "unless --overwrite is given."
+        )
+
+        @Argument(help: "The file to convert.")
+        var input: String
+
+        @Argument(help: "The file to create; its extension picks the format (jpg, png, webp, heic, tiff, …).")
+        var output: String
+
+        @Option(help: "Lossy quality: a fraction (0.85) or a percentage (85).")
+        var quality: Double?
+
+        @Option(help: "Maximum width in pixels; keeps the aspect ratio, never upscales.")
+        var width: Int?
+
+        @Option(help: "Maximum height in pixels; keeps the aspect ratio, never upscales.")
+        var height: Int?
+
+        @Flag(help: "Remove EXIF, GPS, XMP and comments (ICC profiles are kept).")
+        var strip = false
+
+        @Flag(help: "Replace OUTPUT if it exists.")
+        var overwrite = false
+
+        @Option(help: "Give up after this many seconds.")
+        var timeout: Int = 1800
+
+        @OptionGroup var logging: LoggingOptions
+
+        func validate() throws {
+            if let quality = self.quality, !(quality > 0 && quality <= 100) {
+                throw ValidationError("--quality must be a fraction in (0, 1] or a percentage in (1, 100]")
+            }
+            if let width = self.width, width <= 0 { throw ValidationError("--width must be positive") }
+            if let height = self.height, height <= 0 { throw ValidationError("--height must be positive") }
+        }
+
+        func run() async throws {
+            let logger = self.logging.bootstrap()
+            let conversion = OneShotConversion(
+                input: FilePath(self.input), output: FilePath(self.output),
+                options: ConversionOptions(
+                    quality: self.quality, width: self.width, height: self.height, strip: self.strip ? true : nil
+                ),
+                overwrite: self.overwrite, workerExecutable: currentExecutable(), timeout: .seconds(self.timeout),
+                logger: logger
+            )
+            do {
+                print(try await conversion.run())
+            } catch {
+                FileHandle.standardError.write(Data("chute convert: \(error.message) (\(error.code.rawValue))\n".utf8))
+                throw ExitCode(1)
+            }
+        }
+    }
+
+    struct Worker: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Internal: a worker process, started by the daemon; speaks JSON lines on stdin/stdout.",
+            shouldDisplay: false
+        )
+
+        @Option(help: "The engine to run: image, video or audio.")
+        var engine: String
+
+        func run() throws {
+            guard let kind = EngineKind(rawValue: self.engine) else {
+                throw ValidationError("unknown engine '\(self.engine)'")
+            }
+            let status = WorkerMain.run(engine: kind)
+            if status != 0 { throw ExitCode(status) }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// `chute check`, `chute explain` and `chute convert`, run as a user would.
+@Suite(.timeLimit(.minutes(2)))
+struct CommandLineTests {
+    /// Runs `chute` to completion and returns its status and both outputs.
+    private func chute(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
+        let process = try ChuteProcess(arguments)
+        let exit = try await process.waitForExit()
+        return (exit.status, process.output.joined(separator: "\n"), process.log.joined(separator: "\n"))
+    }
+
+    private func writeConfig(_ yaml: String, in directory: TemporaryDirectory) throws -> FilePath {
+        let path = directory.appending("rules.yaml")
+        try yaml.write(toFile: path.string, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test(arguments: [
+        (
+            "bad syntax",
+            "watch:\n  - path: ./in\nrules:\n  - name: a\n    match: \"*.png\n", ":6:1: "
+        ),
+        (
+            "wrong type",
+            "watch:\n  - path: ./in\nrules:\n  - name: a\n    match: \"*.png\"\n    to: jpg\n    output: ./out\n"
+                + "    quality: high\n", ":8:14: "
+        ),
+        (
+            "unknown key",
+            "watch:\n  - path: ./in\nrules:\n  - name: a\n    match: \"*.png\"\n    to: jpg\n    output: ./out\n"
+                + "    qualty: 0.8\n", ":8:5: "
+        ),
+        (
+            "unknown target format",
+            "watch:\n  - path: ./in\nrules:\n  - name: a\n    match: \"*.png\"\n    to: jpg2000x\n    output: ./out\n",
+            ":6:9: "
+        ),
+    ])
+    func checkReportsEachProblemWithItsPosition(_ name: String, _ yaml: String, _ position: String) async throws {
+        let directory = try TemporaryDirectory(prefix: "check")
+        defer { directory.remove() }
+        let config = try self.writeConfig(yaml, in: directory)
+        let result = try await self.chute(["check", config.string])
+        #expect(result.status != 0, "\(name)")
+        let lines = result.error.split(separator: "\n").map(String.init)
+        #expect(!lines.isEmpty)
+        #expect(lines.allSatisfy { $0.hasPrefix(config.string + ":") }, "\(name): \(lines)")
+        #expect(lines.contains { $0.hasPrefix(config.string + position) }, "\(name): \(lines)")
+    }
+
+    @Test func checkAcceptsTheExampleAndSummarisesIt() async throws {
+        let example = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
+            .appending("rules.example.yaml")
+        let result = try await self.chute(["check", example.string])
+        #expect(result.status == 0)
+        #expect(result.output.contains("heic-to-jpg"))
+        #expect(result.output.contains("mkv-to-mp4"))
+    }
+
+    @Test func explainNamesTheRuleAndTheOutput() async throws {
+        let directory = try TemporaryDirectory(prefix: "explain")
+        defer { directory.remove() }
+        try directory.makeDirectory("in/trip")
+        let config = try self.writeConfig(
+            """
+            watch:
+              - path: ./in
+            rules:
+              - name: small
+                match: "*.heic"
+                to: jpg
+                maxSize: 100
+                output: ./out/small
+              - name: photos
+                match: "*.heic"
+                to: jpg
+                output: ./out/photos
+            """, in: directory
+        )
+        try Fixtures.makeImage(at: directory.appending("in/trip/IMG_1.heic"))
+        let matched = try await self.chute(["explain", "--config", config.string, directory.appending("in/trip/IMG_1.heic").string])
+        #expect(matched.status == 0)
+        #expect(matched.output.contains("rule 'photos' matches"))
+        #expect(matched.output.contains("rule 'small': size"))
+        #expect(matched.output.contains("output: \(directory.appending("out/photos/trip/IMG_1.jpg"))"))
+        let ignored = try await self.chute(["explain", "--config", config.string, directory.appending("in/._IMG_1.heic").string])
+        #expect(ignored.status == 1)
+        #expect(ignored.output.contains("ignored:"))
+        let none = try await self.chute(["explain", "--config", config.string, directory.appending("in/notes.txt").string])
+        #expect(none.status == 1)
+        #expect(none.output.contains("no rule matches"))
+    }
+
+    @Test func convertUsesTheEngineAndNeverOverwrites() async throws {
+        let directory = try TemporaryDirectory(prefix: "convert")
+        defer { directory.remove() }
+        try Fixtures.makeImage(at: directory.appending("in.png"), width: 1600, height: 1200)
+        let output = directory.appending("out.webp")
+        let first = try await self.chute(["convert", directory.appending("in.png").string, output.string, "--quality", "0.7", "--width", "800"])
+        #expect(first.status == 0, "\(first.error)")
+        let info = try Fixtures.identify(output)
+        #expect(info.format == "WEBP")
+        #expect(info.width == 800 && info.height == 600)
+        let again = try await self.chute(["convert", directory.appending("in.png").string, output.string])
+        #expect(again.status != 0)
+        #expect(again.error.contains("already exists"))
+        #expect(try Fixtures.identify(output).width == 800)
+        let broken = try await self.chute(["convert", directory.appending("rules-missing.png").string, directory.appending("x.jpg").string])
+        #expect(broken.status != 0)
+        #expect(!broken.error.isEmpty)
+    }
+}

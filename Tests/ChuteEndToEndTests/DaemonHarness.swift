@@ -1,0 +1,100 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+
+/// A temporary tree with an inbox and an outbox, a rules file, and the real `chute run` on it.
+final class DaemonHarness {
+    let directory: TemporaryDirectory
+    let inbox: FilePath
+    let outbox: FilePath
+    let configPath: FilePath
+    private(set) var daemon: ChuteProcess?
+    private var sentinels = 0
+
+    /// Writes a config whose rules are `rules` (YAML list items, indented by two spaces) watching `inbox`.
+    init(rules: String, settings: String = "", gracePeriod: String = "10s") throws {
+        self.directory = try TemporaryDirectory(prefix: "e2e")
+        self.inbox = try self.directory.makeDirectory("inbox")
+        self.outbox = self.directory.appending("outbox")
+        self.configPath = self.directory.appending("rules.yaml")
+        let yaml = """
+            watch:
+              - path: ./inbox
+            rules:
+            \(rules)
+            settings:
+              quietPeriod: 300ms
+              gracePeriod: \(gracePeriod)
+            \(settings)
+            """
+        try yaml.write(toFile: self.configPath.string, atomically: true, encoding: .utf8)
+    }
+
+    /// The usual single rule: HEIC, PNG and JPEG files become JPEGs at quality 0.85 in the outbox.
+    convenience init(settings: String = "", gracePeriod: String = "10s") throws {
+        try self.init(
+            rules: """
+                  - name: to-jpg
+                    match: ["*.heic", "*.png", "*.jpg"]
+                    to: jpg
+                    quality: 0.85
+                    output: ./outbox
+                """,
+            settings: settings,
+            gracePeriod: gracePeriod
+        )
+    }
+
+    /// Starts `chute run` and waits until its watcher is ready.
+    func start() async throws {
+        let daemon = try ChuteProcess(["run", "--config", self.configPath.string, "--log-level", "debug"])
+        self.daemon = daemon
+        try await daemon.waitForLog("Watcher ready")
+    }
+
+    /// Sidecars below the outbox, decoded, keyed by their path relative to the outbox.
+    func sidecars() -> [String: Sidecar] {
+        var result: [String: Sidecar] = [:]
+        for file in self.directory.files(below: "outbox") where file.hasSuffix(Sidecar.fileSuffix) {
+            let path = self.outbox.appending(file)
+            if let data = FileManager.default.contents(atPath: path.string),
+                let sidecar = try? JSONDecoder().decode(Sidecar.self, from: data)
+            {
+                result[file] = sidecar
+            }
+        }
+        return result
+    }
+
+    /// Waits until `count` sidecars exist, then proves no more are coming: it drops a sentinel file and waits for the
+    /// sentinel's own sidecar. Events are handled in order, so a duplicate job for an earlier file would have been
+    /// queued before the sentinel's. The sentinel's sidecar is left out of the result.
+    @discardableResult
+    func waitForSidecars(_ count: Int, timeout: Double = 90) async throws -> [String: Sidecar] {
+        try await waitUntil("\(count) sidecars in \(self.outbox)", timeout: timeout) {
+            self.sidecars().count >= count ? true : nil
+        }
+        self.sentinels += 1
+        let sentinel = "zz-sentinel-\(self.sentinels)"
+        try Fixtures.makeImage(at: self.directory.appending("\(sentinel).png"), width: 16, height: 16)
+        try FileManager.default.moveItem(
+            atPath: self.directory.appending("\(sentinel).png").string,
+            toPath: self.inbox.appending("\(sentinel).png").string
+        )
+        try await waitUntil("the sentinel's sidecar", timeout: timeout) {
+            self.sidecars().keys.contains { $0.contains(sentinel) } ? true : nil
+        }
+        return self.sidecars().filter { !$0.key.contains("zz-sentinel-") }
+    }
+
+    /// Every `.chute-*` temporary file anywhere in the tree.
+    func temporaryFiles() -> [String] {
+        self.directory.files().filter { ($0.split(separator: "/").last ?? "").hasPrefix(".chute-") }
+    }
+
+    func stop() {
+        self.daemon?.terminate()
+        self.directory.remove()
+    }
+}

@@ -1,0 +1,128 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// The real daemon meets bad input, a killed worker and SIGTERM, and keeps its promises.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct FailureEndToEndTests {
+    @Test func corruptImageFailsClearlyAndTheNextFileIsProcessed() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("whole.jpg"), width: 800, height: 600)
+        try Fixtures.truncatedCopy(of: staging.appending("whole.jpg"), to: staging.appending("broken.jpg"), keeping: 0.3)
+        try Fixtures.makeRandomFile(at: staging.appending("noise.png"), bytes: 4096)
+        let brokenBytes = try Data(contentsOf: URL(fileURLWithPath: staging.appending("broken.jpg").string))
+        for name in ["broken.jpg", "noise.png"] {
+            try FileManager.default.moveItem(
+                atPath: staging.appending(name).string, toPath: harness.inbox.appending(name).string
+            )
+        }
+        let failed = try await harness.waitForSidecars(2)
+        let broken = try #require(failed["broken.jpg.chute.json"])
+        #expect(broken.status == .failed)
+        #expect(broken.output == nil)
+        let brokenError = try #require(broken.error)
+        #expect(brokenError.code == "corruptInput")
+        #expect(!brokenError.message.isEmpty)
+        let noise = try #require(failed["noise.jpg.chute.json"])
+        #expect(noise.error?.code == "unsupportedInput")
+        // The source is untouched, and the log says what failed.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: harness.inbox.appending("broken.jpg").string)) == brokenBytes)
+        #expect(harness.daemon?.logLines(containing: "Job failed", "broken.jpg").count == 1)
+        // The daemon goes on with the next file.
+        try FileManager.default.moveItem(
+            atPath: staging.appending("whole.jpg").string, toPath: harness.inbox.appending("whole.jpg").string
+        )
+        let all = try await harness.waitForSidecars(3)
+        #expect(all["whole.jpg.chute.json"]?.status == .completed)
+        #expect(harness.temporaryFiles().isEmpty)
+    }
+
+    @Test func workerKilledDuringAJobFailsThatJobOnly() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-heic
+                    match: "*.png"
+                    to: heic
+                    output: ./outbox
+                """,
+            settings: "  concurrency: {image: 1}"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        // A large HEIC encode takes seconds: long enough to kill the worker in the middle of it.
+        try Fixtures.makeImage(at: staging.appending("big.png"), width: 4000, height: 3000)
+        try FileManager.default.moveItem(
+            atPath: staging.appending("big.png").string, toPath: harness.inbox.appending("big.png").string
+        )
+        try await daemon.waitForLog("Job started", "big.png")
+        let workers = try CommandLineTool.run(["pgrep", "-P", "\(daemon.pid)"]).standardOutput
+            .split(separator: "\n").compactMap { Int32($0) }
+        #expect(workers.count == 1)
+        for worker in workers { kill(worker, SIGKILL) }
+        let sidecars = try await harness.waitForSidecars(1)
+        let killed = try #require(sidecars["big.heic.chute.json"])
+        #expect(killed.status == .failed)
+        #expect(killed.error?.code == "workerCrashed")
+        #expect(killed.error?.message.contains("SIGKILL") == true)
+        #expect(harness.temporaryFiles().isEmpty)
+        // The next job runs, on a new worker.
+        try Fixtures.makeImage(at: harness.inbox.appending("next.png"), width: 64, height: 48)
+        let after = try await harness.waitForSidecars(2)
+        #expect(after["next.heic.chute.json"]?.status == .completed)
+    }
+
+    @Test func sigtermDuringAJobExitsZeroAndLeavesNoTemporaryFiles() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-heic
+                    match: "*.png"
+                    to: heic
+                    output: ./outbox
+                """,
+            settings: "  concurrency: {image: 1}",
+            gracePeriod: "1s"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("slow.png"), width: 4000, height: 3000)
+        try FileManager.default.moveItem(
+            atPath: staging.appending("slow.png").string, toPath: harness.inbox.appending("slow.png").string
+        )
+        try await daemon.waitForLog("Job started", "slow.png")
+        let workers = try CommandLineTool.run(["pgrep", "-P", "\(daemon.pid)"]).standardOutput
+            .split(separator: "\n").compactMap { Int32($0) }
+        #expect(workers.count == 1)
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: 30)
+        #expect(exit.status == 0 && !exit.signalled)
+        #expect(daemon.logLines(containing: "Job cancelled by shutdown").count == 1)
+        #expect(harness.temporaryFiles().isEmpty)
+        // An interrupted job leaves no record, so the next start takes the file again.
+        #expect(harness.sidecars().isEmpty)
+        // No worker outlives the daemon.
+        try await waitUntil("the worker to be gone") { workers.allSatisfy { kill($0, 0) != 0 } ? true : nil }
+    }
+
+    @Test func sigtermLetsARunningJobFinishWithinTheGracePeriod() async throws {
+        let harness = try DaemonHarness(settings: "  concurrency: {image: 1}")
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        try Fixtures.makeImage(at: harness.inbox.appending("quick.png"), width: 2000, height: 1500)
+        try await daemon.waitForLog("Job started", "quick.png")
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: 30)
+        #expect(exit.status == 0)
+        #expect(harness.sidecars()["quick.jpg.chute.json"]?.status == .completed)
+        #expect(harness.temporaryFiles().isEmpty)
+    }
+}
