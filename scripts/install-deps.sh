@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what Chute builds and runs with on Debian 12, as root: the C libraries' development packages,
+# pkg-config, and the command-line tools the tests and benchmarks compare against. Safe to run again.
+set -euo pipefail
+
+packages=(
+    pkg-config
+    libmagickwand-6.q16-dev
+    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
+    imagemagick ffmpeg libheif-examples rsync procps
+)
+
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "chute: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+        [ -x "$candidate/swift" ] && export PATH="$PATH:$candidate"
+    done
+fi
+if ! command -v swift >/dev/null 2>&1; then
+    echo "chute: no Swift toolchain found. Debian 12 does not package Swift 6; install the Swift 6.x toolchain" >&2
+    echo "       for Debian 12 from swift.org (or put it at /opt/swift) and run this again." >&2
+    exit 1
+fi
