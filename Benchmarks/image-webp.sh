@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Benchmark: 200 generated 1.5 MP JPEGs dropped into a watched folder at once and converted to WebP at quality 85 by
+# the Chute daemon, against `convert-im6.q16` doing the same conversions one file at a time, in the same run.
+# It also runs the daemon with a fresh worker process per job (workerJobs: 1) to price the worker model.
+#
+#   bash Benchmarks/image-webp.sh [COUNT]
+#
+# Prints wall times and ratios. Not a test: nothing here asserts on time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count="${1:-200}"
+source scripts/install-deps.sh
+
+swift build -c release --product chute >/dev/null
+chute="$(swift build -c release --show-bin-path)/chute"
+work="$(mktemp -d /tmp/chute-bench-XXXXXX)"
+trap 'kill "${daemon:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
+calc() { awk "BEGIN { print $1 }"; }
+
+echo "generating $count JPEGs of 1500x1000 in $work/source ..." >&2
+mkdir -p "$work/source"
+for base in 0 1 2 3 4 5 6 7 8 9; do
+    convert-im6.q16 -size 1500x1000 -seed "$base" plasma:fractal -blur 0x1 -quality 92 "$work/base$base.jpg"
+done
+for ((i = 0; i < count; i++)); do
+    convert-im6.q16 "$work/base$((i % 10)).jpg" -roll "+$((i * 37))+$((i * 23))" -quality 92 \
+        "$(printf '%s/source/photo%04d.jpg' "$work" "$i")"
+done
+
+run_daemon() {  # $1 = label, $2 = workerJobs
+    local dir="$work/daemon-$2"
+    mkdir -p "$dir/inbox" "$dir/staging"
+    cp "$work"/source/*.jpg "$dir/staging/"
+    cat > "$dir/rules.yaml" <<YAML
+watch:
+  - path: ./inbox
+rules:
+  - name: to-webp
+    match: "*.jpg"
+    to: webp
+    quality: 0.85
+    output: ./outbox
+settings:
+  quietPeriod: 100ms
+  workerJobs: $2
+YAML
+    "$chute" run --config "$dir/rules.yaml" 2> "$dir/log" &
+    daemon=$!
+    until grep -q "Watcher ready" "$dir/log"; do sleep 0.05; done
+    local start end
+    start=$(now)
+    mv "$dir"/staging/*.jpg "$dir/inbox/"
+    until [ "$(find "$dir/outbox" -name '*.chute.json' 2>/dev/null | wc -l)" -ge "$count" ]; do sleep 0.05; done
+    end=$(now)
+    kill -TERM "$daemon"
+    wait "$daemon" || true
+    local failed
+    failed=$(grep -l '"status" : "failed"' "$dir"/outbox/*.chute.json 2>/dev/null | wc -l)
+    echo "$(elapsed "$start" "$end") $failed $(find "$dir/outbox" -name '*.webp' | wc -l)"
+}
+
+echo "chute daemon, reused worker pool ..." >&2
+read -r pool_wall pool_failed pool_outputs < <(run_daemon pool 200)
+echo "chute daemon, one worker process per job ..." >&2
+read -r fresh_wall fresh_failed fresh_outputs < <(run_daemon fresh 1)
+
+echo "convert-im6.q16, one file at a time ..." >&2
+mkdir -p "$work/cli"
+start=$(now)
+for file in "$work"/source/*.jpg; do
+    name="$(basename "$file" .jpg)"
+    convert-im6.q16 "$file" -quality 85 "$work/cli/$name.webp"
+done
+end=$(now)
+cli_wall=$(elapsed "$start" "$end")
+
+sample="$(ls "$work"/daemon-200/outbox/*.webp | head -n 1)"
+cores=$(nproc)
+printf '\nimage benchmark: %d JPEGs 1500x1000 -> WebP q85, %d cores\n' "$count" "$cores"
+printf '  chute (worker pool)          %8.2f s  outputs %d, failed %d\n' "$pool_wall" "$pool_outputs" "$pool_failed"
+printf '  chute (worker per job)       %8.2f s  outputs %d, failed %d\n' "$fresh_wall" "$fresh_outputs" "$fresh_failed"
+printf '  convert-im6.q16, sequential  %8.2f s  outputs %d\n' "$cli_wall" "$(ls "$work"/cli/*.webp | wc -l)"
+printf '  speed-up chute pool vs convert:     %.2fx\n' "$(calc "$cli_wall / $pool_wall")"
+printf '  speed-up chute per-job vs convert:  %.2fx\n' "$(calc "$cli_wall / $fresh_wall")"
+printf '  per-job worker cost: %.1f ms per file\n' "$(calc "($fresh_wall - $pool_wall) * 1000 * $cores / $count")"
+printf '  sample output: %s\n' "$(identify-im6.q16 -format '%m %wx%h q%Q' "$sample")"
