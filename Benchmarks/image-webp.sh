@@ -14,7 +14,8 @@ source scripts/install-deps.sh
 swift build -c release --product chute >/dev/null
 chute="$(swift build -c release --show-bin-path)/chute"
 work="$(mktemp -d /tmp/chute-bench-XXXXXX)"
-trap 'kill "${daemon:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+daemon=""
+trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
@@ -30,8 +31,8 @@ for ((i = 0; i < count; i++)); do
         "$(printf '%s/source/photo%04d.jpg' "$work" "$i")"
 done
 
-run_daemon() {  # $1 = label, $2 = workerJobs
-    local dir="$work/daemon-$2"
+run_daemon() {  # $1 = workerJobs; sets wall, failed, outputs
+    local dir="$work/daemon-$1"
     mkdir -p "$dir/inbox" "$dir/staging"
     cp "$work"/source/*.jpg "$dir/staging/"
     cat > "$dir/rules.yaml" <<YAML
@@ -45,7 +46,7 @@ rules:
     output: ./outbox
 settings:
   quietPeriod: 100ms
-  workerJobs: $2
+  workerJobs: $1
 YAML
     "$chute" run --config "$dir/rules.yaml" 2> "$dir/log" &
     daemon=$!
@@ -57,33 +58,40 @@ YAML
     end=$(now)
     kill -TERM "$daemon"
     wait "$daemon" || true
-    local failed
-    failed=$(grep -l '"status" : "failed"' "$dir"/outbox/*.chute.json 2>/dev/null | wc -l)
-    echo "$(elapsed "$start" "$end") $failed $(find "$dir/outbox" -name '*.webp' | wc -l)"
+    daemon=""
+    wall=$(elapsed "$start" "$end")
+    failed=$( (grep -l '"status" : "failed"' "$dir"/outbox/*.chute.json || true) | wc -l)
+    outputs=$(find "$dir/outbox" -name '*.webp' | wc -l)
 }
 
 echo "chute daemon, reused worker pool ..." >&2
-read -r pool_wall pool_failed pool_outputs < <(run_daemon pool 200)
+run_daemon 200
+pool_wall=$wall pool_failed=$failed pool_outputs=$outputs
 echo "chute daemon, one worker process per job ..." >&2
-read -r fresh_wall fresh_failed fresh_outputs < <(run_daemon fresh 1)
+run_daemon 1
+fresh_wall=$wall fresh_failed=$failed fresh_outputs=$outputs
 
 echo "convert-im6.q16, one file at a time ..." >&2
 mkdir -p "$work/cli"
+cli_failed=0
 start=$(now)
 for file in "$work"/source/*.jpg; do
     name="$(basename "$file" .jpg)"
-    convert-im6.q16 "$file" -quality 85 "$work/cli/$name.webp"
+    convert-im6.q16 "$file" -quality 85 "$work/cli/$name.webp" || cli_failed=$((cli_failed + 1))
 done
 end=$(now)
 cli_wall=$(elapsed "$start" "$end")
 
-sample="$(ls "$work"/daemon-200/outbox/*.webp | head -n 1)"
+sample="$(find "$work/daemon-200/outbox" -name '*.webp' | sort | sed -n 1p)"
 cores=$(nproc)
 printf '\nimage benchmark: %d JPEGs 1500x1000 -> WebP q85, %d cores\n' "$count" "$cores"
 printf '  chute (worker pool)          %8.2f s  outputs %d, failed %d\n' "$pool_wall" "$pool_outputs" "$pool_failed"
 printf '  chute (worker per job)       %8.2f s  outputs %d, failed %d\n' "$fresh_wall" "$fresh_outputs" "$fresh_failed"
-printf '  convert-im6.q16, sequential  %8.2f s  outputs %d\n' "$cli_wall" "$(ls "$work"/cli/*.webp | wc -l)"
+printf '  convert-im6.q16, sequential  %8.2f s  outputs %d, failed %d\n' "$cli_wall" \
+    "$(find "$work/cli" -name '*.webp' | wc -l)" "$cli_failed"
 printf '  speed-up chute pool vs convert:     %.2fx\n' "$(calc "$cli_wall / $pool_wall")"
 printf '  speed-up chute per-job vs convert:  %.2fx\n' "$(calc "$cli_wall / $fresh_wall")"
 printf '  per-job worker cost: %.1f ms per file\n' "$(calc "($fresh_wall - $pool_wall) * 1000 * $cores / $count")"
-printf '  sample output: %s\n' "$(identify-im6.q16 -format '%m %wx%h q%Q' "$sample")"
+printf '  sample output: %s\n' "$(identify-im6.q16 -format '%m %wx%h' "$sample")"
+printf '  total output bytes: chute %d, convert %d\n' "$(cat "$work"/daemon-200/outbox/*.webp | wc -c)" \
+    "$(cat "$work"/cli/*.webp | wc -c)"

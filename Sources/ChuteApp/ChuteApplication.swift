@@ -42,8 +42,13 @@ package struct ChuteApplication {
         let intake = Intake(config: self.config, queue: queue, logger: self.logger)
         let engines = EngineKind.allCases.filter { engine in self.config.rules.contains { $0.to.engine == engine } }
         let runtime = JobRuntime(
-            queue: queue, intake: intake, launcher: self.launcher, settings: self.config.settings, engines: engines,
-            cores: ProcessInfo.processInfo.activeProcessorCount, logger: self.logger
+            queue: queue,
+            intake: intake,
+            launcher: self.launcher,
+            settings: self.config.settings,
+            engines: engines,
+            cores: ProcessInfo.processInfo.activeProcessorCount,
+            logger: self.logger
         )
         for rule in self.config.rules where !Engines.available(for: rule.to) {
             self.logger.warning(
@@ -75,7 +80,9 @@ package struct ChuteApplication {
         self.config.watches.map { watch in
             let excluded = self.config.rules.map(\.output).filter { $0 != watch.path && $0.starts(with: watch.path) }
             return WatchSpec(
-                root: watch.path, recursive: watch.recursive, ignore: IgnoreRules(extra: watch.ignore),
+                root: watch.path,
+                recursive: watch.recursive,
+                ignore: IgnoreRules(extra: watch.ignore),
                 excluded: excluded
             )
         }

@@ -9,9 +9,16 @@ package enum Explanation {
     /// Explains what the daemon would do with `path` (absolute or relative to the working directory).
     ///
     /// - Returns: the lines to print, and whether a rule matches.
-    package static func explain(_ path: FilePath, config: ChuteConfig, now: Date = Date()) -> (text: String, matched: Bool) {
-        let absolute = path.isAbsolute ? path.lexicallyNormalized() : FilePath(FileManager.default.currentDirectoryPath)
-            .pushing(path).lexicallyNormalized()
+    package static func explain(
+        _ path: FilePath,
+        config: ChuteConfig,
+        now: Date = Date()
+    ) -> (text: String, matched: Bool) {
+        let absolute =
+            path.isAbsolute
+            ? path.lexicallyNormalized()
+            : FilePath(FileManager.default.currentDirectoryPath)
+                .pushing(path).lexicallyNormalized()
         let matcher = RuleMatcher(config: config)
         guard let root = matcher.root(containing: absolute) else {
             let watched = config.watches.map(\.path.string).joined(separator: ", ")
@@ -28,7 +35,11 @@ package enum Explanation {
             notes.append("note: the file does not exist; size, type and age filters were not checked")
         }
         let decision = matcher.decide(
-            path: absolute, root: root, facts: facts, now: now, date: now.formatted(.iso8601.year().month().day())
+            path: absolute,
+            root: root,
+            facts: facts,
+            now: now,
+            date: now.formatted(.iso8601.year().month().day())
         )
         var lines = ["\(absolute)", "watched folder: \(root)"] + notes
         switch decision {
@@ -46,7 +57,9 @@ package enum Explanation {
             lines.append("rule '\(rule.name)' matches (first match wins)")
             lines.append("output: \(plan.path)")
             lines.append("sidecar: \(OutputCommitter.sidecarPath(for: plan.path))")
-            lines.append("engine: \(rule.to.engine.rawValue)" + (Engines.available(for: rule.to) ? "" : " (not in this build)"))
+            lines.append(
+                "engine: \(rule.to.engine.rawValue)" + (Engines.available(for: rule.to) ? "" : " (not in this build)")
+            )
         }
         if case .matched = decision { return (lines.joined(separator: "\n"), true) }
         return (lines.joined(separator: "\n"), false)

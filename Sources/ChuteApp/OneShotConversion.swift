@@ -49,12 +49,19 @@ package struct OneShotConversion {
         guard let name = self.output.lastComponent?.string else {
             throw ConversionFailure(.outputFailed, "\(self.output) is not a file path")
         }
-        let directory = self.output.removingLastComponent().isEmpty
+        let directory =
+            self.output.removingLastComponent().isEmpty
             ? FilePath(FileManager.default.currentDirectoryPath) : self.output.removingLastComponent()
-        let temporary = directory.appending("\(OutputCommitter.temporaryPrefix)\(UUID().uuidString.lowercased()).partial")
+        let temporary = directory.appending(
+            "\(OutputCommitter.temporaryPrefix)\(UUID().uuidString.lowercased()).partial"
+        )
         let worker = try await WorkerProcess(launcher: self.launcher, engine: format.engine, logger: self.logger)
         let request = ConversionRequest(
-            jobID: "convert", engine: format.engine, input: self.input, output: temporary, format: format,
+            jobID: "convert",
+            engine: format.engine,
+            input: self.input,
+            output: temporary,
+            format: format,
             options: self.options
         )
         let outcome = await worker.perform(request, timeout: self.timeout) { _ in }
@@ -69,10 +76,13 @@ package struct OneShotConversion {
         case .finished(let report):
             do throws(ConversionFailure) {
                 let (final, _) = try OutputCommitter.commit(
-                    temporary, as: OutputPlan(directory: directory, name: name),
+                    temporary,
+                    as: OutputPlan(directory: directory, name: name),
                     policy: self.overwrite ? .overwrite : .skip
                 )
-                let size = report.details["outputWidth"].flatMap { w in report.details["outputHeight"].map { "\(w)x\($0) " } } ?? ""
+                let size =
+                    report.details["outputWidth"].flatMap { w in report.details["outputHeight"].map { "\(w)x\($0) " } }
+                    ?? ""
                 return "\(final): \(format.name) \(size)\(report.outputBytes) bytes"
                     + (report.warnings.isEmpty ? "" : "\nwarnings: " + report.warnings.joined(separator: "; "))
             } catch {

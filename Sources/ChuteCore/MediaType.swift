@@ -59,8 +59,9 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         if ascii(0, "8BPS") { return .psd }
         if ascii(0, "#?RADIANCE") || ascii(0, "#?RGBE") { return .radiance }
         if at(0, [0x00, 0x00, 0x01, 0x00]) && bytes.count > 6 { return .ico }
-        if bytes.count >= 2, bytes[0] == UInt8(ascii: "P"), (UInt8(ascii: "1")...UInt8(ascii: "7")).contains(bytes[1])
-            || bytes[1] == UInt8(ascii: "F") || bytes[1] == UInt8(ascii: "f")
+        if bytes.count >= 2, bytes[0] == UInt8(ascii: "P"),
+            (UInt8(ascii: "1")...UInt8(ascii: "7")).contains(bytes[1])
+                || bytes[1] == UInt8(ascii: "F") || bytes[1] == UInt8(ascii: "f")
         {
             if bytes.count >= 3, [0x0A, 0x0D, 0x20, 0x09].contains(bytes[2]) { return .netpbm }
         }

@@ -110,6 +110,9 @@ package protocol ConversionEngine: Sendable {
     ///   - progress: called with the fraction done, from the calling thread.
     /// - Returns: the facts for the sidecar.
     /// - Throws: ``ConversionFailure`` with the library's message; the output file is removed first.
-    func convert(_ request: ConversionRequest, progress: (Double) -> Void) throws(ConversionFailure)
+    func convert(
+        _ request: ConversionRequest,
+        progress: (Double) -> Void
+    ) throws(ConversionFailure)
         -> ConversionReport
 }

@@ -136,7 +136,11 @@ package actor Intake {
         let facts = FileFacts(size: status.fingerprint.size, modified: status.fingerprint.modified, sniffed: sniffed)
         let now = Date()
         let decision = self.matcher.decide(
-            path: path, root: root, facts: facts, now: now, date: now.formatted(.iso8601.year().month().day())
+            path: path,
+            root: root,
+            facts: facts,
+            now: now,
+            date: now.formatted(.iso8601.year().month().day())
         )
         switch decision {
         case .ignored(let reason):
@@ -155,7 +159,12 @@ package actor Intake {
                 return nil
             }
             let job = Job(
-                source: path, root: root, rule: rule, plan: plan, fingerprint: status.fingerprint, sniffed: sniffed
+                source: path,
+                root: root,
+                rule: rule,
+                plan: plan,
+                fingerprint: status.fingerprint,
+                sniffed: sniffed
             )
             if await self.queue.submit(job) {
                 logger.debug("Job queued", metadata: ["job.id": "\(job.id)", "rule.name": "\(rule.name)"])

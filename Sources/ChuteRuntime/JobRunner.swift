@@ -56,7 +56,11 @@ package struct JobRunner: Sendable {
         }
         let temporary = OutputCommitter.temporaryPath(for: job)
         let request = ConversionRequest(
-            jobID: job.id, engine: job.engine, input: job.source, output: temporary, format: job.rule.to,
+            jobID: job.id,
+            engine: job.engine,
+            input: job.source,
+            output: temporary,
+            format: job.rule.to,
             options: job.rule.options
         )
         logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
@@ -76,7 +80,8 @@ package struct JobRunner: Sendable {
             if let now = try? SourceInspector.status(of: job.source), now.fingerprint != status.fingerprint {
                 _ = unlink(temporary.string)
                 let failure = ConversionFailure(
-                    .inputChanged, "the source changed while it was converted; the output was discarded"
+                    .inputChanged,
+                    "the source changed while it was converted; the output was discarded"
                 )
                 return self.fail(record, failure, logger)
             }
@@ -84,7 +89,8 @@ package struct JobRunner: Sendable {
                 let (final, warning) = try OutputCommitter.commit(temporary, as: job.plan, policy: job.rule.onConflict)
                 if let warning { record.warnings.append(warning) }
                 try OutputCommitter.writeSidecar(
-                    record.sidecar(output: final, failure: nil), at: OutputCommitter.sidecarPath(for: final)
+                    record.sidecar(output: final, failure: nil),
+                    at: OutputCommitter.sidecarPath(for: final)
                 )
                 logger.info(
                     "Job completed",
@@ -133,7 +139,8 @@ private struct Record {
     var report: ConversionReport?
     var warnings: [String] = []
 
-    init(job: Job, status: SourceInspector.Status, sha256: String?, started: Date, clockStart: ContinuousClock.Instant) {
+    init(job: Job, status: SourceInspector.Status, sha256: String?, started: Date, clockStart: ContinuousClock.Instant)
+    {
         self.job = job
         self.status = status
         self.sha256 = sha256

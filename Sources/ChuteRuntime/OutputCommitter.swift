@@ -64,7 +64,8 @@ package enum OutputCommitter {
                 continue
             case .failure(.fileExists):
                 throw ConversionFailure(
-                    .outputFailed, "the output \(candidate) already exists and the rule says onConflict: skip"
+                    .outputFailed,
+                    "the output \(candidate) already exists and the rule says onConflict: skip"
                 )
             case .failure(let errno):
                 throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(errno)")
@@ -85,7 +86,9 @@ package enum OutputCommitter {
             var data = try encoder.encode(sidecar)
             data.append(UInt8(ascii: "\n"))
             let descriptor = try FileDescriptor.open(
-                temporary, .writeOnly, options: [.create, .truncate, .noFollow, .closeOnExec],
+                temporary,
+                .writeOnly,
+                options: [.create, .truncate, .noFollow, .closeOnExec],
                 permissions: [.ownerReadWrite, .groupRead, .otherRead]
             )
             try descriptor.closeAfter {

@@ -35,7 +35,10 @@ package enum SourceInspector {
     package static func sniff(_ path: FilePath) -> MediaType? {
         guard
             let descriptor = try? FileDescriptor.open(
-                path, .readOnly, options: [.noFollow, .nonBlocking, .closeOnExec], retryOnInterrupt: true
+                path,
+                .readOnly,
+                options: [.noFollow, .nonBlocking, .closeOnExec],
+                retryOnInterrupt: true
             )
         else { return nil }
         defer { try? descriptor.close() }

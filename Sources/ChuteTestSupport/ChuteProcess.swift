@@ -69,7 +69,9 @@ package final class ChuteProcess: Sendable {
     /// Waits until at least `count` log lines contain all of `fragments`; fails at once if the process exits first.
     @discardableResult
     package func waitForLog(_ fragments: String..., count: Int = 1, timeout: Double = 60) async throws -> [String] {
-        let what = { "\(count)× log line with \(fragments); log so far:\n\(self.log.suffix(40).joined(separator: "\n"))" }
+        let what = {
+            "\(count)× log line with \(fragments); log so far:\n\(self.log.suffix(40).joined(separator: "\n"))"
+        }
         return try await waitUntil(what(), timeout: timeout) {
             let found = self.log.filter { line in fragments.allSatisfy { line.contains($0) } }
             if found.count >= count { return found }

@@ -8,12 +8,19 @@ package enum Fixtures {
     package static let identify = "identify-im6.q16"
 
     /// Writes an image of the given size and format (by extension), with a gradient and noise so that encoders work.
-    package static func makeImage(at path: FilePath, width: Int = 320, height: Int = 240, extraArguments: [String] = [])
+    package static func makeImage(
+        at path: FilePath,
+        width: Int = 320,
+        height: Int = 240,
+        extraArguments: [String] = []
+    )
         throws
     {
         try CommandLineTool.run(
-            [self.convert, "-size", "\(width)x\(height)", "gradient:#204080-#f0c020", "-attenuate", "0.3", "+noise",
-             "Uniform"] + extraArguments + [path.string]
+            [
+                self.convert, "-size", "\(width)x\(height)", "gradient:#204080-#f0c020", "-attenuate", "0.3", "+noise",
+                "Uniform",
+            ] + extraArguments + [path.string]
         )
     }
 
@@ -47,7 +54,11 @@ package enum Fixtures {
             throw CommandLineTool.Failure(command: [self.identify, path.string], result: result)
         }
         return ImageInfo(
-            format: fields[0], width: width, height: height, quality: Int(fields[3]) ?? 0, orientation: fields[4]
+            format: fields[0],
+            width: width,
+            height: height,
+            quality: Int(fields[3]) ?? 0,
+            orientation: fields[4]
         )
     }
 }

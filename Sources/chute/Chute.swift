@@ -64,7 +64,9 @@ extension Chute {
             let config = try loadConfig(self.config)
             let logger = self.logging.bootstrap()
             let application = ChuteApplication(
-                config: config, workerExecutable: currentExecutable(), logger: logger
+                config: config,
+                workerExecutable: currentExecutable(),
+                logger: logger
             )
             try await application.run()
         }
@@ -152,11 +154,17 @@ extension Chute {
         func run() async throws {
             let logger = self.logging.bootstrap()
             let conversion = OneShotConversion(
-                input: FilePath(self.input), output: FilePath(self.output),
+                input: FilePath(self.input),
+                output: FilePath(self.output),
                 options: ConversionOptions(
-                    quality: self.quality, width: self.width, height: self.height, strip: self.strip ? true : nil
+                    quality: self.quality,
+                    width: self.width,
+                    height: self.height,
+                    strip: self.strip ? true : nil
                 ),
-                overwrite: self.overwrite, workerExecutable: currentExecutable(), timeout: .seconds(self.timeout),
+                overwrite: self.overwrite,
+                workerExecutable: currentExecutable(),
+                timeout: .seconds(self.timeout),
                 logger: logger
             )
             do {

@@ -80,18 +80,25 @@ struct CommandLineTests {
                 match: "*.heic"
                 to: jpg
                 output: ./out/photos
-            """, in: directory
+            """,
+            in: directory
         )
         try Fixtures.makeImage(at: directory.appending("in/trip/IMG_1.heic"))
-        let matched = try await self.chute(["explain", "--config", config.string, directory.appending("in/trip/IMG_1.heic").string])
+        let matched = try await self.chute([
+            "explain", "--config", config.string, directory.appending("in/trip/IMG_1.heic").string,
+        ])
         #expect(matched.status == 0)
         #expect(matched.output.contains("rule 'photos' matches"))
         #expect(matched.output.contains("rule 'small': size"))
         #expect(matched.output.contains("output: \(directory.appending("out/photos/trip/IMG_1.jpg"))"))
-        let ignored = try await self.chute(["explain", "--config", config.string, directory.appending("in/._IMG_1.heic").string])
+        let ignored = try await self.chute([
+            "explain", "--config", config.string, directory.appending("in/._IMG_1.heic").string,
+        ])
         #expect(ignored.status == 1)
         #expect(ignored.output.contains("ignored:"))
-        let none = try await self.chute(["explain", "--config", config.string, directory.appending("in/notes.txt").string])
+        let none = try await self.chute([
+            "explain", "--config", config.string, directory.appending("in/notes.txt").string,
+        ])
         #expect(none.status == 1)
         #expect(none.output.contains("no rule matches"))
     }
@@ -101,7 +108,9 @@ struct CommandLineTests {
         defer { directory.remove() }
         try Fixtures.makeImage(at: directory.appending("in.png"), width: 1600, height: 1200)
         let output = directory.appending("out.webp")
-        let first = try await self.chute(["convert", directory.appending("in.png").string, output.string, "--quality", "0.7", "--width", "800"])
+        let first = try await self.chute([
+            "convert", directory.appending("in.png").string, output.string, "--quality", "0.7", "--width", "800",
+        ])
         #expect(first.status == 0, "\(first.error)")
         let info = try Fixtures.identify(output)
         #expect(info.format == "WEBP")
@@ -110,7 +119,9 @@ struct CommandLineTests {
         #expect(again.status != 0)
         #expect(again.error.contains("already exists"))
         #expect(try Fixtures.identify(output).width == 800)
-        let broken = try await self.chute(["convert", directory.appending("rules-missing.png").string, directory.appending("x.jpg").string])
+        let broken = try await self.chute([
+            "convert", directory.appending("rules-missing.png").string, directory.appending("x.jpg").string,
+        ])
         #expect(broken.status != 0)
         #expect(!broken.error.isEmpty)
     }

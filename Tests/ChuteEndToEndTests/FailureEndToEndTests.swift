@@ -13,12 +13,17 @@ struct FailureEndToEndTests {
         try await harness.start()
         let staging = try harness.directory.makeDirectory("staging")
         try Fixtures.makeImage(at: staging.appending("whole.jpg"), width: 800, height: 600)
-        try Fixtures.truncatedCopy(of: staging.appending("whole.jpg"), to: staging.appending("broken.jpg"), keeping: 0.3)
+        try Fixtures.truncatedCopy(
+            of: staging.appending("whole.jpg"),
+            to: staging.appending("broken.jpg"),
+            keeping: 0.3
+        )
         try Fixtures.makeRandomFile(at: staging.appending("noise.png"), bytes: 4096)
         let brokenBytes = try Data(contentsOf: URL(fileURLWithPath: staging.appending("broken.jpg").string))
         for name in ["broken.jpg", "noise.png"] {
             try FileManager.default.moveItem(
-                atPath: staging.appending(name).string, toPath: harness.inbox.appending(name).string
+                atPath: staging.appending(name).string,
+                toPath: harness.inbox.appending(name).string
             )
         }
         let failed = try await harness.waitForSidecars(2)
@@ -35,7 +40,8 @@ struct FailureEndToEndTests {
         #expect(harness.daemon?.logLines(containing: "Job failed", "broken.jpg").count == 1)
         // The daemon goes on with the next file.
         try FileManager.default.moveItem(
-            atPath: staging.appending("whole.jpg").string, toPath: harness.inbox.appending("whole.jpg").string
+            atPath: staging.appending("whole.jpg").string,
+            toPath: harness.inbox.appending("whole.jpg").string
         )
         let all = try await harness.waitForSidecars(3)
         #expect(all["whole.jpg.chute.json"]?.status == .completed)
@@ -59,7 +65,8 @@ struct FailureEndToEndTests {
         // A large HEIC encode takes seconds: long enough to kill the worker in the middle of it.
         try Fixtures.makeImage(at: staging.appending("big.png"), width: 4000, height: 3000)
         try FileManager.default.moveItem(
-            atPath: staging.appending("big.png").string, toPath: harness.inbox.appending("big.png").string
+            atPath: staging.appending("big.png").string,
+            toPath: harness.inbox.appending("big.png").string
         )
         try await daemon.waitForLog("Job started", "big.png")
         let workers = try CommandLineTool.run(["pgrep", "-P", "\(daemon.pid)"]).standardOutput
@@ -95,7 +102,8 @@ struct FailureEndToEndTests {
         let staging = try harness.directory.makeDirectory("staging")
         try Fixtures.makeImage(at: staging.appending("slow.png"), width: 4000, height: 3000)
         try FileManager.default.moveItem(
-            atPath: staging.appending("slow.png").string, toPath: harness.inbox.appending("slow.png").string
+            atPath: staging.appending("slow.png").string,
+            toPath: harness.inbox.appending("slow.png").string
         )
         try await daemon.waitForLog("Job started", "slow.png")
         let workers = try CommandLineTool.run(["pgrep", "-P", "\(daemon.pid)"]).standardOutput

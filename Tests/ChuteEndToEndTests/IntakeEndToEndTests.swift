@@ -16,7 +16,8 @@ struct IntakeEndToEndTests {
         try Fixtures.makeImage(at: staging.appending("IMG_0042.heic"), width: 640, height: 480)
         // A copy writes the file in place (create, write, close), unlike a rename.
         try FileManager.default.copyItem(
-            atPath: staging.appending("IMG_0042.heic").string, toPath: harness.inbox.appending("IMG_0042.heic").string
+            atPath: staging.appending("IMG_0042.heic").string,
+            toPath: harness.inbox.appending("IMG_0042.heic").string
         )
         let sidecars = try await harness.waitForSidecars(1)
         let sidecar = try #require(sidecars["IMG_0042.jpg.chute.json"])
@@ -40,13 +41,16 @@ struct IntakeEndToEndTests {
         let staging = try harness.directory.makeDirectory("staging")
         try Fixtures.makeImage(at: staging.appending("moved.png"))
         try FileManager.default.moveItem(
-            atPath: staging.appending("moved.png").string, toPath: harness.inbox.appending("moved.png").string
+            atPath: staging.appending("moved.png").string,
+            toPath: harness.inbox.appending("moved.png").string
         )
         let sidecars = try await harness.waitForSidecars(1)
         #expect(Array(sidecars.keys) == ["moved.jpg.chute.json"])
-        #expect(harness.directory.files(below: "outbox").filter { !$0.contains("zz-sentinel") } == [
-            "moved.jpg", "moved.jpg.chute.json",
-        ])
+        #expect(
+            harness.directory.files(below: "outbox").filter { !$0.contains("zz-sentinel") } == [
+                "moved.jpg", "moved.jpg.chute.json",
+            ]
+        )
     }
 
     @Test func wholeDirectoryMovedInKeepsItsStructure() async throws {
@@ -60,10 +64,12 @@ struct IntakeEndToEndTests {
         }
         try FileManager.default.moveItem(atPath: album.string, toPath: harness.inbox.appending("album").string)
         let sidecars = try await harness.waitForSidecars(4)
-        #expect(sidecars.keys.sorted() == [
-            "album/a.jpg.chute.json", "album/day1/b.jpg.chute.json", "album/day1/morning/c.jpg.chute.json",
-            "album/day1/morning/d.jpg.chute.json",
-        ])
+        #expect(
+            sidecars.keys.sorted() == [
+                "album/a.jpg.chute.json", "album/day1/b.jpg.chute.json", "album/day1/morning/c.jpg.chute.json",
+                "album/day1/morning/d.jpg.chute.json",
+            ]
+        )
         #expect(sidecars.values.allSatisfy { $0.status == .completed })
     }
 
@@ -103,7 +109,8 @@ struct IntakeEndToEndTests {
         // The same by hand, with a browser-style partial name.
         try Fixtures.makeImage(at: staging.appending("download.png"))
         try FileManager.default.moveItem(
-            atPath: staging.appending("download.png").string, toPath: harness.inbox.appending("download.png.part").string
+            atPath: staging.appending("download.png").string,
+            toPath: harness.inbox.appending("download.png.part").string
         )
         try FileManager.default.moveItem(
             atPath: harness.inbox.appending("download.png.part").string,
@@ -153,7 +160,8 @@ struct IntakeEndToEndTests {
         ] {
             try Fixtures.makeImage(at: harness.directory.appending("ignored.png"), width: 16, height: 16)
             try FileManager.default.moveItem(
-                atPath: harness.directory.appending("ignored.png").string, toPath: harness.inbox.appending(name).string
+                atPath: harness.directory.appending("ignored.png").string,
+                toPath: harness.inbox.appending(name).string
             )
         }
         try Fixtures.makeImage(at: harness.inbox.appending("real.png"))
@@ -184,10 +192,12 @@ struct IntakeEndToEndTests {
         try await waitUntil("the sentinel's output") {
             harness.directory.files(below: "inbox/converted").contains("sentinel.jpg.chute.json") ? true : nil
         }
-        #expect(harness.directory.files(below: "inbox/converted") == [
-            "loop.jpg", "loop.jpg.chute.json", "photo.jpg", "photo.jpg.chute.json", "sentinel.jpg",
-            "sentinel.jpg.chute.json",
-        ])
+        #expect(
+            harness.directory.files(below: "inbox/converted") == [
+                "loop.jpg", "loop.jpg.chute.json", "photo.jpg", "photo.jpg.chute.json", "sentinel.jpg",
+                "sentinel.jpg.chute.json",
+            ]
+        )
         #expect(harness.daemon?.logLines(containing: "Job queued").count == 3)
     }
 }

@@ -8,15 +8,21 @@ import Testing
 @Suite struct JobQueueTests {
     private func job(_ name: String, rule: Rule) -> Job {
         Job(
-            source: FilePath("/in/\(name)"), root: "/in", rule: rule,
+            source: FilePath("/in/\(name)"),
+            root: "/in",
+            rule: rule,
             plan: OutputPlan(directory: "/out", name: name + ".jpg"),
-            fingerprint: SourceFingerprint(device: 1, inode: 1, size: 1, modifiedNanoseconds: 1), sniffed: .png
+            fingerprint: SourceFingerprint(device: 1, inode: 1, size: 1, modifiedNanoseconds: 1),
+            sniffed: .png
         )
     }
 
     private func rule(_ name: String, concurrency: Int? = nil) throws -> Rule {
         Rule(
-            name: name, match: [try GlobPattern("*")], to: try #require(TargetFormat.named("jpg")), output: "/out",
+            name: name,
+            match: [try GlobPattern("*")],
+            to: try #require(TargetFormat.named("jpg")),
+            output: "/out",
             concurrency: concurrency
         )
     }

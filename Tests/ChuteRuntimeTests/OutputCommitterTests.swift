@@ -21,7 +21,8 @@ import Testing
         try self.write("older", to: directory.appending("a-1.jpg"))
         try self.write("new", to: directory.appending(".chute-x.partial"))
         let (path, warning) = try OutputCommitter.commit(
-            directory.appending(".chute-x.partial"), as: OutputPlan(directory: directory.path, name: "a.jpg"),
+            directory.appending(".chute-x.partial"),
+            as: OutputPlan(directory: directory.path, name: "a.jpg"),
             policy: .rename
         )
         #expect(path == directory.appending("a-2.jpg"))
@@ -38,7 +39,8 @@ import Testing
         try self.write("new", to: directory.appending(".chute-x.partial"))
         #expect(throws: ConversionFailure.self) {
             try OutputCommitter.commit(
-                directory.appending(".chute-x.partial"), as: OutputPlan(directory: directory.path, name: "a.jpg"),
+                directory.appending(".chute-x.partial"),
+                as: OutputPlan(directory: directory.path, name: "a.jpg"),
                 policy: .skip
             )
         }
@@ -51,7 +53,8 @@ import Testing
         try self.write("old", to: directory.appending("a.jpg"))
         try self.write("new", to: directory.appending(".chute-x.partial"))
         let (path, warning) = try OutputCommitter.commit(
-            directory.appending(".chute-x.partial"), as: OutputPlan(directory: directory.path, name: "a.jpg"),
+            directory.appending(".chute-x.partial"),
+            as: OutputPlan(directory: directory.path, name: "a.jpg"),
             policy: .overwrite
         )
         #expect(path == directory.appending("a.jpg"))
@@ -63,11 +66,21 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "commit")
         defer { directory.remove() }
         let sidecar = Sidecar(
-            chuteVersion: "0", jobID: "j", status: .failed, rule: "r", engine: "image", libraries: ["L": "1"],
+            chuteVersion: "0",
+            jobID: "j",
+            status: .failed,
+            rule: "r",
+            engine: "image",
+            libraries: ["L": "1"],
             parameters: .init(format: "jpg", options: ConversionOptions(quality: 0.5)),
-            source: .init(path: "/in/a\nb.png", size: 3, mtime: "t", sha256: nil, sniffedType: nil), output: nil,
-            startedAt: "s", endedAt: "e", durationSeconds: 1, error: .init(code: "corruptInput", message: "bad"),
-            warnings: [], details: [:]
+            source: .init(path: "/in/a\nb.png", size: 3, mtime: "t", sha256: nil, sniffedType: nil),
+            output: nil,
+            startedAt: "s",
+            endedAt: "e",
+            durationSeconds: 1,
+            error: .init(code: "corruptInput", message: "bad"),
+            warnings: [],
+            details: [:]
         )
         let path = OutputCommitter.sidecarPath(for: directory.appending("a.jpg"))
         #expect(path == directory.appending("a.jpg.chute.json"))
