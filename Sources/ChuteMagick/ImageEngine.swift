@@ -222,24 +222,31 @@ package struct ImageEngine: ConversionEngine {
         return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
     }
 
-    /// Reads back the headers of the encoded output with the target's coder and compares the first frame's size.
+    /// Reads back the headers of the encoded output and compares the first frame's size: with the target's coder,
+    /// or for WebP from its header (see ``WebPHeader``: ImageMagick's WebP ping is a full decode).
     private static func verify(
         _ output: borrowing MagickBlob,
         coder: String,
         width: Int,
         height: Int
     ) throws(MagickError) {
-        let headers = Wand()
-        try output.withUnsafeBytes { (bytes) throws(MagickError) in
+        let (readWidth, readHeight, function) = try output.withUnsafeBytes {
+            (bytes) throws(MagickError) -> (Int, Int, String) in
+            if coder == "WEBP" {
+                let header = WebPHeader(bytes)
+                return (header?.width ?? 0, header?.height ?? 0, "WebPHeader")
+            }
+            let headers = Wand()
             try headers.read(bytes, coder: coder, headersOnly: true)
+            try headers.selectImage(at: 0)
+            return (headers.width, headers.height, "MagickPingImageBlob")
         }
-        try headers.selectImage(at: 0)
-        guard headers.width == width, headers.height == height else {
+        guard readWidth == width, readHeight == height else {
             throw MagickError(
                 code: .verify,
-                function: "MagickPingImageBlob",
+                function: function,
                 severity: 0,
-                message: "the \(coder) output reads back as \(headers.width)x\(headers.height), not \(width)x\(height)"
+                message: "the \(coder) output reads back as \(readWidth)x\(readHeight), not \(width)x\(height)"
             )
         }
     }
