@@ -42,16 +42,19 @@ package struct JobRunner: Sendable {
             return .vanished
         }
         let source = job.source
-        let hash = try? await Blocking.run { try SourceInspector.sha256(of: source) }
-        var record = Record(job: job, status: status, sha256: hash, started: started, clockStart: clockStart)
+        // The source is hashed while the worker converts it, so the worker never waits for the hash.
+        async let hashing = try? Blocking.run { try SourceInspector.sha256(of: source) }
+        var record = Record(job: job, status: status, sha256: nil, started: started, clockStart: clockStart)
 
         guard let worker else {
+            record.sha256 = await hashing
             return self.fail(record, launchFailure ?? ConversionFailure(.engineUnavailable, "no worker"), logger)
         }
         record.libraries = worker.libraries
         do throws(ConversionFailure) {
             try OutputCommitter.makeDirectory(job.plan.directory)
         } catch {
+            record.sha256 = await hashing
             return self.fail(record, error, logger)
         }
         let temporary = OutputCommitter.temporaryPath(for: job)
@@ -67,6 +70,7 @@ package struct JobRunner: Sendable {
         let outcome = await worker.perform(request, timeout: self.timeout) { fraction in
             logger.trace("Job progress", metadata: ["progress": "\(Int(fraction * 100))%"])
         }
+        record.sha256 = await hashing
         switch outcome {
         case .cancelled:
             _ = unlink(temporary.string)
