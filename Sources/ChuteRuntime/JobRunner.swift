@@ -15,8 +15,24 @@ package enum JobOutcome: Sendable, Equatable {
     case vanished
 }
 
-/// Runs one job through a worker: hashes the source, has the worker write a hidden temporary file, checks the source
-/// did not change meanwhile, renames the output into place and writes the sidecar.
+/// A job whose worker is done with it.
+package enum Conversion: Sendable {
+    /// The job is over (failed and recorded, cancelled or vanished).
+    case ended(JobOutcome)
+    /// The worker wrote the output under its temporary name; ``JobRunner/commit(_:)`` puts it in place.
+    case converted(PendingCommit)
+}
+
+/// A converted output waiting to be renamed into place, with what its sidecar needs.
+package struct PendingCommit: Sendable {
+    fileprivate var record: Record
+    fileprivate var temporary: FilePath
+    fileprivate var logger: Logger
+}
+
+/// Runs one job in two steps. ``convert(_:worker:launchFailure:)`` hashes the source while the worker writes a hidden
+/// temporary file; ``commit(_:)`` checks the source did not change meanwhile, renames the output into place and
+/// writes the sidecar. Splitting them lets a lane give its worker the next job while the last output is committed.
 package struct JobRunner: Sendable {
     private let timeout: Duration
     private let logger: Logger
@@ -28,8 +44,13 @@ package struct JobRunner: Sendable {
 
     /// Runs `job` on `worker`, or records `launchFailure` when no worker could be started.
     ///
-    /// - Returns: the outcome; every outcome but `.cancelled` and `.vanished` has left a sidecar.
-    package func run(_ job: Job, worker: WorkerProcess?, launchFailure: ConversionFailure? = nil) async -> JobOutcome {
+    /// - Returns: `.converted` when the output waits to be committed; otherwise the job's outcome, where every
+    ///   outcome but `.cancelled` and `.vanished` has left a sidecar.
+    package func convert(
+        _ job: Job,
+        worker: WorkerProcess?,
+        launchFailure: ConversionFailure? = nil
+    ) async -> Conversion {
         var logger = self.logger
         logger[metadataKey: "job.id"] = "\(job.id)"
         logger[metadataKey: "rule.name"] = "\(job.rule.name)"
@@ -39,7 +60,7 @@ package struct JobRunner: Sendable {
 
         guard let status = try? SourceInspector.status(of: job.source), status.isRegularFile else {
             logger.info("Source vanished before its job started")
-            return .vanished
+            return .ended(.vanished)
         }
         let source = job.source
         // The source is hashed while the worker converts it, so the worker never waits for the hash.
@@ -48,14 +69,16 @@ package struct JobRunner: Sendable {
 
         guard let worker else {
             record.sha256 = await hashing
-            return self.fail(record, launchFailure ?? ConversionFailure(.engineUnavailable, "no worker"), logger)
+            return .ended(
+                self.fail(record, launchFailure ?? ConversionFailure(.engineUnavailable, "no worker"), logger)
+            )
         }
         record.libraries = worker.libraries
         do throws(ConversionFailure) {
             try OutputCommitter.makeDirectory(job.plan.directory)
         } catch {
             record.sha256 = await hashing
-            return self.fail(record, error, logger)
+            return .ended(self.fail(record, error, logger))
         }
         let temporary = OutputCommitter.temporaryPath(for: job)
         let request = ConversionRequest(
@@ -75,40 +98,55 @@ package struct JobRunner: Sendable {
         case .cancelled:
             _ = unlink(temporary.string)
             logger.info("Job cancelled by shutdown; it runs again at the next start")
-            return .cancelled
+            return .ended(.cancelled)
         case .failed(let failure):
             _ = unlink(temporary.string)
-            return self.fail(record, failure, logger)
+            return .ended(self.fail(record, failure, logger))
         case .finished(let report):
             record.report = report
-            if let now = try? SourceInspector.status(of: job.source), now.fingerprint != status.fingerprint {
-                _ = unlink(temporary.string)
-                let failure = ConversionFailure(
-                    .inputChanged,
-                    "the source changed while it was converted; the output was discarded"
-                )
-                return self.fail(record, failure, logger)
-            }
-            do throws(ConversionFailure) {
-                let (final, warning) = try OutputCommitter.commit(temporary, as: job.plan, policy: job.rule.onConflict)
-                if let warning { record.warnings.append(warning) }
-                try OutputCommitter.writeSidecar(
-                    record.sidecar(output: final, failure: nil),
-                    at: OutputCommitter.sidecarPath(for: final)
-                )
-                logger.info(
-                    "Job completed",
-                    metadata: [
-                        "output.path": "\(LogText.escaped(final.string))",
-                        "output.bytes": "\(report.outputBytes)",
-                        "duration": "\(record.seconds)",
-                    ]
-                )
-                return .completed(final)
-            } catch {
-                _ = unlink(temporary.string)
-                return self.fail(record, error, logger)
-            }
+            return .converted(PendingCommit(record: record, temporary: temporary, logger: logger))
+        }
+    }
+
+    /// Puts a converted output in place: checks that the source did not change during the conversion, renames the
+    /// output under its planned (or a free) name, and writes the sidecar.
+    ///
+    /// - Returns: `.completed`, or `.failed` with its sidecar written and the temporary file removed.
+    package func commit(_ pending: PendingCommit) -> JobOutcome {
+        var record = pending.record
+        let job = record.job
+        let logger = pending.logger
+        if let now = try? SourceInspector.status(of: job.source), now.fingerprint != record.status.fingerprint {
+            _ = unlink(pending.temporary.string)
+            let failure = ConversionFailure(
+                .inputChanged,
+                "the source changed while it was converted; the output was discarded"
+            )
+            return self.fail(record, failure, logger)
+        }
+        do throws(ConversionFailure) {
+            let (final, warning) = try OutputCommitter.commit(
+                pending.temporary,
+                as: job.plan,
+                policy: job.rule.onConflict
+            )
+            if let warning { record.warnings.append(warning) }
+            try OutputCommitter.writeSidecar(
+                record.sidecar(output: final, failure: nil),
+                at: OutputCommitter.sidecarPath(for: final)
+            )
+            logger.info(
+                "Job completed",
+                metadata: [
+                    "output.path": "\(LogText.escaped(final.string))",
+                    "output.bytes": "\(record.report?.outputBytes ?? 0)",
+                    "duration": "\(record.seconds)",
+                ]
+            )
+            return .completed(final)
+        } catch {
+            _ = unlink(pending.temporary.string)
+            return self.fail(record, error, logger)
         }
     }
 
@@ -133,7 +171,7 @@ package struct JobRunner: Sendable {
 }
 
 /// What a job has gathered so far, turned into a ``Sidecar`` at the end.
-private struct Record {
+private struct Record: Sendable {
     var job: Job
     var status: SourceInspector.Status
     var sha256: String?

@@ -71,23 +71,35 @@ package struct JobRuntime: Service {
     private func runLane(_ engine: EngineKind) async {
         let runner = JobRunner(timeout: self.settings.jobTimeout, logger: self.logger)
         var worker: WorkerProcess?
-        while let job = await self.queue.next(for: engine) {
-            if let current = worker, current.isDead || current.jobCount >= self.settings.workerJobs {
-                await current.shutDown()
-                worker = nil
-            }
-            var launchFailure: ConversionFailure?
-            if worker == nil {
-                do {
-                    worker = try await WorkerProcess(launcher: self.launcher, engine: engine, logger: self.logger)
-                } catch {
-                    launchFailure = error
+        await withDiscardingTaskGroup { commits in
+            while let job = await self.queue.next(for: engine) {
+                if let current = worker, current.isDead || current.jobCount >= self.settings.workerJobs {
+                    await current.shutDown()
+                    worker = nil
+                }
+                var launchFailure: ConversionFailure?
+                if worker == nil {
+                    do throws(ConversionFailure) {
+                        worker = try await WorkerProcess(launcher: self.launcher, engine: engine, logger: self.logger)
+                    } catch {
+                        launchFailure = error
+                    }
+                }
+                switch await runner.convert(job, worker: worker, launchFailure: launchFailure) {
+                case .ended(let outcome):
+                    await self.finish(job, outcome)
+                case .converted(let pending):
+                    // The worker takes its next job while this output is renamed into place and its sidecar written.
+                    commits.addTask { await self.finish(job, runner.commit(pending)) }
                 }
             }
-            let outcome = await runner.run(job, worker: worker, launchFailure: launchFailure)
-            await self.queue.complete(job)
-            await self.intake.jobFinished(job, outcome: outcome)
         }
         await worker?.shutDown()
+    }
+
+    /// Releases a finished job's place in the queue and tells the intake how it ended.
+    private func finish(_ job: Job, _ outcome: JobOutcome) async {
+        await self.queue.complete(job)
+        await self.intake.jobFinished(job, outcome: outcome)
     }
 }
