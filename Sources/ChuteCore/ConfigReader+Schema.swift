@@ -6,11 +6,18 @@ extension ConfigReader.Walker {
     private static let topLevelKeys = ["watch", "rules", "settings"]
     /// The keys of one `watch:` entry.
     private static let watchKeys = ["path", "recursive", "ignore"]
-    /// The keys of one rule.
-    private static let ruleKeys = [
-        "name", "match", "to", "output", "quality", "width", "height", "strip", "rename", "keepStructure", "onConflict",
-        "concurrency", "watch", "minSize", "maxSize", "type", "minAge", "maxAge",
+    /// The keys of a rule that set conversion options (``ConversionOptions``).
+    static let optionKeys = [
+        "quality", "width", "height", "strip", "upscale", "videoCodec", "crf", "videoBitrate", "preset", "maxFrameRate",
+        "audioCodec", "audioBitrate", "channels", "sampleRate", "allAudio",
     ]
+    /// The keys of one rule.
+    private static let ruleKeys =
+        ["name", "match", "to", "output"] + optionKeys
+        + [
+            "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
+            "maxAge",
+        ]
     /// The keys of `settings:`.
     private static let settingsKeys = ["quietPeriod", "gracePeriod", "jobTimeout", "workerJobs", "concurrency"]
 
@@ -172,6 +179,14 @@ extension ConfigReader.Walker {
         return format
     }
 
+    /// Reads a mapping of option keys alone (``optionKeys``) for `format`, with the checks of a rule.
+    mutating func options(of node: Node, format: TargetFormat) -> ConversionOptions? {
+        guard let fields = self.fields(of: node, for: nil, label: "in the options", allowed: Self.optionKeys) else {
+            return nil
+        }
+        return self.options(from: fields, format: format)
+    }
+
     /// Reads the conversion options, refusing those that the target's engine does not use.
     ///
     /// - Parameter format: the rule's target, or `nil` when `to:` is unusable (applicability is then not checked).
@@ -199,6 +214,8 @@ extension ConfigReader.Walker {
         if let entry = fields["strip"], self.applies(entry, to: format, engines: [.image]) {
             options.strip = self.bool(entry)
         }
+        self.readVideoOptions(from: fields, format: format, into: &options)
+        self.readAudioOptions(from: fields, format: format, into: &options)
         return options
     }
 
@@ -213,6 +230,222 @@ extension ConfigReader.Walker {
             return false
         }
         return true
+    }
+
+    // MARK: - video and audio options
+
+    /// The video codecs each video target can hold, its default first.
+    private static let videoCodecs: [String: [ConversionOptions.VideoCodec]] = [
+        "mp4": [.h264, .hevc, .vp9, .av1], "mov": [.h264, .hevc], "mkv": [.h264, .hevc, .vp9, .av1],
+        "webm": [.vp9, .av1],
+    ]
+    /// The audio codecs each video target can hold, its default first.
+    private static let audioCodecs: [String: [ConversionOptions.AudioCodec]] = [
+        "mp4": [.aac, .mp3], "mov": [.aac, .mp3], "mkv": [.aac, .opus, .vorbis, .mp3, .flac], "webm": [.opus, .vorbis],
+    ]
+    /// The codec of each audio target; `wav` holds uncompressed PCM and is not listed.
+    private static let audioTargetCodecs: [String: ConversionOptions.AudioCodec] = [
+        "mp3": .mp3, "m4a": .aac, "opus": .opus, "ogg": .vorbis, "flac": .flac,
+    ]
+    /// The sample rates of the encoders that take only some (LAME, libopus, FFmpeg's AAC); others take
+    /// ``sampleRateRange``.
+    private static let sampleRates: [ConversionOptions.AudioCodec: [Int]] = [
+        .mp3: [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000],
+        .opus: [8000, 12000, 16000, 24000, 48000],
+        .aac: [7350, 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000],
+    ]
+    private static let sampleRateRange = 8000...192_000
+    private static let videoBitrateRange = 16_000...1_000_000_000
+    private static let audioBitrateRange = 8000...512_000
+
+    /// Reads the options that only video targets use: `upscale`, `videoCodec`, `crf`, `videoBitrate`, `preset`,
+    /// `maxFrameRate`, `audioCodec` and `allAudio`, checking each against the target's codecs.
+    private mutating func readVideoOptions(
+        from fields: Fields,
+        format: TargetFormat?,
+        into options: inout ConversionOptions
+    ) {
+        let video: Set<EngineKind> = [.video]
+        if let entry = fields["upscale"], self.applies(entry, to: format, engines: video) {
+            options.upscale = self.bool(entry)
+            if options.upscale != nil, fields["width"] == nil, fields["height"] == nil {
+                self.report("'upscale' needs 'width' or 'height' to grow towards", at: entry.key)
+            }
+        }
+        if let entry = fields["videoCodec"], self.applies(entry, to: format, engines: video),
+            let codec = self.choice(entry, of: ConversionOptions.VideoCodec.self, expected: "a video codec")
+        {
+            let allowed = format.flatMap { Self.videoCodecs[$0.name] } ?? ConversionOptions.VideoCodec.allCases
+            if let format, !allowed.contains(codec) {
+                let names = allowed.map(\.rawValue).joined(separator: ", ")
+                self.report("\(format.name) cannot hold \(codec.rawValue) video; it holds: \(names)", at: entry.value)
+            } else {
+                options.videoCodec = codec
+            }
+        }
+        let codec = options.videoCodec ?? format.flatMap { Self.videoCodecs[$0.name]?.first }
+        if let entry = fields["crf"], self.applies(entry, to: format, engines: video) {
+            let maximum = codec == .h264 || codec == .hevc ? 51 : 63
+            let name = codec.map { " for \($0.rawValue)" } ?? ""
+            options.crf = self.wholeNumber(entry, in: 0...maximum, what: "between 0 and \(maximum)\(name)")
+        }
+        if let entry = fields["videoBitrate"], self.applies(entry, to: format, engines: video) {
+            options.videoBitrate = self.bitrate(entry, in: Self.videoBitrateRange)
+            if options.videoBitrate != nil, options.crf != nil {
+                self.report("set either 'crf' or 'videoBitrate', not both", at: entry.key)
+            }
+        }
+        if let entry = fields["preset"], self.applies(entry, to: format, engines: video),
+            let preset = self.choice(entry, of: ConversionOptions.Preset.self, expected: "an encoder preset")
+        {
+            if let codec, codec != .h264 && codec != .hevc {
+                self.report("'preset' applies to h264 and hevc video, not \(codec.rawValue)", at: entry.key)
+            } else {
+                options.preset = preset
+            }
+        }
+        if let entry = fields["maxFrameRate"], self.applies(entry, to: format, engines: video),
+            let rate = self.number(entry)
+        {
+            if rate > 0 && rate <= 240 {
+                options.maxFrameRate = rate
+            } else {
+                let written = entry.value.scalar?.string ?? "\(rate)"
+                self.report("'maxFrameRate' must be greater than 0 and at most 240, found \(written)", at: entry.value)
+            }
+        }
+        if let entry = fields["audioCodec"], self.applies(entry, to: format, engines: video),
+            let codec = self.choice(entry, of: ConversionOptions.AudioCodec.self, expected: "an audio codec")
+        {
+            let allowed = format.flatMap { Self.audioCodecs[$0.name] } ?? ConversionOptions.AudioCodec.allCases
+            if let format, !allowed.contains(codec) {
+                let names = allowed.map(\.rawValue).joined(separator: ", ")
+                self.report("\(format.name) cannot hold \(codec.rawValue) audio; it holds: \(names)", at: entry.value)
+            } else {
+                options.audioCodec = codec
+            }
+        }
+        if let entry = fields["allAudio"], self.applies(entry, to: format, engines: video) {
+            options.allAudio = self.bool(entry)
+        }
+    }
+
+    /// Reads the audio options of video and audio targets: `audioBitrate`, `channels` and `sampleRate`, checked
+    /// against the audio codec the rule ends up with.
+    ///
+    /// Call it after ``readVideoOptions(from:format:into:)``, which reads `audioCodec`.
+    private mutating func readAudioOptions(
+        from fields: Fields,
+        format: TargetFormat?,
+        into options: inout ConversionOptions
+    ) {
+        let engines: Set<EngineKind> = [.video, .audio]
+        // `nil` with a known format means uncompressed PCM (wav).
+        var codec: ConversionOptions.AudioCodec?
+        var codecName = "audio"
+        if let format {
+            codec = options.audioCodec ?? Self.audioCodecs[format.name]?.first ?? Self.audioTargetCodecs[format.name]
+            codecName = codec?.rawValue ?? "pcm"
+        }
+        if let entry = fields["audioBitrate"], self.applies(entry, to: format, engines: engines),
+            let bitrate = self.bitrate(entry, in: Self.audioBitrateRange)
+        {
+            if format != nil, codec == nil || codec == .flac {
+                self.report("'audioBitrate' does not apply to lossless \(codecName) audio", at: entry.key)
+            } else {
+                options.audioBitrate = bitrate
+            }
+        }
+        if let entry = fields["channels"], self.applies(entry, to: format, engines: engines) {
+            let maximum = codec == .mp3 ? 2 : 8
+            options.channels = self.wholeNumber(
+                entry,
+                in: 1...maximum,
+                what: "between 1 and \(maximum) for \(codecName)"
+            )
+        }
+        if let entry = fields["sampleRate"], self.applies(entry, to: format, engines: engines),
+            let rate = self.wholeNumber(entry, in: Self.sampleRateRange, what: "between 8000 and 192000 (Hz)")
+        {
+            if let codec, let rates = Self.sampleRates[codec], !rates.contains(rate) {
+                let names = rates.map(String.init).joined(separator: ", ")
+                self.report("\(codec.rawValue) cannot use \(rate) Hz; it takes: \(names)", at: entry.value)
+            } else {
+                options.sampleRate = rate
+            }
+        }
+    }
+
+    /// Reads one of an enumeration's values, case-insensitively.
+    ///
+    /// - Parameter expected: what the value is, for the wrong-type message ("a video codec").
+    private mutating func choice<Choice: RawRepresentable & CaseIterable>(
+        _ entry: Entry,
+        of type: Choice.Type,
+        expected: String
+    ) -> Choice? where Choice.RawValue == String {
+        guard let text = self.string(entry, expected: expected) else { return nil }
+        guard let choice = Choice(rawValue: text.lowercased()) else {
+            let known = Choice.allCases.map(\.rawValue).joined(separator: ", ")
+            self.report("unknown value '\(text)' for '\(entry.name)'; expected one of: \(known)", at: entry.value)
+            return nil
+        }
+        return choice
+    }
+
+    /// Reads a whole number within `range`.
+    ///
+    /// - Parameter what: the range in words, for the out-of-range message ("between 0 and 51 for h264").
+    private mutating func wholeNumber(_ entry: Entry, in range: ClosedRange<Int>, what: String) -> Int? {
+        guard Self.tag(of: entry.value) == .int, let value = entry.value.int else {
+            let found = Self.describe(entry.value)
+            self.report("expected a whole number for '\(entry.name)', found \(found)", at: entry.value)
+            return nil
+        }
+        guard range.contains(value) else {
+            self.report("'\(entry.name)' must be \(what), found \(value)", at: entry.value)
+            return nil
+        }
+        return value
+    }
+
+    /// Reads a bitrate in bits per second: a whole number (`800000`) or a number with `k` (thousands) or `M`
+    /// (millions), such as `128k` or `2.5M`.
+    private mutating func bitrate(_ entry: Entry, in range: ClosedRange<Int>) -> Int? {
+        guard case .scalar(let scalar) = entry.value, !Self.isNull(entry.value) else {
+            self.report("expected a bitrate for '\(entry.name)', found \(Self.describe(entry.value))", at: entry.value)
+            return nil
+        }
+        var text = Substring(scalar.string)
+        var multiplier = 1.0
+        if let unit = text.last, unit == "k" || unit == "K" || unit == "M" {
+            multiplier = unit == "M" ? 1_000_000 : 1000
+            text.removeLast()
+        }
+        let isPlainNumber = !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
+        guard isPlainNumber, let number = Double(text), number.isFinite else {
+            self.report(
+                "invalid bitrate '\(scalar.string)' for '\(entry.name)': expected bits per second, as a whole number "
+                    + "or with k or M, such as 128k or 2.5M",
+                at: entry.value
+            )
+            return nil
+        }
+        let bits = Int((number * multiplier).rounded())
+        guard range.contains(bits) else {
+            self.report(
+                "'\(entry.name)' must be between \(Self.describe(bitrate: range.lowerBound)) and "
+                    + "\(Self.describe(bitrate: range.upperBound)), found \(scalar.string)",
+                at: entry.value
+            )
+            return nil
+        }
+        return bits
+    }
+
+    /// Writes a bitrate the short way: `8k`, `512k`, `1000M`.
+    private static func describe(bitrate: Int) -> String {
+        bitrate % 1_000_000 == 0 ? "\(bitrate / 1_000_000)M" : "\(bitrate / 1000)k"
     }
 
     /// Reads `minSize`, `maxSize`, `type`, `minAge` and `maxAge`, and checks that each range is not empty.

@@ -77,6 +77,38 @@ package enum ConfigReader {
         return config
     }
 
+    /// Reads conversion options given outside a rules file (`chute convert --crf 20`) with the same checks as a rule.
+    ///
+    /// - Parameters:
+    ///   - values: rule keys (``optionKeys``) and their values as they would be written in YAML: `23`, `128k`,
+    ///     `h264`, `true`.
+    ///   - format: the target the options are for; options its engine does not use are refused.
+    /// - Returns: the options.
+    /// - Throws: ``ConfigError`` with one issue per problem, in `values`' order; their positions mean nothing.
+    package static func options(
+        _ values: [(key: String, value: String)],
+        for format: TargetFormat
+    ) throws(ConfigError) -> ConversionOptions {
+        let file = "options"
+        // Each value must be one plain YAML scalar, so that it is typed (number, bool, string) as in a rules file
+        // and cannot add keys or structure of its own.
+        let plain = values.first { _, value in
+            value.isEmpty || !value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._+-".contains($0)) }
+        }
+        if let (key, value) = plain {
+            let issue = ConfigIssue(file: file, line: 1, column: 1, message: "invalid value '\(value)' for '\(key)'")
+            throw ConfigError(issues: [issue])
+        }
+        let yaml = values.map { "\($0.key): \($0.value)\n" }.joined()
+        var walker = Walker(file: file, baseDirectory: FilePath("/"))
+        let composed = try? Yams.compose(yaml: yaml.isEmpty ? "{}" : yaml)
+        guard let composed, let options = walker.options(of: composed, format: format), walker.issues.isEmpty else {
+            let fallback = ConfigIssue(file: file, line: 1, column: 1, message: "the options cannot be read")
+            throw ConfigError(issues: walker.issues.isEmpty ? [fallback] : walker.issues)
+        }
+        return options
+    }
+
     /// `path` made absolute against the current directory, and lexically normalised.
     private static func absolute(_ path: FilePath) -> FilePath {
         let absolute = path.isAbsolute ? path : FilePath(FileManager.default.currentDirectoryPath).pushing(path)

@@ -33,12 +33,25 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
 package enum WorkerReply: Sendable, Codable, Equatable {
     /// The worker has started and loaded its engines; `libraries` names each C library and its version.
     case ready(libraries: [String: String])
-    /// Fraction done, 0…1.
-    case progress(Double)
+    /// How far the job is.
+    case progress(JobProgress)
     /// The output was written, synced and verified.
     case finished(ConversionReport)
     /// The conversion failed; the worker removed whatever it had written.
     case failed(ConversionFailure)
+}
+
+/// How far a running job is, as its engine reports it.
+package struct JobProgress: Sendable, Codable, Equatable {
+    /// Fraction done, 0…1.
+    package var fraction: Double
+    /// For media: how many seconds of the input have been converted, which gives the speed in × real time.
+    package var mediaSeconds: Double?
+
+    package init(fraction: Double, mediaSeconds: Double? = nil) {
+        self.fraction = fraction
+        self.mediaSeconds = mediaSeconds
+    }
 }
 
 /// A successful conversion's facts, copied into the sidecar.
@@ -107,12 +120,12 @@ package protocol ConversionEngine: Sendable {
     ///
     /// - Parameters:
     ///   - request: what to convert, and where to write it (the output must be created exclusively).
-    ///   - progress: called with the fraction done, from the calling thread.
+    ///   - progress: called with how far the job is, from the calling thread.
     /// - Returns: the facts for the sidecar.
     /// - Throws: ``ConversionFailure`` with the library's message; the output file is removed first.
     func convert(
         _ request: ConversionRequest,
-        progress: (Double) -> Void
+        progress: (JobProgress) -> Void
     ) throws(ConversionFailure)
         -> ConversionReport
 }

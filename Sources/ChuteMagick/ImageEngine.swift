@@ -68,14 +68,14 @@ package struct ImageEngine: ConversionEngine {
     ///   removed (or was never created).
     package func convert(
         _ request: ConversionRequest,
-        progress: (Double) -> Void
+        progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
         let library = MagickLibrary.shared
         library.limitThreads(to: self.threadsPerJob)
         var report = ConversionReport(outputBytes: 0)
 
         let images = try Self.decode(request, library: library, report: &report, progress: progress)
-        progress(0.5)
+        progress(JobProgress(fraction: 0.5))
         let output = try Self.withMagick(library) { () throws(MagickError) -> MagickBlob in
             try Self.apply(request.options, format: request.format, to: images)
             let output = try images.encode(coder: request.format.coder, allImages: request.format.holdsSeveralFrames)
@@ -87,12 +87,12 @@ package struct ImageEngine: ConversionEngine {
             report.details["outputFrames"] = String(images.imageCount)
             return output
         }
-        progress(0.8)
+        progress(JobProgress(fraction: 0.8))
 
         let file = try OutputFile(creatingAt: request.output)
         try output.withUnsafeBytes { (bytes) throws(ConversionFailure) in try file.write(bytes) }
         try file.finish()
-        progress(1)
+        progress(JobProgress(fraction: 1))
         report.outputBytes = Int64(output.count)
         return report
     }
@@ -107,7 +107,7 @@ package struct ImageEngine: ConversionEngine {
         _ request: ConversionRequest,
         library: MagickLibrary,
         report: inout ConversionReport,
-        progress: (Double) -> Void
+        progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> Wand {
         let bytes = try InputFile(openingAt: request.input).readAll(limit: Self.inputByteLimit)
         guard !bytes.isEmpty else { throw ConversionFailure(.corruptInput, "empty file") }
@@ -125,7 +125,7 @@ package struct ImageEngine: ConversionEngine {
             }
             try Self.checkLimits(Self.frameSizes(of: headers), library: library)
         }
-        progress(0.1)
+        progress(JobProgress(fraction: 0.1))
 
         var images = Wand()
         try Self.withMagick(library) { () throws(MagickError) in

@@ -90,8 +90,9 @@ package struct JobRunner: Sendable {
             options: job.rule.options
         )
         logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
-        let outcome = await worker.perform(request, timeout: self.timeout) { fraction in
-            logger.trace("Job progress", metadata: ["progress": "\(Int(fraction * 100))%"])
+        var progressLog = ProgressLog(start: ContinuousClock.now)
+        let outcome = await worker.perform(request, timeout: self.timeout) { progress in
+            progressLog.record(progress, to: logger)
         }
         record.sha256 = await hashing
         switch outcome {

@@ -1,13 +1,15 @@
 import ChuteCore
 import Foundation
 import Logging
+import Synchronization
 import SystemPackage
 
 /// One worker process: a child `chute worker` that runs conversions one at a time and answers over a pipe.
 ///
 /// Requests go to the child's standard input and replies come back on its standard output, one JSON line each
-/// (``ConversionRequest`` in, ``WorkerReply`` out). A dedicated thread reads the replies, so no blocking read ever
-/// runs on Swift's cooperative pool. A crash, a hang or a kill of the child costs the job it was running and nothing
+/// (``ConversionRequest`` in, ``WorkerReply`` out). Dedicated threads read the replies and the child's standard error,
+/// so no blocking read ever runs on Swift's cooperative pool; each line the child writes to standard error (FFmpeg's
+/// and ImageMagick's own messages) becomes a warning in the supervisor's log, with the job it belongs to. A crash, a hang or a kill of the child costs the job it was running and nothing
 /// else: the reply stream simply ends.
 ///
 /// - Important: a `WorkerProcess` belongs to one lane task at a time; it is not shared.
@@ -24,6 +26,8 @@ package final class WorkerProcess {
     private let requests: FileHandle
     private var replies: AsyncStream<WorkerReply>.AsyncIterator
     private let termination: AsyncStream<String>
+    /// The job the child is running, for its standard-error lines.
+    private let currentJob = CurrentJob()
     /// The C libraries the worker loaded, from its `ready` message.
     package private(set) var libraries: [String: String] = [:]
     /// How many jobs this worker has run.
@@ -45,7 +49,8 @@ package final class WorkerProcess {
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
-        process.standardError = FileHandle.standardError
+        let errors = Pipe()
+        process.standardError = errors
         let (termination, terminated) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
         process.terminationHandler = { process in
             let how =
@@ -62,6 +67,9 @@ package final class WorkerProcess {
         }
         let (replies, continuation) = AsyncStream.makeStream(of: WorkerReply.self, bufferingPolicy: .unbounded)
         Self.startReader(output.fileHandleForReading, into: continuation, logger: logger)
+        var workerLogger = logger
+        workerLogger[metadataKey: "worker.pid"] = "\(process.processIdentifier)"
+        Self.startErrorReader(errors.fileHandleForReading, job: self.currentJob, logger: workerLogger)
         self.process = process
         self.requests = input.fileHandleForWriting
         self.replies = replies.makeAsyncIterator()
@@ -84,10 +92,12 @@ package final class WorkerProcess {
     package func perform(
         _ request: ConversionRequest,
         timeout: Duration,
-        progress: (Double) -> Void
+        progress: (JobProgress) -> Void
     ) async -> Outcome {
         self.jobCount += 1
         let pid = self.pid
+        self.currentJob.set(request.jobID)
+        defer { self.currentJob.set(nil) }
         do {
             var line = try JSONEncoder().encode(request)
             line.append(UInt8(ascii: "\n"))
@@ -104,8 +114,8 @@ package final class WorkerProcess {
         }()
         let reply: WorkerReply? = await withTaskCancellationHandler {
             while let reply = await self.replies.next() {
-                if case .progress(let fraction) = reply {
-                    progress(fraction)
+                if case .progress(let report) = reply {
+                    progress(report)
                     continue
                 }
                 return reply
@@ -186,6 +196,52 @@ package final class WorkerProcess {
             continuation.finish()
         }
         thread.name = "chute-worker-reader"
+        thread.start()
+    }
+}
+
+extension WorkerProcess {
+    /// The id of the job a worker is running, shared with the thread that logs the worker's standard error.
+    private final class CurrentJob: Sendable {
+        private let id = Mutex<String?>(nil)
+
+        func set(_ id: String?) { self.id.withLock { $0 = id } }
+        func get() -> String? { self.id.withLock { $0 } }
+    }
+
+    /// Logs each line the child writes to standard error as a warning, escaped and capped, until the pipe closes.
+    private static func startErrorReader(_ handle: FileHandle, job: CurrentJob, logger: Logger) {
+        let thread = Thread {
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            let fd = handle.fileDescriptor
+            func emit(_ line: ArraySlice<UInt8>) {
+                guard !line.isEmpty else { return }
+                var metadata: Logger.Metadata = ["line": "\(LogText.escaped(String(decoding: line, as: UTF8.self)))"]
+                if let id = job.get() {
+                    metadata["job.id"] = "\(id)"
+                }
+                logger.warning("Worker message", metadata: metadata)
+            }
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                pending += buffer[0..<count]
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    emit(pending[..<newline])
+                    pending.removeSubrange(...newline)
+                }
+                // A line that never ends is still logged, in pieces.
+                if pending.count > LogText.maximumLength {
+                    emit(pending[...])
+                    pending.removeAll()
+                }
+            }
+            emit(pending[...])
+            try? handle.close()
+        }
+        thread.name = "chute-worker-stderr"
         thread.start()
     }
 }

@@ -98,6 +98,47 @@ private let wrongTypeCases: [(String, String)] = [
     ("onConflict:", "rules.yaml:8:16: expected a conflict policy for 'onConflict', found nothing"),
 ]
 
+/// A video or audio rule (lines 5–7: `match`, `to`, `output`) with option lines from line 8, and the issues.
+private let badMediaOptionCases: [([String], [String])] = [
+    (
+        ["to: mp4", "videoCodec: x264"],
+        ["rules.yaml:8:17: unknown value 'x264' for 'videoCodec'; expected one of: h264, hevc, vp9, av1"]
+    ),
+    (["to: webm", "videoCodec: h264"], ["rules.yaml:8:17: webm cannot hold h264 video; it holds: vp9, av1"]),
+    (["to: mov", "audioCodec: opus"], ["rules.yaml:8:17: mov cannot hold opus audio; it holds: aac, mp3"]),
+    (["to: mp4", "crf: 60"], ["rules.yaml:8:10: 'crf' must be between 0 and 51 for h264, found 60"]),
+    (["to: webm", "crf: 64"], ["rules.yaml:8:10: 'crf' must be between 0 and 63 for vp9, found 64"]),
+    (["to: mp4", "crf: 20", "videoBitrate: 2M"], ["rules.yaml:9:5: set either 'crf' or 'videoBitrate', not both"]),
+    (
+        ["to: mp4", "videoBitrate: 2 Mbit"],
+        [
+            "rules.yaml:8:19: invalid bitrate '2 Mbit' for 'videoBitrate': expected bits per second, as a whole number "
+                + "or with k or M, such as 128k or 2.5M"
+        ]
+    ),
+    (["to: mp4", "audioBitrate: 1M"], ["rules.yaml:8:19: 'audioBitrate' must be between 8k and 512k, found 1M"]),
+    (["to: webm", "preset: slow"], ["rules.yaml:8:5: 'preset' applies to h264 and hevc video, not vp9"]),
+    (
+        ["to: mp4", "preset: snappy"],
+        [
+            "rules.yaml:8:13: unknown value 'snappy' for 'preset'; expected one of: ultrafast, superfast, veryfast, "
+                + "faster, fast, medium, slow, slower, veryslow, placebo"
+        ]
+    ),
+    (["to: flac", "audioBitrate: 320k"], ["rules.yaml:8:5: 'audioBitrate' does not apply to lossless flac audio"]),
+    (["to: wav", "audioBitrate: 320k"], ["rules.yaml:8:5: 'audioBitrate' does not apply to lossless pcm audio"]),
+    (["to: mp3", "channels: 6"], ["rules.yaml:8:15: 'channels' must be between 1 and 2 for mp3, found 6"]),
+    (
+        ["to: opus", "sampleRate: 44100"],
+        ["rules.yaml:8:17: opus cannot use 44100 Hz; it takes: 8000, 12000, 16000, 24000, 48000"]
+    ),
+    (["to: mp4", "upscale: true"], ["rules.yaml:8:5: 'upscale' needs 'width' or 'height' to grow towards"]),
+    (
+        ["to: mp4", "maxFrameRate: 0"],
+        ["rules.yaml:8:19: 'maxFrameRate' must be greater than 0 and at most 240, found 0"]
+    ),
+]
+
 /// Files with one unknown key, and the issue each gives.
 private let unknownKeyCases: [(String, String)] = [
     (
@@ -112,8 +153,9 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(rule: standardRule + ["qualty: 0.5"]),
         "rules.yaml:8:5: unknown key 'qualty' in rule 'photos' (did you mean 'quality'?); allowed keys: "
-            + "name, match, to, output, quality, width, height, strip, rename, keepStructure, onConflict, "
-            + "concurrency, watch, minSize, maxSize, type, minAge, maxAge"
+            + "name, match, to, output, quality, width, height, strip, upscale, videoCodec, crf, videoBitrate, preset, "
+            + "maxFrameRate, audioCodec, audioBitrate, channels, sampleRate, allAudio, rename, keepStructure, "
+            + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge"
     ),
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
@@ -285,7 +327,7 @@ private let badSettingsValueCases: [(String, String)] = [
             return
         }
         #expect(config.watches == [WatchConfig(path: repositoryRoot.appending("demo/inbox"))])
-        #expect(config.rules.map(\.name) == ["heic-to-jpg", "mkv-to-mp4"])
+        #expect(config.rules.map(\.name) == ["heic-to-jpg", "mkv-to-mp4", "audio-to-mp3"])
         let photos = config.rules[0]
         #expect(photos.match == [try GlobPattern("*.heic")])
         #expect(photos.to.name == "jpg")
@@ -297,6 +339,10 @@ private let badSettingsValueCases: [(String, String)] = [
         #expect(videos.to.engine == .video)
         #expect(videos.options == ConversionOptions(height: 720))
         #expect(videos.output == repositoryRoot.appending("demo/outbox/videos"))
+        let music = config.rules[2]
+        #expect(music.to.engine == .audio)
+        #expect(music.options == ConversionOptions())
+        #expect(music.output == repositoryRoot.appending("demo/outbox/music"))
         #expect(config.settings.quietPeriod == .seconds(1))
     }
 
@@ -456,6 +502,61 @@ private let badSettingsValueCases: [(String, String)] = [
         )
         let audio = ["match: \"*.wav\"", "to: mp3", "output: out", "width: 100"]
         #expect(problems(yaml(rule: audio)) == ["rules.yaml:8:5: 'width' does not apply to audio target 'mp3'"])
+    }
+
+    @Test func readsVideoAndAudioOptions() throws {
+        let video = [
+            "match: \"*.mkv\"", "to: mp4", "output: out", "height: 720", "upscale: true", "videoCodec: hevc",
+            "crf: 26", "preset: slow", "maxFrameRate: 29.97", "audioCodec: mp3", "audioBitrate: 160k",
+            "channels: 2", "sampleRate: 48000", "allAudio: true",
+        ]
+        let config = try parsed(yaml(rule: video))
+        #expect(
+            config.rules[0].options
+                == ConversionOptions(
+                    height: 720,
+                    upscale: true,
+                    videoCodec: .hevc,
+                    crf: 26,
+                    preset: .slow,
+                    maxFrameRate: 29.97,
+                    audioCodec: .mp3,
+                    audioBitrate: 160_000,
+                    channels: 2,
+                    sampleRate: 48000,
+                    allAudio: true
+                )
+        )
+        let bitrate = try parsed(yaml(rule: ["match: \"*.mov\"", "to: webm", "output: out", "videoBitrate: 2.5M"]))
+        #expect(bitrate.rules[0].options == ConversionOptions(videoBitrate: 2_500_000))
+        let audio = try parsed(yaml(rule: ["match: \"*.wav\"", "to: mp3", "output: out", "audioBitrate: 192000"]))
+        #expect(audio.rules[0].options == ConversionOptions(audioBitrate: 192_000))
+    }
+
+    @Test func mediaOptionsApplyOnlyToTheirTargets() {
+        let image = ["match: \"*.png\"", "to: jpg", "output: out", "crf: 20", "sampleRate: 44100"]
+        #expect(
+            problems(yaml(rule: image)) == [
+                "rules.yaml:8:5: 'crf' does not apply to image target 'jpg'",
+                "rules.yaml:9:5: 'sampleRate' does not apply to image target 'jpg'",
+            ]
+        )
+        let audio = [
+            "match: \"*.wav\"", "to: m4a", "output: out", "videoCodec: h264", "audioCodec: aac", "allAudio: true",
+        ]
+        #expect(
+            problems(yaml(rule: audio)) == [
+                "rules.yaml:8:5: 'videoCodec' does not apply to audio target 'm4a'",
+                "rules.yaml:9:5: 'audioCodec' does not apply to audio target 'm4a'",
+                "rules.yaml:10:5: 'allAudio' does not apply to audio target 'm4a'",
+            ]
+        )
+    }
+
+    @Test(arguments: badMediaOptionCases)
+    func badMediaOptionIsReportedWhereItIs(lines: [String], expected: [String]) {
+        let rule = ["match: \"*.mkv\"", lines[0], "output: out"] + lines.dropFirst()
+        #expect(problems(yaml(rule: rule)) == expected)
     }
 
     @Test func emptyRangesAreErrors() {

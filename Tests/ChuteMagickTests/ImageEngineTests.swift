@@ -362,7 +362,7 @@ import Testing
         )
         var fractions: [Double] = []
 
-        _ = try ImageEngine(threadsPerJob: 2).convert(request) { fractions.append($0) }
+        _ = try ImageEngine(threadsPerJob: 2).convert(request) { fractions.append($0.fraction) }
 
         #expect(fractions == fractions.sorted())
         #expect(fractions.first.map { $0 > 0 } == true)

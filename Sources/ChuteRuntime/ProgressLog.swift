@@ -1,0 +1,45 @@
+import ChuteCore
+import Logging
+
+/// Logs a running job's progress at a steady cadence: percent done, speed in × real time (for media) and the time
+/// left, estimated from the pace so far. Jobs shorter than one ``interval`` log nothing.
+struct ProgressLog {
+    /// The time between two progress records of one job.
+    static let interval = Duration.seconds(5)
+
+    private let start: ContinuousClock.Instant
+    private var next: ContinuousClock.Instant
+
+    /// Starts the cadence at the job's start.
+    init(start: ContinuousClock.Instant) {
+        self.start = start
+        self.next = start + Self.interval
+    }
+
+    /// Logs `progress` when an interval has passed since the last record.
+    mutating func record(_ progress: JobProgress, to logger: Logger, at now: ContinuousClock.Instant = .now) {
+        guard now >= self.next else { return }
+        self.next = now + Self.interval
+        logger.info("Job progress", metadata: Self.metadata(progress, elapsed: now - self.start))
+    }
+
+    /// `progress` (percent done), `speed` (media seconds per second, as `1.84x`) and `eta` (seconds left).
+    static func metadata(_ progress: JobProgress, elapsed: Duration) -> Logger.Metadata {
+        let fraction = min(1, max(0, progress.fraction))
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        var metadata: Logger.Metadata = ["progress": "\(Int((fraction * 100).rounded(.down)))%"]
+        if let media = progress.mediaSeconds, seconds > 0 {
+            metadata["speed"] = "\(Self.twoDecimals(media / seconds))x"
+        }
+        if fraction > 0 {
+            metadata["eta"] = "\(Int((seconds * (1 - fraction) / fraction).rounded()))s"
+        }
+        return metadata
+    }
+
+    private static func twoDecimals(_ value: Double) -> String {
+        let hundredths = Int((value * 100).rounded())
+        let remainder = hundredths % 100
+        return "\(hundredths / 100).\(remainder < 10 ? "0" : "")\(remainder)"
+    }
+}
