@@ -69,6 +69,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "ChuteFFmpeg",
+            dependencies: [
+                "ChuteCore", "CFFmpeg",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "ChuteRuntime",
             dependencies: [
                 "ChuteCore", "CChuteLinux",
@@ -82,7 +90,7 @@ let package = Package(
         .target(
             name: "ChuteApp",
             dependencies: [
-                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteRuntime", "CChuteLinux",
+                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChuteRuntime", "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -126,8 +134,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "ChuteFFmpegTests",
+            // Depends on the executable so that the corpus test can run each file through `chute convert`.
+            dependencies: ["ChuteFFmpeg", "ChuteCore", "ChuteTestSupport", "chute"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "ChuteRuntimeTests",
-            dependencies: ["ChuteRuntime", "ChuteCore", "ChuteTestSupport"],
+            dependencies: [
+                "ChuteRuntime", "ChuteCore", "ChuteTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -113,27 +113,61 @@ extension Chute {
     struct Convert: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Convert one file, without the daemon, through the same engines and worker process.",
-            discussion: "The output format follows OUTPUT's extension. An existing OUTPUT is never replaced "
-                + "unless --overwrite is given."
+            discussion: "The output format follows OUTPUT's extension. The options are the rule keys of "
+                + "docs/rules.md, with the same values and checks. An existing OUTPUT is never replaced unless "
+                + "--overwrite is given."
         )
 
         @Argument(help: "The file to convert.")
         var input: String
 
-        @Argument(help: "The file to create; its extension picks the format (jpg, png, webp, heic, tiff, …).")
+        @Argument(help: "The file to create; its extension picks the format (jpg, webp, mp4, mp3, …).")
         var output: String
 
-        @Option(help: "Lossy quality: a fraction (0.85) or a percentage (85).")
-        var quality: Double?
+        @Option(help: "Images: lossy quality, a fraction (0.85) or a percentage (85).")
+        var quality: String?
 
         @Option(help: "Maximum width in pixels; keeps the aspect ratio, never upscales.")
-        var width: Int?
+        var width: String?
 
         @Option(help: "Maximum height in pixels; keeps the aspect ratio, never upscales.")
-        var height: Int?
+        var height: String?
 
-        @Flag(help: "Remove EXIF, GPS, XMP and comments (ICC profiles are kept).")
+        @Flag(help: "Images: remove EXIF, GPS, XMP and comments (ICC profiles are kept).")
         var strip = false
+
+        @Flag(help: "Video: grow a smaller picture to the --width/--height box.")
+        var upscale = false
+
+        @Option(name: .customLong("videoCodec"), help: "Video: h264, hevc, vp9 or av1.")
+        var videoCodec: String?
+
+        @Option(help: "Video: constant-quality level, lower is better (h264 default 23).")
+        var crf: String?
+
+        @Option(name: .customLong("videoBitrate"), help: "Video: average bitrate instead of --crf, such as 2.5M.")
+        var videoBitrate: String?
+
+        @Option(help: "Video: x264/x265 speed preset, ultrafast … veryslow (default medium).")
+        var preset: String?
+
+        @Option(name: .customLong("maxFrameRate"), help: "Video: frame-rate cap in frames per second.")
+        var maxFrameRate: String?
+
+        @Option(name: .customLong("audioCodec"), help: "Video: the audio codec, aac, mp3, opus, vorbis or flac.")
+        var audioCodec: String?
+
+        @Option(name: .customLong("audioBitrate"), help: "Audio bitrate, such as 128k.")
+        var audioBitrate: String?
+
+        @Option(help: "Audio channel count.")
+        var channels: String?
+
+        @Option(name: .customLong("sampleRate"), help: "Audio sample rate in Hz.")
+        var sampleRate: String?
+
+        @Flag(name: .customLong("allAudio"), help: "Video: keep every audio stream, not only the default one.")
+        var allAudio = false
 
         @Flag(help: "Replace OUTPUT if it exists.")
         var overwrite = false
@@ -143,25 +177,34 @@ extension Chute {
 
         @OptionGroup var logging: LoggingOptions
 
-        func validate() throws {
-            if let quality = self.quality, !(quality > 0 && quality <= 100) {
-                throw ValidationError("--quality must be a fraction in (0, 1] or a percentage in (1, 100]")
-            }
-            if let width = self.width, width <= 0 { throw ValidationError("--width must be positive") }
-            if let height = self.height, height <= 0 { throw ValidationError("--height must be positive") }
+        /// The options given, under their rule keys, as written.
+        private var ruleValues: [(key: String, value: String)] {
+            let values: [(String, String?)] = [
+                ("quality", self.quality), ("width", self.width), ("height", self.height),
+                ("strip", self.strip ? "true" : nil), ("upscale", self.upscale ? "true" : nil),
+                ("videoCodec", self.videoCodec), ("crf", self.crf), ("videoBitrate", self.videoBitrate),
+                ("preset", self.preset), ("maxFrameRate", self.maxFrameRate), ("audioCodec", self.audioCodec),
+                ("audioBitrate", self.audioBitrate), ("channels", self.channels), ("sampleRate", self.sampleRate),
+                ("allAudio", self.allAudio ? "true" : nil),
+            ]
+            return values.compactMap { key, value in value.map { (key: key, value: $0) } }
         }
 
         func run() async throws {
             let logger = self.logging.bootstrap()
+            var options = ConversionOptions()
+            // An unknown output format is reported by the conversion itself, with the list of known ones.
+            if let format = TargetFormat.named(FilePath(self.output).extension ?? "") {
+                do {
+                    options = try ConfigReader.options(self.ruleValues, for: format)
+                } catch {
+                    throw ValidationError(error.issues.map(\.message).joined(separator: "\n"))
+                }
+            }
             let conversion = OneShotConversion(
                 input: FilePath(self.input),
                 output: FilePath(self.output),
-                options: ConversionOptions(
-                    quality: self.quality,
-                    width: self.width,
-                    height: self.height,
-                    strip: self.strip ? true : nil
-                ),
+                options: options,
                 overwrite: self.overwrite,
                 workerExecutable: currentExecutable(),
                 timeout: .seconds(self.timeout),

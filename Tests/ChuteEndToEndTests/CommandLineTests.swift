@@ -125,4 +125,53 @@ struct CommandLineTests {
         #expect(broken.status != 0)
         #expect(!broken.error.isEmpty)
     }
+
+    @Test func convertTakesMediaOptionsUnderTheirRuleKeys() async throws {
+        let directory = try TemporaryDirectory(prefix: "convert")
+        defer { directory.remove() }
+        let input = directory.appending("in.mkv")
+        try MediaFixtures.makeClip(
+            at: input,
+            width: 640,
+            height: 480,
+            seconds: 2,
+            codecArguments: MediaFixtures.h264AAC
+        )
+        let output = directory.appending("out.mp4")
+
+        let result = try await self.chute([
+            "convert", input.string, output.string, "--height", "240", "--crf", "30", "--preset", "veryfast",
+            "--audioBitrate", "64k", "--sampleRate", "44100", "--channels", "1",
+        ])
+
+        #expect(result.status == 0, "\(result.error)")
+        #expect(try MediaFixtures.entries("stream=codec_name,width,height", of: output) == "h264|320|240\naac")
+        #expect(try MediaFixtures.entries("stream=sample_rate,channels", of: output).hasSuffix("44100|1"))
+    }
+
+    @Test func convertChecksOptionsAsARuleWould() async throws {
+        let directory = try TemporaryDirectory(prefix: "convert")
+        defer { directory.remove() }
+        let input = directory.appending("in.mkv")
+        try MediaFixtures.makeClip(at: input, seconds: 1, codecArguments: MediaFixtures.h264AAC)
+
+        let tooHigh = try await self.chute([
+            "convert", input.string, directory.appending("a.mp4").string, "--crf", "60",
+        ])
+        let wrongEngine = try await self.chute([
+            "convert", input.string, directory.appending("b.mp4").string, "--quality", "0.8",
+        ])
+        let wrongCodec = try await self.chute([
+            "convert", input.string, directory.appending("c.webm").string, "--videoCodec", "h264",
+        ])
+
+        #expect(tooHigh.status != 0)
+        #expect(tooHigh.error.contains("'crf' must be between 0 and 51 for h264"), "\(tooHigh.error)")
+        #expect(wrongEngine.status != 0)
+        #expect(wrongEngine.error.contains("'quality' does not apply to video target 'mp4'"), "\(wrongEngine.error)")
+        #expect(wrongCodec.status != 0)
+        #expect(wrongCodec.error.contains("webm cannot hold h264 video"), "\(wrongCodec.error)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: directory.path.string)
+        #expect(written == ["in.mkv"])
+    }
 }

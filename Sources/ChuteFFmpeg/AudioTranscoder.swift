@@ -1,0 +1,218 @@
+import CFFmpeg
+import ChuteCore
+
+/// Decodes one audio stream, resamples it in a ``FilterGraph`` and encodes it.
+///
+/// As in the `ffmpeg` CLI, the graph ends in an `aformat` filter listing what the encoder takes (its sample
+/// formats, sample rates and channel layouts, narrowed by the rule's `sampleRate` and `channels`), so format
+/// negotiation picks the nearest match to the source; the sink then hands out frames of exactly the encoder's frame
+/// size (AAC needs 1024 samples each).
+final class AudioTranscoder: StreamTranscoder {
+    let outputIndex: Int32
+    private(set) var tally: DecodeTally
+    private(set) var decodedExtent = TimeExtent()
+    let outputSummary: String
+    /// The output's sample rate and channel count.
+    let sampleRate: Int
+    let channels: Int
+
+    private let decoder: Decoder
+    private let graph: FilterGraph
+    private let encoder: Encoder
+    private let decoded: Frame
+    private let filtered: Frame
+    private let packet: Packet
+    /// The decoder's time base for the graph: one sample.
+    private let sampleTimeBase: AVRational
+    private let streamTimeBase: AVRational
+    /// Where the next frame starts when the decoder gives it no time (WMA in ASF), in samples.
+    private var nextSample: Int64 = 0
+
+    /// Sets up decoding, resampling and encoding for one stream, and adds its output stream.
+    ///
+    /// - Throws: ``FFmpegError``: `unsupportedStream` or `decode` for the decoder, `filter`, `encoderUnavailable`,
+    ///   `encode`.
+    init(
+        plan: ConversionPlan.Audio,
+        input: borrowing InputContainer,
+        output: borrowing OutputContainer
+    ) throws(FFmpegError) {
+        let stream = input.stream(at: plan.source.index)
+        let decoder = try Decoder(stream: stream)
+        let context = decoder.context.pointee
+        guard context.sample_fmt != AV_SAMPLE_FMT_NONE, context.sample_rate > 0, context.ch_layout.nb_channels > 0
+        else {
+            throw FFmpegError(
+                .decode,
+                "avcodec_open2",
+                detail: "the sample format of stream #\(plan.source.index) (\(plan.source.codecName)) is unknown"
+            )
+        }
+        let codec = try Encoder.find([plan.encoding.encoderName], for: "\(plan.encoding.name) audio")
+        let sampleTimeBase = AVRational(num: 1, den: context.sample_rate)
+        let isNativeOrder = context.ch_layout.order == AV_CHANNEL_ORDER_NATIVE
+        let graph = try FilterGraph(
+            input: FilterGraph.Input(
+                timeBase: sampleTimeBase,
+                sampleFormat: context.sample_fmt,
+                sampleRate: context.sample_rate,
+                channels: context.ch_layout.nb_channels,
+                channelMask: isNativeOrder ? context.ch_layout.u.mask : 0
+            ),
+            isAudio: true,
+            chain: Self.formatFilter(for: codec, plan: plan)
+        )
+        let sink = graph.sink
+        let encoder = try Encoder(codec: codec, globalHeader: output.needsGlobalHeader) { encoder in
+            encoder.pointee.sample_fmt = AVSampleFormat(rawValue: av_buffersink_get_format(sink))
+            encoder.pointee.sample_rate = av_buffersink_get_sample_rate(sink)
+            av_buffersink_get_ch_layout(sink, &encoder.pointee.ch_layout)
+            encoder.pointee.time_base = AVRational(num: 1, den: encoder.pointee.sample_rate)
+            var bitRate = Int64(plan.bitRate ?? 0)
+            if plan.encoding.codecID == AV_CODEC_ID_AAC {
+                // AAC carries at most 6144 bits per channel in a 1024-sample frame; asking for more (128k for 8 kHz
+                // mono) only makes the encoder clamp it and complain.
+                bitRate = min(
+                    bitRate,
+                    6 * Int64(encoder.pointee.sample_rate) * Int64(encoder.pointee.ch_layout.nb_channels)
+                )
+            }
+            encoder.pointee.bit_rate = bitRate
+            if let bits = plan.encoding.bitsPerRawSample {
+                encoder.pointee.bits_per_raw_sample = bits
+            }
+        }
+        if codec.pointee.capabilities & AV_CODEC_CAP_VARIABLE_FRAME_SIZE == 0 {
+            graph.setFrameSize(encoder.context.pointee.frame_size)
+        }
+        let outputStream = try output.addStream()
+        try FFmpegError.check(
+            avcodec_parameters_from_context(outputStream.pointee.codecpar, encoder.context),
+            .encode,
+            "avcodec_parameters_from_context"
+        )
+        outputStream.pointee.time_base = encoder.context.pointee.time_base
+        av_dict_copy(&outputStream.pointee.metadata, stream.pointee.metadata, 0)
+
+        self.outputIndex = outputStream.pointee.index
+        self.tally = DecodeTally(streamIndex: plan.source.index, codecName: plan.source.codecName)
+        self.sampleRate = Int(encoder.context.pointee.sample_rate)
+        self.channels = Int(encoder.context.pointee.ch_layout.nb_channels)
+        self.outputSummary = "\(plan.encoding.name) \(self.sampleRate) Hz \(self.channels) ch"
+        self.sampleTimeBase = sampleTimeBase
+        self.streamTimeBase = stream.pointee.time_base
+        self.decoded = try Frame()
+        self.filtered = try Frame()
+        self.packet = try Packet()
+        self.decoder = decoder
+        self.graph = graph
+        self.encoder = encoder
+    }
+
+    func transcode(_ packet: borrowing Packet, into output: borrowing OutputContainer) throws(FFmpegError) {
+        try self.decoder.decode(packet, into: self.decoded, tally: &self.tally) { (frame) throws(FFmpegError) in
+            try self.filter(frame, into: output)
+        }
+    }
+
+    func finish(into output: borrowing OutputContainer) throws(FFmpegError) {
+        try self.decoder.finish(into: self.decoded, tally: &self.tally) { (frame) throws(FFmpegError) in
+            try self.filter(frame, into: output)
+        }
+        try self.graph.pushEndOfStream()
+        try self.drainGraph(into: output)
+        try self.encoder.sendEndOfStream()
+        try self.drainEncoder(into: output)
+    }
+
+    /// The `aformat` filter that ends the graph: the encoder's sample formats (or the one Chute picks for FLAC and
+    /// PCM), its sample rates and channel layouts, each narrowed by the rule; a list the encoder does not have is
+    /// left out, so the source's value passes.
+    private static func formatFilter(for codec: UnsafePointer<AVCodec>, plan: ConversionPlan.Audio) -> String {
+        var formats = plan.encoding.sampleFormat.map { [$0] } ?? []
+        if formats.isEmpty, var format = codec.pointee.sample_fmts {
+            while format.pointee != AV_SAMPLE_FMT_NONE {
+                formats.append(format.pointee)
+                format += 1
+            }
+        }
+        var parts = [
+            "sample_fmts=" + formats.map { String(cString: av_get_sample_fmt_name($0)) }.joined(separator: "|")
+        ]
+
+        var rates = plan.sampleRate.map { [Int32($0)] } ?? []
+        if rates.isEmpty, var rate = codec.pointee.supported_samplerates {
+            while rate.pointee != 0 {
+                rates.append(rate.pointee)
+                rate += 1
+            }
+        }
+        if !rates.isEmpty {
+            parts.append("sample_rates=" + rates.map(String.init).joined(separator: "|"))
+        }
+
+        var layouts: [String] = []
+        if var layout = codec.pointee.ch_layouts {
+            while layout.pointee.nb_channels != 0 {
+                if plan.channels.map({ $0 == layout.pointee.nb_channels }) ?? true {
+                    layouts.append(Self.describe(layout))
+                }
+                layout += 1
+            }
+        }
+        if layouts.isEmpty, let channels = plan.channels {
+            var layout = AVChannelLayout()
+            av_channel_layout_default(&layout, Int32(channels))
+            layouts.append(Self.describe(&layout))
+            av_channel_layout_uninit(&layout)
+        }
+        if !layouts.isEmpty {
+            parts.append("channel_layouts=" + layouts.joined(separator: "|"))
+        }
+        return "aformat=" + parts.joined(separator: ":")
+    }
+
+    /// A channel layout's name, such as `stereo` or `5.1(side)`. The corresponding C function is
+    /// `av_channel_layout_describe`.
+    private static func describe(_ layout: UnsafePointer<AVChannelLayout>) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buffer in
+            guard let start = buffer.baseAddress, av_channel_layout_describe(layout, start, buffer.count) > 0 else {
+                return ""
+            }
+            return String(cString: start)
+        }
+    }
+
+    /// Pushes a decoded frame, with its timestamp in samples (counted on from the previous frame when it has
+    /// none), through the graph and encodes what comes out.
+    private func filter(_ frame: borrowing Frame, into output: borrowing OutputContainer) throws(FFmpegError) {
+        let decoded = frame.pointer
+        let timestamp = decoded.pointee.best_effort_timestamp
+        decoded.pointee.pts =
+            timestamp == chute_nopts_value()
+            ? self.nextSample : av_rescale_q(timestamp, self.streamTimeBase, self.sampleTimeBase)
+        self.nextSample = decoded.pointee.pts + Int64(decoded.pointee.nb_samples)
+        let rate = Double(self.sampleTimeBase.den)
+        self.decodedExtent.include(start: Double(decoded.pointee.pts) / rate, end: Double(self.nextSample) / rate)
+        try self.graph.push(frame)
+        try self.drainGraph(into: output)
+    }
+
+    private func drainGraph(into output: borrowing OutputContainer) throws(FFmpegError) {
+        while case .ready = try self.graph.pull(into: self.filtered) {
+            defer { self.filtered.unref() }
+            try self.encoder.send(self.filtered)
+            try self.drainEncoder(into: output)
+        }
+    }
+
+    private func drainEncoder(into output: borrowing OutputContainer) throws(FFmpegError) {
+        let timeBase = self.encoder.context.pointee.time_base
+        let streamTimeBase = output.stream(at: self.outputIndex).pointee.time_base
+        while case .ready = try self.encoder.receive(into: self.packet) {
+            self.packet.pointer.pointee.stream_index = self.outputIndex
+            av_packet_rescale_ts(self.packet.pointer, timeBase, streamTimeBase)
+            try output.write(self.packet)
+        }
+    }
+}

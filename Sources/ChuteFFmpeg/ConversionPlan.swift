@@ -1,0 +1,301 @@
+import CFFmpeg
+import ChuteCore
+
+/// What to do with each input stream: which are kept, and whether each is copied as it is or re-encoded, with what
+/// size, codec and settings.
+///
+/// A stream is copied when it already satisfies the rule: its codec is one the target holds (and the one the rule
+/// names, if it names one), it fits the size box, its bitrate and frame rate are within the rule's limits (an
+/// unknown bitrate is not, and up to 10 % over counts as within; for lossy audio the limit is `audioBitrate` or its
+/// default, so 320k AAC becomes 128k in a video), no `crf` asks for a new encode, and its rotation survives in the target. A plan that copies every
+/// stream is a remux.
+struct ConversionPlan {
+    /// The video stream's treatment.
+    struct Video {
+        let source: SourceStream
+        /// Whether the packets are copied unchanged.
+        let isCopy: Bool
+        let codec: ConversionOptions.VideoCodec
+        /// The encoded picture size (before the display matrix, when one is kept).
+        let width: Int
+        let height: Int
+        /// The filters between decoder and encoder: rotation, scaling, frame rate, pixel format.
+        let filters: [String]
+        /// The matrix to attach to the output stream, when the container keeps it.
+        let keptMatrix: DisplayMatrix?
+    }
+
+    /// One audio stream's treatment.
+    struct Audio {
+        let source: SourceStream
+        let isCopy: Bool
+        let encoding: AudioEncoding
+        /// Bits per second, for lossy codecs.
+        let bitRate: Int?
+        /// The rule's sample rate and channel count; `nil` keeps the source's where the encoder takes it.
+        let sampleRate: Int?
+        let channels: Int?
+    }
+
+    /// One subtitle stream's treatment.
+    struct Subtitle {
+        let source: SourceStream
+        /// The encoder that re-encodes it, or `nil` to copy it.
+        let encoderName: String?
+    }
+
+    /// How far above a bitrate limit a stream may be and still count as within it: containers report average
+    /// rates, and an encoder asked for 128k delivers a little more or less.
+    static let bitRateSlack = 1.1
+
+    /// The output's pixel format: 8-bit 4:2:0 plays everywhere.
+    static let pixelFormat = AV_PIX_FMT_YUV420P
+
+    let profile: TargetProfile
+    var video: Video?
+    var audio: [Audio] = []
+    var subtitles: [Subtitle] = []
+    /// Cover pictures, copied.
+    var covers: [SourceStream] = []
+    /// What the plan leaves out or cannot do exactly, for the report.
+    var warnings: [String] = []
+
+    /// Whether every kept stream is copied.
+    var isRemux: Bool {
+        (self.video?.isCopy ?? true) && self.audio.allSatisfy(\.isCopy)
+            && self.subtitles.allSatisfy { $0.encoderName == nil }
+    }
+
+    /// Plans a conversion.
+    ///
+    /// - Parameters:
+    ///   - sources: every input stream, in index order.
+    ///   - inputFormat: the input's demuxer, such as `avi`.
+    ///   - bestVideo: the index of the stream FFmpeg picks as the main video, if any.
+    ///   - bestAudio: the index of the main audio stream, if any.
+    ///   - format: the target.
+    ///   - muxer: the target's muxer, which says what subtitle codecs it takes.
+    ///   - options: the rule's options.
+    /// - Throws: ``FFmpegError`` with code `unsupportedStream` when the input has nothing the target can hold.
+    init(
+        sources: [SourceStream],
+        inputFormat: String,
+        bestVideo: Int?,
+        bestAudio: Int?,
+        format: TargetFormat,
+        muxer: UnsafePointer<AVOutputFormat>,
+        options: ConversionOptions
+    ) throws(FFmpegError) {
+        self.profile = TargetProfile(format)
+        if self.profile.isVideo, let bestVideo, sources[bestVideo].kind == .video {
+            self.video = self.planVideo(sources[bestVideo], inputFormat: inputFormat, options: options)
+        }
+        var audioSources = bestAudio.map { [sources[$0]] } ?? []
+        if self.profile.isVideo && options.allAudio == true {
+            audioSources = []
+            for source in sources where source.kind == .audio {
+                // As FFmpeg's own stream selection does, leave out audio that it cannot decode or knows nothing of.
+                guard avcodec_find_decoder(source.codecID) != nil, source.channels > 0, source.sampleRate > 0 else {
+                    self.warnings.append(
+                        "audio stream #\(source.index) (\(source.codecName)) was dropped: it cannot be decoded"
+                    )
+                    continue
+                }
+                audioSources.append(source)
+            }
+        }
+        self.audio = audioSources.map { self.planAudio($0, options: options) }
+        if self.profile.isVideo {
+            for source in sources where source.kind == .subtitle {
+                self.planSubtitle(source, muxer: muxer)
+            }
+        } else if self.profile.holdsCoverArt {
+            self.covers = sources.filter {
+                $0.kind == .coverArt && ($0.codecID == AV_CODEC_ID_MJPEG || $0.codecID == AV_CODEC_ID_PNG)
+            }
+        }
+        if self.audio.isEmpty, let mute = sources.first(where: { $0.kind == .audio }) {
+            // FFmpeg's stream selection skips audio it knows nothing about; converting without it would make a
+            // mute copy of a film that has sound.
+            throw FFmpegError(
+                .unsupportedStream,
+                "av_find_best_stream",
+                status: chute_averror_decoder_not_found(),
+                detail: "the input's audio (stream #\(mute.index), codec \(mute.codecName)) cannot be decoded"
+            )
+        }
+        if self.video == nil && self.audio.isEmpty {
+            let wanted = self.profile.isVideo ? "video or audio stream" : "audio stream"
+            throw FFmpegError(
+                .unsupportedStream,
+                "av_find_best_stream",
+                status: chute_averror_stream_not_found(),
+                detail: "the input has no \(wanted) for a \(format.name) output"
+            )
+        }
+    }
+
+    private mutating func planVideo(_ source: SourceStream, inputFormat: String, options: ConversionOptions) -> Video {
+        let codec = options.videoCodec ?? self.profile.videoCodecs[0]
+        let allowed = options.videoCodec.map { [$0] } ?? self.profile.videoCodecs
+        let display = source.displaySize
+        let target = Self.fit(display, width: options.width, height: options.height, upscale: options.upscale == true)
+        let matrix = source.displayMatrix
+        let rotates = (matrix?.clockwiseDegrees ?? 0) != 0 || matrix?.isMirrored == true
+        let fitsBox = Self.fits(display, width: options.width, height: options.height, upscale: options.upscale == true)
+        let canCopy =
+            allowed.contains { $0.codecID == source.codecID } && options.crf == nil && fitsBox
+            // A stream that probing could not make sense of is decoded, which tells whether it is damaged.
+            && source.width > 0 && source.height > 0 && source.hasPixelFormat
+            && options.videoBitrate.map { Self.within(source.bitRate, $0) } ?? true
+            && options.maxFrameRate.map { rate in source.frameRate.map { $0 <= rate + 0.01 } ?? false } ?? true
+            && (!rotates || self.profile.keepsDisplayMatrix)
+            // AVI stores no presentation times, which reordered (B-frame) video cannot do without.
+            && !(inputFormat == "avi" && source.reorderDelay > 0)
+        if canCopy {
+            let codec = allowed.first { $0.codecID == source.codecID } ?? codec
+            return Video(
+                source: source,
+                isCopy: true,
+                codec: codec,
+                width: source.width,
+                height: source.height,
+                filters: [],
+                keptMatrix: matrix
+            )
+        }
+
+        var filters: [String] = []
+        let coded: (width: Int, height: Int)
+        let keptMatrix: DisplayMatrix?
+        if let matrix, rotates, !self.profile.keepsDisplayMatrix {
+            // The container would lose the matrix, so the pixels are turned instead, as a player would show them.
+            filters += matrix.rotationFilters
+            if matrix.isMirrored {
+                self.warnings.append(
+                    "the input's display matrix also mirrors the picture; \(self.profile.format.name) cannot store "
+                        + "that, and only its rotation was applied"
+                )
+            }
+            coded = target
+            keptMatrix = nil
+        } else {
+            coded = matrix?.swapsDimensions == true ? (target.height, target.width) : target
+            keptMatrix = matrix
+        }
+        // So far `filters` holds only the rotation, if the pixels are turned.
+        let turnsSides = !filters.isEmpty && matrix?.swapsDimensions == true
+        let rotated =
+            turnsSides ? (width: source.height, height: source.width) : (width: source.width, height: source.height)
+        if rotated.width != coded.width || rotated.height != coded.height {
+            filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
+        }
+        if let maximum = options.maxFrameRate, source.frameRate.map({ $0 > maximum + 0.01 }) ?? true {
+            let rate = av_d2q(maximum, 1_001_000)
+            filters.append("fps=fps=\(rate.num)/\(rate.den)")
+        }
+        filters.append("format=pix_fmts=\(String(cString: av_get_pix_fmt_name(Self.pixelFormat)))")
+        return Video(
+            source: source,
+            isCopy: false,
+            codec: codec,
+            width: coded.width,
+            height: coded.height,
+            filters: filters,
+            keptMatrix: keptMatrix
+        )
+    }
+
+    private func planAudio(_ source: SourceStream, options: ConversionOptions) -> Audio {
+        let codec =
+            self.profile.isVideo ? options.audioCodec ?? self.profile.audioCodecs[0] : self.profile.audioCodecs.first
+        let encoding = AudioEncoding(codec: codec, sourceBits: source.bitsPerSample)
+        // A video container takes any of its codecs unless the rule names one; an audio target has just one.
+        let holdable = self.profile.isVideo ? options.audioCodec.map { [$0] } ?? self.profile.audioCodecs : []
+        // Lossy audio above the rule's bitrate (its default included) is re-encoded down to it.
+        let bitRate = encoding.isLossless ? nil : options.audioBitrate ?? self.profile.defaultAudioBitrate
+        let isLossless =
+            avcodec_descriptor_get(source.codecID).map { $0.pointee.props & AV_CODEC_PROP_LOSSLESS != 0 } ?? false
+        let canCopy =
+            (encoding.copies(source.codecID) || holdable.contains { $0.codecID == source.codecID })
+            && (isLossless || bitRate.map { Self.within(source.bitRate, $0) } ?? true)
+            && options.channels.map { $0 == source.channels } ?? true
+            && options.sampleRate.map { $0 == source.sampleRate } ?? true
+        return Audio(
+            source: source,
+            isCopy: canCopy,
+            encoding: encoding,
+            bitRate: bitRate,
+            sampleRate: options.sampleRate,
+            channels: options.channels
+        )
+    }
+
+    private mutating func planSubtitle(_ source: SourceStream, muxer: UnsafePointer<AVOutputFormat>) {
+        let target = self.profile.format.name
+        switch self.profile.subtitles {
+        case .none:
+            return
+        case .copyOrText where avformat_query_codec(muxer, source.codecID, FF_COMPLIANCE_NORMAL) == 1:
+            self.subtitles.append(Subtitle(source: source, encoderName: nil))
+            return
+        case .text(let encoder), .copyOrText(let encoder):
+            guard source.isTextSubtitle, avcodec_find_decoder(source.codecID) != nil else {
+                let kind = source.isTextSubtitle ? "subtitles this FFmpeg cannot read" : "picture subtitles"
+                self.warnings.append(
+                    "subtitle stream #\(source.index) (\(source.codecName)) was dropped: \(target) cannot hold \(kind)"
+                )
+                return
+            }
+            let encoderCodec = avcodec_find_encoder_by_name(encoder)?.pointee.id
+            self.subtitles.append(Subtitle(source: source, encoderName: encoderCodec == source.codecID ? nil : encoder))
+        }
+    }
+
+    /// Whether a stream's bitrate is known and within `limit` (and ``bitRateSlack``).
+    private static func within(_ bitRate: Int, _ limit: Int) -> Bool {
+        bitRate > 0 && Double(bitRate) <= Double(limit) * Self.bitRateSlack
+    }
+
+    /// Whether a picture of `size` needs no scaling for the box: it fits, and is not to grow.
+    static func fits(_ size: (width: Int, height: Int), width: Int?, height: Int?, upscale: Bool) -> Bool {
+        let scale = Self.scale(size, width: width, height: height)
+        return scale == nil || scale! >= 1 && !(upscale && scale! > 1)
+    }
+
+    /// The size that fits `size` into the box (`width` × `height`, either may be missing), keeping the aspect ratio,
+    /// in even numbers as 4:2:0 video needs. The side that limits is set exactly (rounded down to even); the other
+    /// follows, rounded to the nearest even number, as FFmpeg's `scale=-2:720` does. A picture that already fits
+    /// keeps its size (rounded down to even) unless `upscale` lets it grow.
+    static func fit(
+        _ size: (width: Int, height: Int),
+        width maxWidth: Int?,
+        height maxHeight: Int?,
+        upscale: Bool
+    ) -> (width: Int, height: Int) {
+        func even(_ value: Int) -> Int { max(2, value - value % 2) }
+        guard let scale = Self.scale(size, width: maxWidth, height: maxHeight), scale < 1 || (upscale && scale > 1)
+        else {
+            return (even(size.width), even(size.height))
+        }
+        let heightLimits = maxHeight.map { Double($0) / Double(size.height) == scale } ?? false
+        if heightLimits, let maxHeight {
+            let height = even(maxHeight)
+            // av_rescale's rounding: (a * b + c / 2) / c, with c = 2 * height to land on an even width.
+            let width = 2 * ((height * size.width + size.height) / (2 * size.height))
+            return (min(max(2, width), maxWidth.map(even) ?? Int.max), height)
+        }
+        let width = even(maxWidth!)
+        let height = 2 * ((width * size.height + size.width) / (2 * size.width))
+        return (width, min(max(2, height), maxHeight.map(even) ?? Int.max))
+    }
+
+    /// The factor that takes `size` to the box's limiting side, or `nil` without a box.
+    private static func scale(_ size: (width: Int, height: Int), width: Int?, height: Int?) -> Double? {
+        let factors = [
+            width.map { Double($0) / Double(max(1, size.width)) },
+            height.map { Double($0) / Double(max(1, size.height)) },
+        ]
+        return factors.compactMap { $0 }.min()
+    }
+}

@@ -1,0 +1,134 @@
+import CFFmpeg
+
+/// Owns one `AVFormatContext` opened for reading, with the limits that keep hostile files in their box.
+///
+/// The file is read through an ``IOContext`` on an already open descriptor, so libavformat never resolves a name.
+/// Only the demuxers of real media files are allowed (``demuxers``): playlists and scripts (`hls`, `dash`, `concat`,
+/// `image2`, `tty`, `ffmetadata`, `lavfi`, …) are refused even when their content is detected. Every nested open, the
+/// way playlists and QuickTime references reach other files, is refused by the `io_open` callback, and the protocol
+/// whitelist is `file` for good measure. Probing is bounded in bytes, time and streams.
+///
+/// No `interrupt_callback` is installed: a job's time limit is enforced by the supervisor, which kills the worker
+/// process, and reading a regular file never blocks indefinitely.
+///
+/// The corresponding C functions are `avformat_open_input`, `avformat_find_stream_info` and `avformat_close_input`.
+struct InputContainer: ~Copyable {
+    /// The demuxers Chute allows, as `format_whitelist` takes them (names from `ffmpeg -demuxers`).
+    static let demuxers = [
+        "mov", "mp4", "m4a", "3gp", "3g2", "mj2", "matroska", "webm", "avi", "flv", "mpegts", "mpeg", "asf", "ogg",
+        "mp3", "flac", "wav", "aiff", "aac", "amr", "amrnb", "amrwb", "ac3", "eac3", "ape", "wv", "mpc", "mpc8",
+        "dsf", "caf", "w64",
+    ]
+    /// How many bytes probing may read to find the streams' parameters.
+    static let probeBytes = 10_000_000
+    /// How much media, in microseconds, probing may read to find the streams' parameters.
+    static let probeMicroseconds = 10_000_000
+    /// The most streams an input may have.
+    static let streamLimit = 64
+
+    /// The context.
+    let context: UnsafeMutablePointer<AVFormatContext>
+    /// The file's reader; freed after the context, which refers to it.
+    private let io: IOContext
+
+    /// Opens `file` and reads enough of it to know its streams.
+    ///
+    /// - Throws: ``FFmpegError`` with code `openInput` when the container is not one Chute reads, or is damaged.
+    init(file: MediaFile) throws(FFmpegError) {
+        let io = try IOContext(reading: file)
+        guard let allocated = avformat_alloc_context() else {
+            throw FFmpegError(.openInput, "avformat_alloc_context", status: chute_averror(ENOMEM))
+        }
+        allocated.pointee.pb = io.context
+        allocated.pointee.io_open = { _, _, _, _, _ in chute_averror(EPERM) }
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        let settings = [
+            ("format_whitelist", Self.demuxers.joined(separator: ",")), ("protocol_whitelist", "file"),
+            ("probesize", String(Self.probeBytes)), ("analyzeduration", String(Self.probeMicroseconds)),
+            ("max_streams", String(Self.streamLimit)),
+            // QuickTime external data references stay off (FFmpeg's default), whatever a file asks for.
+            ("enable_drefs", "0"), ("use_absolute_path", "0"),
+        ]
+        for (key, value) in settings {
+            av_dict_set(&options, key, value, 0)
+        }
+        var opened: UnsafeMutablePointer<AVFormatContext>? = allocated
+        // On failure avformat_open_input frees the context and sets it to nil; the IOContext is ours to free.
+        try FFmpegError.check(avformat_open_input(&opened, nil, nil, &options), .openInput, "avformat_open_input")
+        guard let context = opened else {
+            throw FFmpegError(.openInput, "avformat_open_input", status: chute_averror_invaliddata())
+        }
+        let status = avformat_find_stream_info(context, nil)
+        if status < 0 {
+            var closing: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&closing)
+            throw FFmpegError(
+                .openInput,
+                "avformat_find_stream_info",
+                status: status,
+                detail: FFmpegLog.takeLastError()
+            )
+        }
+        self.context = context
+        self.io = io
+    }
+
+    deinit {
+        var context: UnsafeMutablePointer<AVFormatContext>? = self.context
+        avformat_close_input(&context)
+    }
+
+    /// The demuxer's name, such as `mov,mp4,m4a,3gp,3g2,mj2`.
+    var formatName: String {
+        String(cString: self.context.pointee.iformat.pointee.name)
+    }
+
+    /// The number of streams.
+    var streamCount: Int {
+        Int(self.context.pointee.nb_streams)
+    }
+
+    /// The stream at `index`, which must be below ``streamCount``.
+    func stream(at index: Int) -> UnsafeMutablePointer<AVStream> {
+        self.context.pointee.streams[index]!
+    }
+
+    /// The first timestamp of the file in microseconds, `0` when unknown.
+    var startMicroseconds: Int64 {
+        let start = self.context.pointee.start_time
+        return start == chute_nopts_value() ? 0 : start
+    }
+
+    /// The duration the container declares in seconds, or `nil` when it declares none or only guessed it from the
+    /// bitrate (as MPEG-TS, MPEG-PS, AC-3 and MP3 without a Xing header do).
+    var declaredDuration: Double? {
+        let duration = self.context.pointee.duration
+        let method = self.context.pointee.duration_estimation_method
+        guard duration != chute_nopts_value(), duration > 0, method != AVFMT_DURATION_FROM_BITRATE else { return nil }
+        return Double(duration) / Double(AV_TIME_BASE)
+    }
+
+    /// Reads the next packet into `packet`.
+    ///
+    /// The corresponding C function is `av_read_frame`.
+    ///
+    /// - Returns: `false` at the end of the file.
+    /// - Throws: ``FFmpegError`` with code `decode` when the container is damaged or ends before its index says.
+    func read(into packet: borrowing Packet) throws(FFmpegError) -> Bool {
+        let status = av_read_frame(self.context, packet.pointer)
+        if status == chute_averror_eof() { return false }
+        try FFmpegError.check(status, .decode, "av_read_frame")
+        return true
+    }
+
+    /// Moves to the last keyframe at or before `seconds` after the start.
+    ///
+    /// The corresponding C function is `av_seek_frame` with `AVSEEK_FLAG_BACKWARD`.
+    ///
+    /// - Throws: ``FFmpegError`` with code `verify` when the file cannot seek there.
+    func seek(toSeconds seconds: Double) throws(FFmpegError) {
+        let target = self.startMicroseconds + Int64(seconds * Double(AV_TIME_BASE))
+        try FFmpegError.check(av_seek_frame(self.context, -1, target, AVSEEK_FLAG_BACKWARD), .verify, "av_seek_frame")
+    }
+}

@@ -1,0 +1,266 @@
+import CFFmpeg
+import ChuteCore
+
+/// The media engine: converts video and audio in-process with FFmpeg's libraries (libavformat, libavcodec,
+/// libavfilter).
+///
+/// A conversion opens the input through one descriptor and decides from its first bytes (``MediaType``) whether it
+/// is video or audio at all: playlists, manifests, scripts, SVG and text never reach a demuxer. The input is then
+/// opened with an allowlist of demuxers and no way to reach another file (``InputContainer``). The plan
+/// (``ConversionPlan``) keeps the main video stream (video targets), the main audio stream (or all of them, with
+/// `allAudio`), text subtitles where the target holds them and cover pictures where an audio target holds them;
+/// it copies each stream that already satisfies the rule and re-encodes the others. The output is created
+/// exclusively, written, read back and checked (``OutputVerifier``), flushed to storage, and only then reported.
+///
+/// Rotation: MP4 and MOV keep the source's display matrix, so a portrait phone clip stays portrait whether it is
+/// copied or scaled (the box applies to the picture as shown). Matroska and WebM cannot store the matrix in FFmpeg
+/// 5.1, so for them the pixels are turned instead.
+///
+/// Durations: an input whose streams end well before the duration its header declares is truncated and fails
+/// (`corruptInput`), except when the header's duration is over a day, which fragmented MP4s use to mean
+/// "unknown". The output must last as long as the input's kept streams, within the larger of 0.5 s and 2 %.
+///
+/// - Important: ``convert(_:progress:)`` blocks in C code; call it on a worker's own thread. The first use sets up
+///   FFmpeg's logging for the whole process (``FFmpegLibrary``). A worker runs one conversion at a time, which is
+///   what lets the FFmpeg messages logged during a job go into that job's warnings.
+package struct MediaEngine: ConversionEngine {
+    /// The declared durations beyond which a header's value is not trusted, in seconds.
+    static let implausibleDuration = 86_400.0
+
+    package let kind: EngineKind
+
+    /// Creates the engine for a lane.
+    ///
+    /// - Parameter kind: `.video` or `.audio`. Either engine converts to any video or audio target (audio is
+    ///   extracted from videos by the audio lane); the kind only names the lane the engine serves.
+    package init(kind: EngineKind) {
+        precondition(kind == .video || kind == .audio, "the media engine serves the video and audio lanes")
+        self.kind = kind
+    }
+
+    /// `FFmpeg` with its release, and each library's version (`libavformat`, `libavcodec`, `libavfilter`,
+    /// `libavutil`, `libswscale`, `libswresample`).
+    package var libraries: [String: String] {
+        FFmpegLibrary.shared.versions
+    }
+
+    /// Converts `request.input` into `request.output`.
+    ///
+    /// Options: `width`, `height` and `upscale` bound the video; `videoCodec`, `crf` or `videoBitrate`, `preset`
+    /// and `maxFrameRate` set its encoding; `audioCodec`, `audioBitrate`, `channels` and `sampleRate` set the
+    /// audio's; `allAudio` keeps every audio stream. The defaults are listed in `docs/rules.md`.
+    ///
+    /// - Parameters:
+    ///   - request: the job; `output` must not exist.
+    ///   - progress: called about once a second while the job runs, and with 1 at the end.
+    /// - Returns: the output's size, warnings (concealed decoding errors, dropped subtitles, FFmpeg's own warnings)
+    ///   and details: `mode` (`remux` or `transcode`), the input's and output's codecs, sizes and durations,
+    ///   `frames`, `speed` and how the output was verified.
+    /// - Throws: ``ConversionFailure`` carrying FFmpeg's message where it gave one; the output file is removed (or
+    ///   was never created).
+    package func convert(
+        _ request: ConversionRequest,
+        progress: (JobProgress) -> Void
+    ) throws(ConversionFailure) -> ConversionReport {
+        _ = FFmpegLibrary.shared
+        // Anything logged before this job (a previous one's last words) is not this job's.
+        _ = FFmpegLog.takeMessages()
+        guard request.format.category == .video || request.format.category == .audio else {
+            throw ConversionFailure(.internalError, "the media engine does not write \(request.format.name)")
+        }
+        let input = try MediaFile.open(readingAt: request.input)
+        guard input.size > 0 else { throw ConversionFailure(.corruptInput, "empty file") }
+        guard let type = MediaType.sniff(input.header(count: 512)) else {
+            throw ConversionFailure(.unsupportedInput, "the content is not in a video or audio format Chute recognises")
+        }
+        guard type.category == .video || type.category == .audio else {
+            let kind = type.category.map { "\($0.rawValue) content" } ?? "refused for safety"
+            throw ConversionFailure(
+                .unsupportedInput,
+                "the content is \(type.rawValue) (\(kind)), not video or audio; it was not opened"
+            )
+        }
+        let output = try MediaFile.create(at: request.output)
+        var report: ConversionReport
+        do {
+            report = try Self.run(request, input: input, output: output, progress: progress)
+        } catch {
+            throw error.conversionFailure
+        }
+        try output.keep()
+        report.outputBytes = output.currentSize ?? 0
+        progress(JobProgress(fraction: 1))
+        return report
+    }
+
+    /// Plans, writes and verifies the output.
+    private static func run(
+        _ request: ConversionRequest,
+        input: MediaFile,
+        output: MediaFile,
+        progress: (JobProgress) -> Void
+    ) throws(FFmpegError) -> ConversionReport {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var meter = ProgressMeter()
+        let container = try InputContainer(file: input)
+        let sources = (0..<container.streamCount).map { SourceStream(container.stream(at: $0)) }
+        let bestVideo = av_find_best_stream(container.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        let bestAudio = av_find_best_stream(container.context, AVMEDIA_TYPE_AUDIO, -1, max(-1, bestVideo), nil, 0)
+
+        let muxer = try OutputContainer(file: output, muxer: request.format.coder, fileExtension: request.format.name)
+        let plan = try ConversionPlan(
+            sources: sources,
+            inputFormat: container.formatName,
+            bestVideo: bestVideo >= 0 ? Int(bestVideo) : nil,
+            bestAudio: bestAudio >= 0 ? Int(bestAudio) : nil,
+            format: request.format,
+            muxer: muxer.muxer,
+            options: request.options
+        )
+        var transcoder = try Transcoder(plan: plan, options: request.options, input: container, output: muxer)
+        muxer.copyTags(from: container)
+        try muxer.writeHeader()
+        var warnings = plan.warnings
+        warnings += try transcoder.run(
+            input: container,
+            output: muxer,
+            inputSize: input.size,
+            meter: &meter,
+            progress: progress
+        )
+        let repaired = muxer.repairedTimestamps
+        try muxer.finish()
+        try Self.checkComplete(container, extents: transcoder.extents)
+        warnings += FFmpegLog.takeMessages()
+
+        var kept = TimeExtent()
+        for source in [plan.video?.source].compactMap({ $0 }) + plan.audio.map(\.source) {
+            kept.include(transcoder.extents[source.index] ?? TimeExtent())
+        }
+        let verification = try OutputVerifier.verify(
+            output,
+            expectedDuration: kept.length,
+            meter: &meter,
+            progress: progress
+        )
+        // Decoding the output from a seek point makes decoders warn about the references before it; the checks
+        // above judged the output, so those messages are not the job's.
+        _ = FFmpegLog.takeMessages()
+        if repaired > 0 {
+            warnings.append("\(repaired) packets had invalid timestamps, which were repaired")
+        }
+
+        let elapsed = clock.now - started
+        var report = ConversionReport(outputBytes: 0, warnings: warnings)
+        report.details = Self.details(
+            plan: plan,
+            transcoder: transcoder,
+            container: container,
+            inputDuration: kept.length,
+            verification: verification,
+            elapsed: elapsed
+        )
+        return report
+    }
+
+    /// Fails when the input's audio and video end well before the duration its header declares: the file was cut
+    /// short (a truncated Matroska or WAV still declares its full length).
+    private static func checkComplete(
+        _ container: borrowing InputContainer,
+        extents: [Int: TimeExtent]
+    ) throws(FFmpegError) {
+        var measured = TimeExtent()
+        for extent in extents.values {
+            measured.include(extent)
+        }
+        guard let declared = container.declaredDuration, declared < Self.implausibleDuration,
+            let length = measured.length, length < declared, !TimeExtent.agree(length, declared)
+        else {
+            return
+        }
+        throw FFmpegError(
+            .decode,
+            "av_read_frame",
+            detail: "the input declares \(OutputVerifier.seconds(declared)) but its streams end after "
+                + "\(OutputVerifier.seconds(length)): it is truncated"
+        )
+    }
+
+    /// The report's details.
+    private static func details(
+        plan: ConversionPlan,
+        transcoder: Transcoder,
+        container: borrowing InputContainer,
+        inputDuration: Double?,
+        verification: OutputVerifier.Result,
+        elapsed: Duration
+    ) -> [String: String] {
+        var details: [String: String] = [
+            "mode": plan.isRemux ? "remux" : "transcode",
+            "inputFormat": container.formatName,
+            "outputDuration": Self.decimal(verification.duration),
+            "verification": verification.decodedWhole
+                ? "read back and decoded entirely"
+                : "read back; decoded the first and last \(Int(OutputVerifier.sampleSeconds)) s",
+        ]
+        if plan.isRemux {
+            details["note"] = "every stream was copied without re-encoding"
+        }
+        if let inputDuration {
+            details["inputDuration"] = Self.decimal(inputDuration)
+        }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        details["elapsedSeconds"] = Self.decimal(seconds)
+        if seconds > 0 {
+            details["speed"] = "\(Self.decimal(verification.duration / seconds))x"
+        }
+        if let video = plan.video {
+            // Sizes as a player shows them; `outputRotation` says when the stored picture is turned by a matrix.
+            details["inputVideo"] = video.source.summary
+            details["inputWidth"] = String(video.source.displaySize.width)
+            details["inputHeight"] = String(video.source.displaySize.height)
+            let turned = video.keptMatrix?.swapsDimensions == true
+            details["outputWidth"] = String(turned ? video.height : video.width)
+            details["outputHeight"] = String(turned ? video.width : video.height)
+            if let degrees = video.keptMatrix?.clockwiseDegrees, degrees != 0 {
+                details["outputRotation"] = String(degrees)
+            }
+            if let encoded = transcoder.videoTranscoder {
+                details["outputVideo"] = encoded.outputSummary
+                details["frames"] = String(encoded.framesEncoded)
+                if encoded.framesDropped > 0 {
+                    details["framesDropped"] = String(encoded.framesDropped)
+                }
+            } else {
+                details["outputVideo"] = "\(video.source.codecName) \(video.width)x\(video.height) (copied)"
+                details["frames"] = transcoder.copiedPackets(of: video.source).map(String.init)
+            }
+        }
+        if !plan.audio.isEmpty {
+            details["inputAudio"] = plan.audio.map(\.source.summary).joined(separator: "; ")
+            let outputs = plan.audio.map { audio in
+                audio.isCopy
+                    ? "\(audio.source.summary) (copied)"
+                    : transcoder.transcoders.first { $0.tally.streamIndex == audio.source.index }?.outputSummary ?? ""
+            }
+            details["outputAudio"] = outputs.joined(separator: "; ")
+        }
+        if !plan.subtitles.isEmpty {
+            details["outputSubtitles"] = plan.subtitles.map { subtitle in
+                subtitle.encoderName.map { "\(subtitle.source.codecName) → \($0)" }
+                    ?? "\(subtitle.source.codecName) (copied)"
+            }.joined(separator: "; ")
+        }
+        if !plan.covers.isEmpty {
+            details["coverPictures"] = String(plan.covers.count)
+        }
+        return details
+    }
+
+    /// A number with at most three decimals.
+    private static func decimal(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 1000
+        return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+    }
+}

@@ -1,0 +1,137 @@
+import ChuteCore
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An open input or output file, which libavformat reads or writes only through ``IOContext``'s callbacks.
+///
+/// libavformat never sees a path: it cannot interpret `%d` in a name, reach for a protocol, or open a second file
+/// next to this one. An output file is created exclusively and removed when the last reference goes away, unless
+/// ``keep()`` was called first; it is read back for verification through the same descriptor, never reopened by
+/// name.
+///
+/// A `final class` rather than a `~Copyable` struct because several owners share it: the engine, which keeps or
+/// drops the output at the very end, and each ``IOContext`` that reads or writes it.
+final class MediaFile {
+    /// The open descriptor.
+    let descriptor: CInt
+    /// The path the file was opened at, for removal and messages.
+    let path: FilePath
+    /// The size `fstat` reported when the file was opened (0 for a new output).
+    let size: Int64
+    /// Whether the file was created here, and so is removed unless kept.
+    private let isNew: Bool
+    /// Set by ``keep()``.
+    private var isKept = false
+
+    private init(descriptor: CInt, path: FilePath, size: Int64, isNew: Bool) {
+        self.descriptor = descriptor
+        self.path = path
+        self.size = size
+        self.isNew = isNew
+    }
+
+    deinit {
+        close(self.descriptor)
+        if self.isNew && !self.isKept {
+            _ = self.path.withPlatformString { unlink($0) }
+        }
+    }
+
+    /// Opens an input for reading and checks that it is a regular file.
+    ///
+    /// `O_NOFOLLOW` refuses a symbolic link in the last component, and `O_NONBLOCK` makes opening a FIFO return at
+    /// once instead of waiting for a writer. The corresponding C functions are `open` and `fstat`.
+    ///
+    /// - Throws: `unsupportedInput` for a symbolic link, FIFO, socket, device or directory; `inputChanged` when the
+    ///   file is gone; `internalError` for other failures.
+    static func open(readingAt path: FilePath) throws(ConversionFailure) -> MediaFile {
+        let descriptor = path.withPlatformString { name in
+            Self.retryingOnInterrupt { Glibc.open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
+        }
+        guard descriptor >= 0 else {
+            let error = Errno(rawValue: errno)
+            switch error {
+            case .tooManySymbolicLinkLevels: throw ConversionFailure(.unsupportedInput, "input is a symbolic link")
+            case .noSuchAddressOrDevice: throw ConversionFailure(.unsupportedInput, "not a regular file")
+            case .noSuchFileOrDirectory: throw ConversionFailure(.inputChanged, "input disappeared before it was read")
+            default: throw ConversionFailure(.internalError, "cannot open input: \(error)")
+            }
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let error = Errno(rawValue: errno)
+            close(descriptor)
+            throw ConversionFailure(.internalError, "cannot inspect input: \(error)")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            throw ConversionFailure(.unsupportedInput, "not a regular file")
+        }
+        return MediaFile(descriptor: descriptor, path: path, size: Int64(status.st_size), isNew: false)
+    }
+
+    /// Creates an output, which must not exist, with mode 0644, open for writing and reading back.
+    /// The corresponding C function is `open` with `O_CREAT | O_EXCL | O_NOFOLLOW`.
+    ///
+    /// - Throws: `outputFailed`, saying whether the name was taken.
+    static func create(at path: FilePath) throws(ConversionFailure) -> MediaFile {
+        let descriptor = path.withPlatformString { name in
+            Self.retryingOnInterrupt {
+                Glibc.open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            }
+        }
+        guard descriptor >= 0 else {
+            let error = Errno(rawValue: errno)
+            if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
+            throw Self.outputFailure("cannot create output", error)
+        }
+        return MediaFile(descriptor: descriptor, path: path, size: 0, isNew: true)
+    }
+
+    /// The file's size now, in bytes, or `nil` when it cannot be read. The corresponding C function is `fstat`.
+    var currentSize: Int64? {
+        var status = stat()
+        return fstat(self.descriptor, &status) == 0 ? Int64(status.st_size) : nil
+    }
+
+    /// The first bytes of the file, at most `count`. The corresponding C function is `pread`.
+    func header(count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { buffer in
+            Self.retryingOnInterrupt { pread(self.descriptor, buffer.baseAddress, buffer.count, 0) }
+        }
+        bytes.removeSubrange(max(0, read)...)
+        return bytes
+    }
+
+    /// Flushes a new file to storage and keeps it when the last reference goes away.
+    /// The corresponding C function is `fsync`.
+    ///
+    /// - Throws: `outputFailed`; the file is then still removed with the last reference.
+    func keep() throws(ConversionFailure) {
+        guard Self.retryingOnInterrupt({ fsync(self.descriptor) }) == 0 else {
+            throw Self.outputFailure("cannot flush output", Errno(rawValue: errno))
+        }
+        self.isKept = true
+    }
+
+    /// Describes a failed system call on the output; a full disk or quota gets words a person recognises.
+    static func outputFailure(_ action: String, _ error: Errno) -> ConversionFailure {
+        if error == .noSpace || error == .diskQuotaExceeded {
+            return ConversionFailure(.outputFailed, "disk full: \(action): \(error)")
+        }
+        return ConversionFailure(.outputFailed, "\(action): \(error)")
+    }
+
+    /// Calls `body`, a system call that returns -1 and sets `errno` on failure, again for as long as it fails with
+    /// `EINTR`.
+    static func retryingOnInterrupt<Result: FixedWidthInteger>(_ body: () -> Result) -> Result {
+        while true {
+            let result = body()
+            if result >= 0 || errno != EINTR { return result }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import CFFmpeg
+
+/// Owns one `AVFormatContext` that writes a new ``MediaFile`` through an ``IOContext``.
+///
+/// The muxer is chosen by name, never guessed from a file name, and cannot open other files: its `io_open` refuses
+/// every nested open (no muxer Chute uses needs one; MP4's `faststart`, which would, is not used).
+/// The corresponding C functions are `avformat_alloc_output_context2`, `avformat_write_header`,
+/// `av_interleaved_write_frame`, `av_write_trailer` and `avformat_free_context`.
+struct OutputContainer: ~Copyable {
+    /// The last decoding timestamp written to each stream, and how many packets needed theirs repaired.
+    ///
+    /// A class so that ``write(_:)`` can update it while the container is only borrowed.
+    private final class TimestampLog {
+        var last: [Int32: Int64] = [:]
+        var repaired = 0
+    }
+
+    /// The context.
+    let context: UnsafeMutablePointer<AVFormatContext>
+    /// The file's writer; freed after the context.
+    private let io: IOContext
+    private let timestamps = TimestampLog()
+
+    /// Prepares a muxer writing `file`; add streams, then call ``writeHeader()``.
+    ///
+    /// - Parameters:
+    ///   - muxer: the muxer's name, such as `mp4` or `ipod`.
+    ///   - fileExtension: the output's usual extension; the muxer only uses it in messages (the MOV family warns
+    ///     when a name's extension does not match).
+    /// - Throws: ``FFmpegError`` with code `writeOutput`.
+    init(file: MediaFile, muxer: String, fileExtension: String) throws(FFmpegError) {
+        let io = try IOContext(writing: file)
+        var allocated: UnsafeMutablePointer<AVFormatContext>?
+        try FFmpegError.check(
+            avformat_alloc_output_context2(&allocated, nil, muxer, nil),
+            .writeOutput,
+            "avformat_alloc_output_context2"
+        )
+        guard let context = allocated else {
+            throw FFmpegError(.writeOutput, "avformat_alloc_output_context2", status: chute_averror(ENOMEM))
+        }
+        context.pointee.url = av_strdup("output.\(fileExtension)")
+        context.pointee.pb = io.context
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        context.pointee.io_open = { _, _, _, _, _ in chute_averror(EPERM) }
+        self.context = context
+        self.io = io
+    }
+
+    deinit {
+        // The context does not own its custom IOContext, which is freed after it.
+        avformat_free_context(self.context)
+    }
+
+    /// The muxer, which says what codecs and features it takes.
+    var muxer: UnsafePointer<AVOutputFormat> {
+        self.context.pointee.oformat
+    }
+
+    /// Whether encoders must put their headers in the stream parameters (`AVFMT_GLOBALHEADER`).
+    var needsGlobalHeader: Bool {
+        self.muxer.pointee.flags & AVFMT_GLOBALHEADER != 0
+    }
+
+    /// Adds a stream. The corresponding C function is `avformat_new_stream`.
+    ///
+    /// - Returns: the stream, whose parameters the caller fills.
+    func addStream() throws(FFmpegError) -> UnsafeMutablePointer<AVStream> {
+        guard let stream = avformat_new_stream(self.context, nil) else {
+            throw FFmpegError(.writeOutput, "avformat_new_stream", status: chute_averror(ENOMEM))
+        }
+        return stream
+    }
+
+    /// The stream at `index`.
+    func stream(at index: Int32) -> UnsafeMutablePointer<AVStream> {
+        self.context.pointee.streams[Int(index)]!
+    }
+
+    /// Copies the input's tags (title, artist, album, …) to the container.
+    /// The corresponding C function is `av_dict_copy`.
+    func copyTags(from input: borrowing InputContainer) {
+        av_dict_copy(&self.context.pointee.metadata, input.context.pointee.metadata, 0)
+    }
+
+    /// Writes the container's header; stream time bases may change here (MP4 picks its own).
+    ///
+    /// - Throws: ``FFmpegError`` with code `writeOutput`, for instance when a codec does not fit the container.
+    func writeHeader() throws(FFmpegError) {
+        try FFmpegError.check(avformat_write_header(self.context, nil), .writeOutput, "avformat_write_header")
+    }
+
+    /// How many packets had timestamps that the muxer would have refused, and were repaired.
+    var repairedTimestamps: Int {
+        self.timestamps.repaired
+    }
+
+    /// Writes a packet, in the stream's time base, interleaving it with the other streams; the muxer takes the
+    /// packet's data and leaves `packet` empty.
+    ///
+    /// Timestamps that muxers refuse are repaired first, as the `ffmpeg` CLI does: a decoding time after the
+    /// presentation time is replaced by the median of the two and the next free tick, and a decoding time that does
+    /// not increase is moved to the next free tick (damaged files and some phones write such packets).
+    ///
+    /// - Throws: ``FFmpegError`` with code `writeOutput` (a full disk, or timestamps the container refuses).
+    func write(_ packet: borrowing Packet) throws(FFmpegError) {
+        let target = packet.pointer
+        let index = target.pointee.stream_index
+        let none = chute_nopts_value()
+        // Matroska accepts equal decoding times (AVFMT_TS_NONSTRICT); the others want them to increase.
+        let step: Int64 = self.muxer.pointee.flags & AVFMT_TS_NONSTRICT != 0 ? 0 : 1
+        if target.pointee.dts != none {
+            let pts = target.pointee.pts
+            let dts = target.pointee.dts
+            let next = self.timestamps.last[index].map { $0 + step }
+            if pts != none, dts > pts {
+                // Without an earlier packet the median is the smaller of the two.
+                let median = next.map { pts + dts + $0 - min(pts, dts, $0) - max(pts, dts, $0) } ?? pts
+                target.pointee.pts = median
+                target.pointee.dts = median
+                self.timestamps.repaired += 1
+            } else if let next, dts < next {
+                if pts != none, pts >= dts {
+                    target.pointee.pts = max(pts, next)
+                }
+                target.pointee.dts = next
+                self.timestamps.repaired += 1
+            }
+        }
+        if target.pointee.dts != none {
+            self.timestamps.last[index] = target.pointee.dts
+        }
+        try FFmpegError.check(
+            av_interleaved_write_frame(self.context, packet.pointer),
+            .writeOutput,
+            "av_interleaved_write_frame"
+        )
+    }
+
+    /// Writes the rest of the interleaving queue and the trailer (MP4's index, Matroska's cues), then flushes.
+    ///
+    /// - Throws: ``FFmpegError`` with code `writeOutput`.
+    consuming func finish() throws(FFmpegError) {
+        try FFmpegError.check(av_write_trailer(self.context), .writeOutput, "av_write_trailer")
+        try self.io.flush()
+    }
+}

@@ -1,0 +1,183 @@
+import CFFmpeg
+import ChuteCore
+
+/// Reads a freshly written output back, through the descriptor it was written with, and checks that it decodes and
+/// lasts as long as it should.
+///
+/// Outputs of up to ``wholeFileLimit`` are read and decoded entirely. Longer ones are decoded for their first and
+/// last ``sampleSeconds`` (seeking back from the end their header gives), which catches a broken header, index or
+/// end at a small, fixed cost whatever the length. The output's span is measured from its packets, from the first
+/// read to the last. Each audio and video stream must yield frames in each decoded part, with errors in at most half
+/// of its packets; and the output must last as long as the input's kept streams, within
+/// ``TimeExtent/agree(_:_:)``.
+enum OutputVerifier {
+    /// Outputs up to this long, in seconds, are decoded entirely.
+    static let wholeFileLimit = 10.0
+    /// How much of the start and of the end of a longer output is decoded, in seconds.
+    static let sampleSeconds = 2.0
+    /// The part of the job that verification is, for progress.
+    static let progressShare = 0.95...1.0
+
+    /// What the check found.
+    struct Result {
+        /// The output's span in seconds, measured from its packets.
+        var duration: Double
+        /// Whether every packet was read and decoded, rather than the start and the end.
+        var decodedWhole: Bool
+    }
+
+    /// One output stream being decoded.
+    ///
+    /// A class because the verifier keeps one per stream in an array, which cannot hold non-copyable values.
+    private final class StreamCheck {
+        let decoder: Decoder
+        let frame: Frame
+        var tally: DecodeTally
+
+        init(decoder: consuming Decoder, tally: DecodeTally) throws(FFmpegError) {
+            self.decoder = decoder
+            self.frame = try Frame()
+            self.tally = tally
+        }
+
+        func decode(_ packet: borrowing Packet) throws(FFmpegError) {
+            try self.decoder.decode(packet, into: self.frame, tally: &self.tally) { _ in }
+        }
+
+        /// The frames decoded in all parts so far.
+        private(set) var frames = 0
+
+        /// Drains the decoder, judges the part just decoded (when the stream had packets in it), and starts a fresh
+        /// count for the next.
+        func finishPart() throws(FFmpegError) {
+            try self.decoder.finish(into: self.frame, tally: &self.tally) { _ in }
+            if self.tally.packets > 0 {
+                _ = try self.tally.verdict()
+            }
+            self.frames += self.tally.frames
+            self.tally = DecodeTally(streamIndex: self.tally.streamIndex, codecName: self.tally.codecName)
+            self.decoder.flush()
+        }
+    }
+
+    /// Checks `file`.
+    ///
+    /// - Parameters:
+    ///   - file: the output, completely written.
+    ///   - expectedDuration: how long the input's kept streams last, in seconds, when known.
+    ///   - meter: paces progress reports.
+    ///   - progress: the job's progress callback.
+    /// - Throws: ``FFmpegError`` with code `verify`.
+    static func verify(
+        _ file: MediaFile,
+        expectedDuration: Double?,
+        meter: inout ProgressMeter,
+        progress: (JobProgress) -> Void
+    ) throws(FFmpegError) -> Result {
+        do {
+            return try self.check(file, expectedDuration: expectedDuration, meter: &meter, progress: progress)
+        } catch {
+            throw FFmpegError(.verify, error.function, status: error.status, detail: error.detail)
+        }
+    }
+
+    private static func check(
+        _ file: MediaFile,
+        expectedDuration: Double?,
+        meter: inout ProgressMeter,
+        progress: (JobProgress) -> Void
+    ) throws(FFmpegError) -> Result {
+        let container = try InputContainer(file: file)
+        var checks: [Int: StreamCheck] = [:]
+        for index in 0..<container.streamCount {
+            let stream = container.stream(at: index)
+            let source = SourceStream(stream)
+            guard source.kind == .video || source.kind == .audio else { continue }
+            checks[index] = try StreamCheck(
+                decoder: try Decoder(stream: stream),
+                tally: DecodeTally(streamIndex: index, codecName: source.codecName)
+            )
+        }
+        guard !checks.isEmpty else {
+            throw FFmpegError(.verify, "avformat_find_stream_info", detail: "the output has no audio or video stream")
+        }
+
+        // A short output, or one whose header gives no duration, is read and decoded entirely. A longer one is
+        // decoded from its start until every stream is past the first seconds, then from the keyframe before its
+        // last seconds (by the duration its header gives) to the end; its span runs from the first packet to the
+        // last, so a missing end still shows.
+        let declared = container.declaredDuration
+        let whole = (expectedDuration ?? 0) <= Self.wholeFileLimit || declared == nil
+        let packet = try Packet()
+        var extent = TimeExtent()
+        var pastStart: Set<Int> = []
+        while try container.read(into: packet) {
+            defer { packet.unref() }
+            let index = Int(packet.pointer.pointee.stream_index)
+            guard let check = checks[index], let span = Self.span(of: packet, in: container) else { continue }
+            extent.include(start: span.start, end: span.end)
+            if whole {
+                if let expectedDuration, expectedDuration > 0 {
+                    meter.report(span.end / expectedDuration, of: Self.progressShare, to: progress)
+                }
+            } else if span.start >= Self.sampleSeconds {
+                pastStart.insert(index)
+                if pastStart.count == checks.count { break }
+                continue
+            }
+            try check.decode(packet)
+        }
+        for check in checks.values {
+            try check.finishPart()
+        }
+        if !whole, let declared {
+            meter.report(0.5, of: Self.progressShare, to: progress)
+            try container.seek(toSeconds: max(0, declared - Self.sampleSeconds))
+            while try container.read(into: packet) {
+                defer { packet.unref() }
+                let index = Int(packet.pointer.pointee.stream_index)
+                guard let check = checks[index] else { continue }
+                if let span = Self.span(of: packet, in: container) {
+                    extent.include(start: span.start, end: span.end)
+                }
+                try check.decode(packet)
+            }
+            for check in checks.values {
+                try check.finishPart()
+            }
+        }
+        guard let duration = extent.length else {
+            throw FFmpegError(.verify, "av_read_frame", detail: "the output has no timed packets")
+        }
+
+        for (index, check) in checks where check.frames == 0 {
+            throw FFmpegError(.verify, "avcodec_receive_frame", detail: "output stream #\(index) has no frames")
+        }
+        if let expectedDuration, !TimeExtent.agree(duration, expectedDuration) {
+            throw FFmpegError(
+                .verify,
+                "duration check",
+                detail: "the output lasts \(Self.seconds(duration)) but the input's kept streams last "
+                    + "\(Self.seconds(expectedDuration))"
+            )
+        }
+        return Result(duration: duration, decodedWhole: whole)
+    }
+
+    /// Where a packet starts and ends, in seconds, or `nil` when it carries no time.
+    private static func span(
+        of packet: borrowing Packet,
+        in container: borrowing InputContainer
+    ) -> (start: Double, end: Double)? {
+        let target = packet.pointer.pointee
+        let timestamp = target.pts != chute_nopts_value() ? target.pts : target.dts
+        guard timestamp != chute_nopts_value() else { return nil }
+        let seconds = av_q2d(container.stream(at: Int(target.stream_index)).pointee.time_base)
+        return (Double(timestamp) * seconds, Double(timestamp + max(0, target.duration)) * seconds)
+    }
+
+    /// A duration for messages: `12.345 s`.
+    static func seconds(_ value: Double) -> String {
+        "\((value * 1000).rounded() / 1000) s"
+    }
+}

@@ -1,0 +1,249 @@
+import CFFmpeg
+import ChuteCore
+
+/// Reads the input once and sends each packet of a kept stream to its output stream: copied unchanged, or through
+/// a ``StreamTranscoder``.
+///
+/// All timestamps are shifted so that the input's first one becomes 0, as the `ffmpeg` CLI does. Along the way it
+/// measures how long the input's audio and video really last, for ``MediaEngine``'s checks.
+struct Transcoder {
+    /// Where one input stream's packets go.
+    private enum Route {
+        case copy(outputIndex: Int32)
+        case transcode(any StreamTranscoder)
+    }
+
+    /// Fills in the decoding times that some containers leave out (Matroska for video with B-frames), as the
+    /// `ffmpeg` CLI does: starting one reorder delay before the first presentation time and advancing by each
+    /// packet's duration; and the presentation times of streams without reordering, which equal them.
+    private struct DecodingClock {
+        /// A frame's duration in the stream's time base, for packets without one.
+        let frameTicks: Int64
+        /// The codec's reorder delay in frames.
+        let delay: Int64
+        var next: Int64?
+
+        mutating func fill(_ packet: UnsafeMutablePointer<AVPacket>) {
+            let none = chute_nopts_value()
+            if packet.pointee.dts == none {
+                if let next = self.next {
+                    packet.pointee.dts = next
+                } else if packet.pointee.pts != none {
+                    packet.pointee.dts = packet.pointee.pts - self.delay * self.frameTicks
+                } else {
+                    // A first packet without any time, such as a cover picture's, starts the stream.
+                    packet.pointee.dts = 0
+                }
+            }
+            if packet.pointee.dts != none {
+                let duration = packet.pointee.duration > 0 ? packet.pointee.duration : self.frameTicks
+                self.next = packet.pointee.dts + duration
+                // Without reordering, a packet is shown when it is decoded.
+                if packet.pointee.pts == none && self.delay == 0 {
+                    packet.pointee.pts = packet.pointee.dts
+                }
+            }
+        }
+    }
+
+    /// The part of the job that the transcode is, for progress (verification is the rest).
+    static let progressShare = 0.0...0.95
+
+    private var routes: [Int: Route] = [:]
+    private var clocks: [Int: DecodingClock] = [:]
+    /// The re-encoded streams, in output order.
+    private(set) var transcoders: [any StreamTranscoder] = []
+    /// The video stream's transcoder, when the video is re-encoded.
+    private(set) var videoTranscoder: VideoTranscoder?
+    /// The packets copied to each output stream, by output index.
+    private(set) var copiedPackets: [Int32: Int] = [:]
+    /// The span of each input audio and video stream, by input index.
+    private(set) var extents: [Int: TimeExtent] = [:]
+
+    /// Adds the output streams the plan asks for, in order: video, audio, subtitles, cover pictures.
+    ///
+    /// - Throws: ``FFmpegError`` when a decoder, filter graph or encoder cannot be set up.
+    init(
+        plan: ConversionPlan,
+        options: ConversionOptions,
+        input: borrowing InputContainer,
+        output: borrowing OutputContainer
+    ) throws(FFmpegError) {
+        if let video = plan.video {
+            let settings = VideoEncoderSettings(codec: video.codec, options: options, format: plan.profile.format)
+            if video.isCopy {
+                try self.addCopy(
+                    of: video.source,
+                    codecTag: settings.codecTag,
+                    matrix: video.keptMatrix,
+                    input: input,
+                    output: output
+                )
+            } else {
+                let transcoder = try VideoTranscoder(plan: video, settings: settings, input: input, output: output)
+                self.add(transcoder, for: video.source)
+                self.videoTranscoder = transcoder
+            }
+        }
+        for audio in plan.audio {
+            if audio.isCopy {
+                try self.addCopy(of: audio.source, codecTag: nil, matrix: nil, input: input, output: output)
+            } else {
+                self.add(try AudioTranscoder(plan: audio, input: input, output: output), for: audio.source)
+            }
+        }
+        for subtitle in plan.subtitles {
+            if let encoder = subtitle.encoderName {
+                let transcoder = try SubtitleTranscoder(
+                    plan: subtitle,
+                    encoderName: encoder,
+                    input: input,
+                    output: output
+                )
+                self.add(transcoder, for: subtitle.source)
+            } else {
+                try self.addCopy(of: subtitle.source, codecTag: nil, matrix: nil, input: input, output: output)
+            }
+        }
+        for cover in plan.covers {
+            try self.addCopy(of: cover, codecTag: nil, matrix: nil, input: input, output: output)
+        }
+    }
+
+    /// How many packets of an input stream were copied, or `nil` when it was not copied.
+    func copiedPackets(of source: SourceStream) -> Int? {
+        guard case .copy(let outputIndex)? = self.routes[source.index] else { return nil }
+        return self.copiedPackets[outputIndex]
+    }
+
+    private mutating func add(_ transcoder: any StreamTranscoder, for source: SourceStream) {
+        self.routes[source.index] = .transcode(transcoder)
+        self.transcoders.append(transcoder)
+    }
+
+    /// Adds an output stream with the input stream's parameters, for packets copied unchanged.
+    private mutating func addCopy(
+        of source: SourceStream,
+        codecTag: UInt32?,
+        matrix: DisplayMatrix?,
+        input: borrowing InputContainer,
+        output: borrowing OutputContainer
+    ) throws(FFmpegError) {
+        let stream = input.stream(at: source.index)
+        let copy = try output.addStream()
+        try FFmpegError.check(
+            avcodec_parameters_copy(copy.pointee.codecpar, stream.pointee.codecpar),
+            .writeOutput,
+            "avcodec_parameters_copy"
+        )
+        // The input container's tag may mean nothing in the output's; the muxer picks its own for 0.
+        copy.pointee.codecpar.pointee.codec_tag = codecTag ?? 0
+        copy.pointee.time_base = stream.pointee.time_base
+        copy.pointee.disposition = stream.pointee.disposition
+        copy.pointee.sample_aspect_ratio = stream.pointee.sample_aspect_ratio
+        copy.pointee.avg_frame_rate = stream.pointee.avg_frame_rate
+        copy.pointee.r_frame_rate = stream.pointee.r_frame_rate
+        av_dict_copy(&copy.pointee.metadata, stream.pointee.metadata, 0)
+        try matrix?.attach(to: copy)
+        let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+        let frameTicks = rate.num > 0 && rate.den > 0 ? av_rescale_q(1, av_inv_q(rate), stream.pointee.time_base) : 1
+        self.clocks[source.index] = DecodingClock(
+            frameTicks: max(1, frameTicks),
+            delay: Int64(stream.pointee.codecpar.pointee.video_delay)
+        )
+        self.routes[source.index] = .copy(outputIndex: copy.pointee.index)
+        self.copiedPackets[copy.pointee.index] = 0
+    }
+
+    /// Reads every packet of the input and writes the output's packets, then drains the encoders.
+    ///
+    /// - Parameters:
+    ///   - input: the input, positioned at its start.
+    ///   - output: the output, with its header written.
+    ///   - inputSize: the input's size in bytes, for progress when the duration is unknown.
+    ///   - meter: paces progress reports.
+    ///   - progress: the job's progress callback.
+    /// - Returns: warnings about concealed decoding errors.
+    /// - Throws: ``FFmpegError``: `decode` when the input is damaged or truncated (or a stream does not decode),
+    ///   `filter`, `encode` or `writeOutput`.
+    mutating func run(
+        input: borrowing InputContainer,
+        output: borrowing OutputContainer,
+        inputSize: Int64,
+        meter: inout ProgressMeter,
+        progress: (JobProgress) -> Void
+    ) throws(FFmpegError) -> [String] {
+        let packet = try Packet()
+        let start = input.startMicroseconds
+        // Fragmented MP4s declare durations of days, which would hold progress at 0 to the end.
+        let duration = input.declaredDuration.flatMap { $0 < MediaEngine.implausibleDuration ? $0 : nil }
+        let timeBaseQ = chute_time_base_q()
+        while try input.read(into: packet) {
+            defer { packet.unref() }
+            let index = Int(packet.pointer.pointee.stream_index)
+            let stream = input.stream(at: index)
+            let timeBase = stream.pointee.time_base
+            let offset = av_rescale_q(start, timeBaseQ, timeBase)
+            let target = packet.pointer
+            if target.pointee.pts != chute_nopts_value() { target.pointee.pts -= offset }
+            if target.pointee.dts != chute_nopts_value() { target.pointee.dts -= offset }
+            let position = self.measure(target, timeBase: timeBase, stream: stream)
+
+            if let duration, let position {
+                meter.report(position / duration, of: Self.progressShare, mediaSeconds: position, to: progress)
+            } else if inputSize > 0 {
+                meter.report(
+                    Double(avio_tell(input.context.pointee.pb)) / Double(inputSize),
+                    of: Self.progressShare,
+                    to: progress
+                )
+            }
+
+            switch self.routes[index] {
+            case .copy(let outputIndex)?:
+                self.clocks[index]?.fill(target)
+                target.pointee.stream_index = outputIndex
+                target.pointee.pos = -1
+                av_packet_rescale_ts(target, timeBase, output.stream(at: outputIndex).pointee.time_base)
+                self.copiedPackets[outputIndex, default: 0] += 1
+                try output.write(packet)
+            case .transcode(let transcoder)?:
+                try transcoder.transcode(packet, into: output)
+            case nil:
+                continue
+            }
+        }
+        var warnings: [String] = []
+        for transcoder in self.transcoders {
+            try transcoder.finish(into: output)
+            if let warning = try transcoder.tally.verdict() {
+                warnings.append(warning)
+            }
+            if let length = transcoder.decodedExtent.length, length > 0 {
+                self.extents[transcoder.tally.streamIndex, default: TimeExtent()].include(transcoder.decodedExtent)
+            }
+        }
+        return warnings
+    }
+
+    /// Widens the extent of the packet's stream when it is audio or video, and returns where the packet ends, in
+    /// seconds.
+    private mutating func measure(
+        _ packet: UnsafeMutablePointer<AVPacket>,
+        timeBase: AVRational,
+        stream: UnsafeMutablePointer<AVStream>
+    ) -> Double? {
+        let type = stream.pointee.codecpar.pointee.codec_type
+        guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO,
+            stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0
+        else {
+            return nil
+        }
+        let timestamp = packet.pointee.pts != chute_nopts_value() ? packet.pointee.pts : packet.pointee.dts
+        guard timestamp != chute_nopts_value() else { return nil }
+        let start = Double(timestamp) * av_q2d(timeBase)
+        let end = Double(timestamp + max(0, packet.pointee.duration)) * av_q2d(timeBase)
+        self.extents[Int(stream.pointee.index), default: TimeExtent()].include(start: start, end: end)
+        return end
+    }
+}

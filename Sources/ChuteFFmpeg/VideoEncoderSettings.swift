@@ -1,0 +1,54 @@
+import CFFmpeg
+import ChuteCore
+
+/// The video encoder's settings for a rule: codec, quality or bitrate, speed.
+///
+/// Defaults follow each encoder's common practice: x264 `medium` at CRF 23 (the `ffmpeg` CLI's), x265 `medium` at
+/// CRF 28, VP9 at CRF 32 in constant-quality mode with row multithreading and `cpu-used` 2, AV1 at CRF 32 (SVT-AV1
+/// preset 8, or libaom with `cpu-used` 6).
+struct VideoEncoderSettings {
+    let codec: ConversionOptions.VideoCodec
+    /// The constant-quality level, or `nil` when a bitrate is set.
+    let crf: Int?
+    /// The average bitrate in bits per second, or `nil` for constant quality.
+    let bitRate: Int?
+    let preset: ConversionOptions.Preset
+    /// The codec tag the output stream gets: `hvc1` for HEVC in MP4 and MOV, which Apple's players require.
+    let codecTag: UInt32?
+
+    init(codec: ConversionOptions.VideoCodec, options: ConversionOptions, format: TargetFormat) {
+        self.codec = codec
+        self.bitRate = options.videoBitrate
+        self.crf = options.videoBitrate == nil ? options.crf ?? codec.defaultCRF : nil
+        self.preset = options.preset ?? .medium
+        let tag = "hvc1".utf8.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        self.codecTag = codec == .hevc && (format.name == "mp4" || format.name == "mov") ? tag : nil
+    }
+
+    /// The encoder's own options for these settings.
+    func options(for encoder: UnsafePointer<AVCodec>) -> [(String, String)] {
+        var options: [(String, String)] = []
+        switch String(cString: encoder.pointee.name) {
+        case "libx264":
+            options = [("preset", self.preset.rawValue)]
+        case "libx265":
+            // x265 prints its own banner and statistics to standard error unless told not to.
+            options = [("preset", self.preset.rawValue), ("x265-params", "log-level=error")]
+        case "libvpx-vp9":
+            options = [("deadline", "good"), ("cpu-used", "2"), ("row-mt", "1")]
+        case "libsvtav1":
+            options = [("preset", "8")]
+        default:
+            options = [("cpu-used", "6"), ("row-mt", "1")]
+        }
+        if let crf = self.crf {
+            options.append(("crf", String(crf)))
+        }
+        return options
+    }
+
+    /// Sets the bitrate; 0 makes VP9 and libaom encode at constant quality.
+    func configure(_ context: UnsafeMutablePointer<AVCodecContext>) {
+        context.pointee.bit_rate = Int64(self.bitRate ?? 0)
+    }
+}

@@ -1,0 +1,203 @@
+import CFFmpeg
+import ChuteCore
+
+/// Decodes one video stream, turns, scales and converts its frames in a ``FilterGraph``, and encodes them.
+///
+/// The encoder is set up the way the `ffmpeg` CLI sets it up for the same options (time base of one frame at the
+/// guessed frame rate, the graph's size, pixel format and aspect ratio, the source's colour description, as many
+/// threads as the machine has), so that Chute's output matches the CLI's bit for bit. Timestamps pass through: a
+/// frame whose time rounds onto its predecessor's is dropped, and none is ever duplicated, so a file with a gap of
+/// hours does not become hours of repeated frames.
+final class VideoTranscoder: StreamTranscoder {
+    let outputIndex: Int32
+    private(set) var tally: DecodeTally
+    private(set) var decodedExtent = TimeExtent()
+    /// The frames handed to the encoder, and those dropped for landing on a taken timestamp.
+    private(set) var framesEncoded = 0
+    private(set) var framesDropped = 0
+    let outputSummary: String
+
+    private let decoder: Decoder
+    private let graph: FilterGraph
+    private let encoder: Encoder
+    private let decoded: Frame
+    private let filtered: Frame
+    private let packet: Packet
+    /// The last timestamp handed to the encoder, in its time base.
+    private var lastTimestamp = Int64.min
+    /// The input stream's time base, a frame's duration in it, and the time expected for the next frame, for
+    /// frames the decoder gives no time (streams from containers without timestamps).
+    private let streamTimeBase: AVRational
+    private let frameTicks: Int64
+    private var nextTimestamp: Int64 = 0
+
+    /// Sets up decoding, filtering and encoding for one stream, and adds its output stream.
+    ///
+    /// - Parameters:
+    ///   - plan: what to make of the stream.
+    ///   - settings: the encoder settings from the rule.
+    ///   - input: the input container.
+    ///   - output: the output container, before its header is written.
+    /// - Throws: ``FFmpegError``: `unsupportedStream` or `decode` for the decoder, `filter`, `encoderUnavailable`,
+    ///   `encode`.
+    init(
+        plan: ConversionPlan.Video,
+        settings: VideoEncoderSettings,
+        input: borrowing InputContainer,
+        output: borrowing OutputContainer
+    ) throws(FFmpegError) {
+        let stream = input.stream(at: plan.source.index)
+        let decoder = try Decoder(stream: stream)
+        let context = decoder.context.pointee
+        guard context.pix_fmt != AV_PIX_FMT_NONE, context.width > 0, context.height > 0 else {
+            throw FFmpegError(
+                .decode,
+                "avcodec_open2",
+                detail: "the picture format of stream #\(plan.source.index) (\(plan.source.codecName)) is unknown"
+            )
+        }
+        var frameRate = av_guess_frame_rate(input.context, stream, nil)
+        if frameRate.num <= 0 || frameRate.den <= 0 {
+            frameRate = AVRational(num: 25, den: 1)
+        }
+        let graph = try FilterGraph(
+            input: FilterGraph.Input(
+                timeBase: stream.pointee.time_base,
+                pixelFormat: context.pix_fmt,
+                width: context.width,
+                height: context.height,
+                sampleAspectRatio: av_guess_sample_aspect_ratio(input.context, stream, nil),
+                frameRate: frameRate
+            ),
+            isAudio: false,
+            chain: plan.filters.joined(separator: ",")
+        )
+        let sinkRate = av_buffersink_get_frame_rate(graph.sink)
+        if sinkRate.num > 0 && sinkRate.den > 0 {
+            frameRate = sinkRate
+        }
+        let codec = try Encoder.find(plan.codec.encoderNames, for: "\(plan.codec.rawValue) video")
+        let parameters = stream.pointee.codecpar.pointee
+        let sink = graph.sink
+        let encoder = try Encoder(
+            codec: codec,
+            globalHeader: output.needsGlobalHeader,
+            options: settings.options(for: codec)
+        ) { encoder in
+            encoder.pointee.width = av_buffersink_get_w(sink)
+            encoder.pointee.height = av_buffersink_get_h(sink)
+            encoder.pointee.pix_fmt = AVPixelFormat(rawValue: av_buffersink_get_format(sink))
+            encoder.pointee.sample_aspect_ratio = av_buffersink_get_sample_aspect_ratio(sink)
+            encoder.pointee.time_base = av_inv_q(frameRate)
+            encoder.pointee.framerate = frameRate
+            encoder.pointee.thread_count = 0
+            encoder.pointee.color_primaries = parameters.color_primaries
+            encoder.pointee.color_trc = parameters.color_trc
+            encoder.pointee.colorspace = parameters.color_space
+            encoder.pointee.chroma_sample_location = parameters.chroma_location
+            // Full-range ("J") sources are converted to the limited range of the output's pixel format.
+            let isFullRangeFormat = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P].contains(
+                context.pix_fmt
+            )
+            encoder.pointee.color_range = isFullRangeFormat ? AVCOL_RANGE_MPEG : parameters.color_range
+            settings.configure(encoder)
+        }
+        let outputStream = try output.addStream()
+        try FFmpegError.check(
+            avcodec_parameters_from_context(outputStream.pointee.codecpar, encoder.context),
+            .encode,
+            "avcodec_parameters_from_context"
+        )
+        outputStream.pointee.time_base = encoder.context.pointee.time_base
+        outputStream.pointee.avg_frame_rate = frameRate
+        outputStream.pointee.sample_aspect_ratio = encoder.context.pointee.sample_aspect_ratio
+        av_dict_copy(&outputStream.pointee.metadata, stream.pointee.metadata, 0)
+        if let tag = settings.codecTag {
+            outputStream.pointee.codecpar.pointee.codec_tag = tag
+        }
+        try plan.keptMatrix?.attach(to: outputStream)
+
+        self.streamTimeBase = stream.pointee.time_base
+        self.frameTicks = max(1, av_rescale_q(1, av_inv_q(frameRate), stream.pointee.time_base))
+        self.outputIndex = outputStream.pointee.index
+        self.tally = DecodeTally(streamIndex: plan.source.index, codecName: plan.source.codecName)
+        self.outputSummary = "\(String(cString: codec.pointee.name)) \(plan.width)x\(plan.height)"
+        self.decoded = try Frame()
+        self.filtered = try Frame()
+        self.packet = try Packet()
+        self.decoder = decoder
+        self.graph = graph
+        self.encoder = encoder
+    }
+
+    func transcode(_ packet: borrowing Packet, into output: borrowing OutputContainer) throws(FFmpegError) {
+        try self.decoder.decode(packet, into: self.decoded, tally: &self.tally) { (frame) throws(FFmpegError) in
+            try self.filter(frame, into: output)
+        }
+    }
+
+    func finish(into output: borrowing OutputContainer) throws(FFmpegError) {
+        try self.decoder.finish(into: self.decoded, tally: &self.tally) { (frame) throws(FFmpegError) in
+            try self.filter(frame, into: output)
+        }
+        try self.graph.pushEndOfStream()
+        try self.drainGraph(into: output)
+        try self.encoder.sendEndOfStream()
+        try self.drainEncoder(into: output)
+    }
+
+    /// Pushes a decoded frame through the graph and encodes what comes out.
+    private func filter(_ frame: borrowing Frame, into output: borrowing OutputContainer) throws(FFmpegError) {
+        let decoded = frame.pointer
+        let timestamp = decoded.pointee.best_effort_timestamp
+        decoded.pointee.pts = timestamp != chute_nopts_value() ? timestamp : self.nextTimestamp
+        let duration = decoded.pointee.pkt_duration
+        self.nextTimestamp = decoded.pointee.pts + (duration > 0 ? duration : self.frameTicks)
+        let seconds = av_q2d(self.streamTimeBase)
+        self.decodedExtent.include(
+            start: Double(decoded.pointee.pts) * seconds,
+            end: Double(self.nextTimestamp) * seconds
+        )
+        try self.graph.push(frame)
+        try self.drainGraph(into: output)
+    }
+
+    private func drainGraph(into output: borrowing OutputContainer) throws(FFmpegError) {
+        while case .ready = try self.graph.pull(into: self.filtered) {
+            defer { self.filtered.unref() }
+            let frame = self.filtered.pointer
+            let timestamp = av_rescale_q(
+                frame.pointee.pts,
+                self.graph.outputTimeBase,
+                self.encoder.context.pointee.time_base
+            )
+            guard timestamp > self.lastTimestamp else {
+                self.framesDropped += 1
+                continue
+            }
+            self.lastTimestamp = timestamp
+            frame.pointee.pts = timestamp
+            // The decoder's picture types would force the encoder's frame types; the CLI clears them too.
+            frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            try self.encoder.send(self.filtered)
+            self.framesEncoded += 1
+            try self.drainEncoder(into: output)
+        }
+    }
+
+    private func drainEncoder(into output: borrowing OutputContainer) throws(FFmpegError) {
+        let timeBase = self.encoder.context.pointee.time_base
+        let streamTimeBase = output.stream(at: self.outputIndex).pointee.time_base
+        while case .ready = try self.encoder.receive(into: self.packet) {
+            let packet = self.packet.pointer
+            // libx264 in FFmpeg 5.1 leaves durations at 0, which would shorten the last frame (and the file) to
+            // nothing; one tick of the encoder's time base is one frame.
+            if packet.pointee.duration == 0 {
+                packet.pointee.duration = 1
+            }
+            packet.pointee.stream_index = self.outputIndex
+            av_packet_rescale_ts(packet, timeBase, streamTimeBase)
+            try output.write(self.packet)
+        }
+    }
+}
