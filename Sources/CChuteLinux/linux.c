@@ -1,9 +1,9 @@
 #define _GNU_SOURCE
 #include "CChuteLinux.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,6 +15,11 @@ int chute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, cons
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
 }
 
-int chute_set_parent_death_signal(int signal) {
-    return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0, 0, 0);
+int chute_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
 }

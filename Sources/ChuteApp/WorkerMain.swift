@@ -14,7 +14,7 @@ package enum WorkerMain {
     package static func run(engine kind: EngineKind) -> Int32 {
         // The supervisor owns this process: die with it, and leave SIGINT/SIGTERM (sent to the whole process group by
         // a terminal or by systemd) to the supervisor, which ends workers itself after its grace period.
-        _ = chute_set_parent_death_signal(SIGKILL)
+        Self.exitWithParent()
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let replies = FileHandle(fileDescriptor: dup(STDOUT_FILENO), closeOnDealloc: true)
@@ -38,12 +38,36 @@ package enum WorkerMain {
                 continue
             }
             do throws(ConversionFailure) {
-                let report = try engine.convert(request) { fraction in send(.progress(fraction)) }
+                let report = try engine.convert(request) { progress in send(.progress(progress)) }
                 send(.finished(report))
             } catch {
                 send(.failed(error))
             }
         }
         return 0
+    }
+
+    /// Ends this process as soon as the supervisor that started it has exited, even in the middle of a C call.
+    ///
+    /// `PR_SET_PDEATHSIG` is not used because it fires when the *thread* that spawned the worker exits, and the
+    /// supervisor spawns workers from Dispatch and cooperative-pool threads that come and go under load: it killed
+    /// workers of a living daemon. A pidfd of the parent becomes readable only when the whole process has exited. A
+    /// dedicated thread waits on it; where the kernel lacks `pidfd_open`, the thread checks `getppid()` every second.
+    private static func exitWithParent() {
+        let parent = getppid()
+        let descriptor = chute_pidfd_open(parent)
+        // The parent may have exited before the pidfd was opened; the worker has been reparented then.
+        guard getppid() == parent, parent != 1 else { _exit(0) }
+        let thread = Thread {
+            if descriptor >= 0 {
+                var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                while poll(&entry, 1, -1) < 0 && errno == EINTR {}
+            } else {
+                while getppid() == parent { sleep(1) }
+            }
+            _exit(0)
+        }
+        thread.name = "chute-worker-parent"
+        thread.start()
     }
 }

@@ -85,6 +85,38 @@ struct FailureEndToEndTests {
         #expect(after["next.heic.chute.json"]?.status == .completed)
     }
 
+    @Test func workerEndsItselfWhenTheDaemonIsKilled() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-heic
+                    match: "*.png"
+                    to: heic
+                    output: ./outbox
+                """,
+            settings: "  concurrency: {image: 1}"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("big.png"), width: 4000, height: 3000)
+        try FileManager.default.moveItem(
+            atPath: staging.appending("big.png").string,
+            toPath: harness.inbox.appending("big.png").string
+        )
+        try await daemon.waitForLog("Job started", "big.png")
+        let workers = try CommandLineTool.run(["pgrep", "-P", "\(daemon.pid)"]).standardOutput
+            .split(separator: "\n").compactMap { Int32($0) }
+        #expect(workers.count == 1)
+        daemon.send(SIGKILL)
+        _ = try await daemon.waitForExit(timeout: 30)
+        // The worker is in the middle of a C call that takes over 20 s on this machine (longer under load), and would
+        // only notice its closed input after it: it must end long before, without converting for a dead daemon.
+        try await waitUntil("the orphaned worker to exit", timeout: 10) {
+            workers.allSatisfy { kill($0, 0) != 0 } ? true : nil
+        }
+    }
+
     @Test func sigtermDuringAJobExitsZeroAndLeavesNoTemporaryFiles() async throws {
         let harness = try DaemonHarness(
             rules: """
@@ -130,7 +162,8 @@ struct FailureEndToEndTests {
         daemon.send(SIGTERM)
         let exit = try await daemon.waitForExit(timeout: 30)
         #expect(exit.status == 0)
-        #expect(harness.sidecars()["quick.jpg.chute.json"]?.status == .completed)
+        let sidecar = harness.sidecars()["quick.jpg.chute.json"]
+        #expect(sidecar?.status == .completed, "\(String(describing: sidecar?.error))")
         #expect(harness.temporaryFiles().isEmpty)
     }
 }

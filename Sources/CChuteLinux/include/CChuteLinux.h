@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/inotify.h>
 
 /// Renames `oldpath` to `newpath` (both relative to their directory fds) unless `newpath` exists.
@@ -15,8 +16,9 @@ static inline const char *chute_inotify_event_name(const struct inotify_event *e
     return event->len > 0 ? event->name : "";
 }
 
-/// Asks the kernel to send `signal` to this process when its parent dies (`prctl` is variadic, so not importable).
-/// Workers use it so that a killed daemon never leaves orphaned conversions behind.
-int chute_set_parent_death_signal(int signal);
+/// Opens a pidfd for process `pid` (`pidfd_open(2)`, reached through the variadic `syscall`, which Swift cannot call).
+/// The descriptor becomes readable when the whole process has exited, not merely one of its threads.
+/// Returns the descriptor, or -1 with errno set (ENOSYS before Linux 5.3).
+int chute_pidfd_open(pid_t pid);
 
 #endif
