@@ -25,7 +25,6 @@ static inline int chute_averror_decoder_not_found(void) { return AVERROR_DECODER
 static inline int chute_averror_demuxer_not_found(void) { return AVERROR_DEMUXER_NOT_FOUND; }
 static inline int chute_averror_encoder_not_found(void) { return AVERROR_ENCODER_NOT_FOUND; }
 static inline int chute_averror_stream_not_found(void) { return AVERROR_STREAM_NOT_FOUND; }
-static inline int chute_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
 
 // AV_NOPTS_VALUE is a cast expression and AV_TIME_BASE_Q a compound literal; neither imports.
 static inline int64_t chute_nopts_value(void) { return AV_NOPTS_VALUE; }

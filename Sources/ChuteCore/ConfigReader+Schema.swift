@@ -268,7 +268,7 @@ extension ConfigReader.Walker {
         let video: Set<EngineKind> = [.video]
         if let entry = fields["upscale"], self.applies(entry, to: format, engines: video) {
             options.upscale = self.bool(entry)
-            if options.upscale != nil, fields["width"] == nil, fields["height"] == nil {
+            if options.upscale == true, fields["width"] == nil, fields["height"] == nil {
                 self.report("'upscale' needs 'width' or 'height' to grow towards", at: entry.key)
             }
         }

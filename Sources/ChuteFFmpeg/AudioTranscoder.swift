@@ -12,9 +12,6 @@ final class AudioTranscoder: StreamTranscoder {
     private(set) var tally: DecodeTally
     private(set) var decodedExtent = TimeExtent()
     let outputSummary: String
-    /// The output's sample rate and channel count.
-    let sampleRate: Int
-    let channels: Int
 
     private let decoder: Decoder
     private let graph: FilterGraph
@@ -96,9 +93,9 @@ final class AudioTranscoder: StreamTranscoder {
 
         self.outputIndex = outputStream.pointee.index
         self.tally = DecodeTally(streamIndex: plan.source.index, codecName: plan.source.codecName)
-        self.sampleRate = Int(encoder.context.pointee.sample_rate)
-        self.channels = Int(encoder.context.pointee.ch_layout.nb_channels)
-        self.outputSummary = "\(plan.encoding.name) \(self.sampleRate) Hz \(self.channels) ch"
+        let sampleRate = encoder.context.pointee.sample_rate
+        let channels = encoder.context.pointee.ch_layout.nb_channels
+        self.outputSummary = "\(plan.encoding.name) \(sampleRate) Hz \(channels) ch"
         self.sampleTimeBase = sampleTimeBase
         self.streamTimeBase = stream.pointee.time_base
         self.decoded = try Frame()

@@ -5,10 +5,10 @@ import ChuteCore
 /// size, codec and settings.
 ///
 /// A stream is copied when it already satisfies the rule: its codec is one the target holds (and the one the rule
-/// names, if it names one), it fits the size box, its bitrate and frame rate are within the rule's limits (an
-/// unknown bitrate is not, and up to 10 % over counts as within; for lossy audio the limit is `audioBitrate` or its
-/// default, so 320k AAC becomes 128k in a video), no `crf` asks for a new encode, and its rotation survives in the target. A plan that copies every
-/// stream is a remux.
+/// names, if it names one), it fits the size box, its bitrate and frame rate are within the rule's limits (up to
+/// 10 % over counts as within; for lossy audio the limit is `audioBitrate` or its default, so 320k AAC becomes 128k
+/// in a video; an unknown bitrate passes the default but not a limit the rule sets), no `crf` asks for a new encode,
+/// and its rotation survives in the target. A plan that copies every stream is a remux.
 struct ConversionPlan {
     /// The video stream's treatment.
     struct Video {
@@ -19,8 +19,11 @@ struct ConversionPlan {
         /// The encoded picture size (before the display matrix, when one is kept).
         let width: Int
         let height: Int
-        /// The filters between decoder and encoder: rotation, scaling, frame rate, pixel format.
+        /// The filters between decoder and encoder: rotation, scaling, pixel format.
         let filters: [String]
+        /// The rule's frame-rate cap, when the source may exceed it: the encoder's time base becomes one frame at this
+        /// rate, and frames that land on a taken tick are dropped (never duplicated, unlike FFmpeg's `fps` filter).
+        let maxFrameRate: Double?
         /// The matrix to attach to the output stream, when the container keeps it.
         let keptMatrix: DisplayMatrix?
     }
@@ -161,6 +164,7 @@ struct ConversionPlan {
                 width: source.width,
                 height: source.height,
                 filters: [],
+                maxFrameRate: nil,
                 keptMatrix: matrix
             )
         }
@@ -190,10 +194,6 @@ struct ConversionPlan {
         if rotated.width != coded.width || rotated.height != coded.height {
             filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
         }
-        if let maximum = options.maxFrameRate, source.frameRate.map({ $0 > maximum + 0.01 }) ?? true {
-            let rate = av_d2q(maximum, 1_001_000)
-            filters.append("fps=fps=\(rate.num)/\(rate.den)")
-        }
         filters.append("format=pix_fmts=\(String(cString: av_get_pix_fmt_name(Self.pixelFormat)))")
         return Video(
             source: source,
@@ -202,6 +202,7 @@ struct ConversionPlan {
             width: coded.width,
             height: coded.height,
             filters: filters,
+            maxFrameRate: options.maxFrameRate,
             keptMatrix: keptMatrix
         )
     }
@@ -218,7 +219,11 @@ struct ConversionPlan {
             avcodec_descriptor_get(source.codecID).map { $0.pointee.props & AV_CODEC_PROP_LOSSLESS != 0 } ?? false
         let canCopy =
             (encoding.copies(source.codecID) || holdable.contains { $0.codecID == source.codecID })
-            && (isLossless || bitRate.map { Self.within(source.bitRate, $0) } ?? true)
+            && (isLossless || bitRate.map { limit in
+                // Matroska often records no bitrate for audio. The default limit is a guide and lets an unknown rate
+                // pass; a limit the rule sets must be shown to hold.
+                source.bitRate == 0 ? options.audioBitrate == nil : Self.within(source.bitRate, limit)
+            } ?? true)
             && options.channels.map { $0 == source.channels } ?? true
             && options.sampleRate.map { $0 == source.sampleRate } ?? true
         return Audio(

@@ -1,6 +1,8 @@
 import CFFmpeg
+import Glibc
 
-/// The process-wide FFmpeg set-up: the log routing, done once, and the libraries' versions.
+/// The process-wide FFmpeg set-up: the log routing and the AV1 encoder's verbosity, done once, and the libraries'
+/// versions.
 ///
 /// - Important: ``shared`` is the only caller of ``FFmpegLog/install()``. Swift runs a `static let` initialiser
 ///   exactly once, thread-safely, the first time it is read, so every path into FFmpeg (``MediaEngine``'s
@@ -14,6 +16,10 @@ struct FFmpegLibrary: Sendable {
 
     private init() {
         FFmpegLog.install()
+        // SVT-AV1 prints its banner and settings straight to standard error, around FFmpeg's log, at info level:
+        // some twenty lines per job that the supervisor would log as warnings. Its errors still come through. A
+        // value set by the operator wins.
+        setenv("SVT_LOG", "1", 0)
         func version(_ packed: UInt32) -> String {
             "\(packed >> 16).\(packed >> 8 & 0xFF).\(packed & 0xFF)"
         }

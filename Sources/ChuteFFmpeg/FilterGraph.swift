@@ -86,13 +86,19 @@ struct FilterGraph: ~Copyable {
     /// Pushes a frame in; the graph takes its data and leaves `frame` empty.
     /// The corresponding C function is `av_buffersrc_add_frame_flags`.
     ///
-    /// - Throws: ``FFmpegError`` with code `filter` (for instance when audio parameters change mid-stream).
+    /// - Throws: ``FFmpegError`` with code `decode` when the frame's format differs from the one the graph was built
+    ///   for (a stream whose size or sample format changes midway, which Chute does not follow), `filter` otherwise.
     func push(_ frame: borrowing Frame) throws(FFmpegError) {
-        try FFmpegError.check(
-            av_buffersrc_add_frame_flags(self.source, frame.pointer, 0),
-            .filter,
-            "av_buffersrc_add_frame_flags"
-        )
+        let status = av_buffersrc_add_frame_flags(self.source, frame.pointer, 0)
+        if status == chute_averror(EINVAL) {
+            throw FFmpegError(
+                .decode,
+                "av_buffersrc_add_frame_flags",
+                status: status,
+                detail: "the stream changes its picture or sample format partway through"
+            )
+        }
+        try FFmpegError.check(status, .filter, "av_buffersrc_add_frame_flags")
     }
 
     /// Tells the graph that no frame follows.

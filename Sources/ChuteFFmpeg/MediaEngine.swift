@@ -28,14 +28,20 @@ package struct MediaEngine: ConversionEngine {
     static let implausibleDuration = 86_400.0
 
     package let kind: EngineKind
+    /// The least time between two progress reports.
+    private let progressInterval: Duration
 
     /// Creates the engine for a lane.
     ///
-    /// - Parameter kind: `.video` or `.audio`. Either engine converts to any video or audio target (audio is
-    ///   extracted from videos by the audio lane); the kind only names the lane the engine serves.
-    package init(kind: EngineKind) {
+    /// - Parameters:
+    ///   - kind: `.video` or `.audio`. Either engine converts to any video or audio target (audio is extracted from
+    ///     videos by the audio lane); the kind only names the lane the engine serves.
+    ///   - progressInterval: the least time between two progress reports (one a second by default, which is what
+    ///     the supervisor's log needs; tests pass zero to see every report).
+    package init(kind: EngineKind, progressInterval: Duration = .seconds(1)) {
         precondition(kind == .video || kind == .audio, "the media engine serves the video and audio lanes")
         self.kind = kind
+        self.progressInterval = progressInterval
     }
 
     /// `FFmpeg` with its release, and each library's version (`libavformat`, `libavcodec`, `libavfilter`,
@@ -52,7 +58,8 @@ package struct MediaEngine: ConversionEngine {
     ///
     /// - Parameters:
     ///   - request: the job; `output` must not exist.
-    ///   - progress: called about once a second while the job runs, and with 1 at the end.
+    ///   - progress: called about once a second (the engine's `progressInterval`) while the job runs, and with 1 at
+    ///     the end.
     /// - Returns: the output's size, warnings (concealed decoding errors, dropped subtitles, FFmpeg's own warnings)
     ///   and details: `mode` (`remux` or `transcode`), the input's and output's codecs, sizes and durations,
     ///   `frames`, `speed` and how the output was verified.
@@ -83,7 +90,8 @@ package struct MediaEngine: ConversionEngine {
         let output = try MediaFile.create(at: request.output)
         var report: ConversionReport
         do {
-            report = try Self.run(request, input: input, output: output, progress: progress)
+            var meter = ProgressMeter(interval: self.progressInterval)
+            report = try Self.run(request, input: input, output: output, meter: &meter, progress: progress)
         } catch {
             throw error.conversionFailure
         }
@@ -98,11 +106,11 @@ package struct MediaEngine: ConversionEngine {
         _ request: ConversionRequest,
         input: MediaFile,
         output: MediaFile,
+        meter: inout ProgressMeter,
         progress: (JobProgress) -> Void
     ) throws(FFmpegError) -> ConversionReport {
         let clock = ContinuousClock()
         let started = clock.now
-        var meter = ProgressMeter()
         let container = try InputContainer(file: input)
         let sources = (0..<container.streamCount).map { SourceStream(container.stream(at: $0)) }
         let bestVideo = av_find_best_stream(container.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
@@ -119,7 +127,7 @@ package struct MediaEngine: ConversionEngine {
             options: request.options
         )
         var transcoder = try Transcoder(plan: plan, options: request.options, input: container, output: muxer)
-        muxer.copyTags(from: container)
+        muxer.copyTags(from: container, stream: plan.profile.isVideo ? nil : plan.audio.first?.source.index)
         try muxer.writeHeader()
         var warnings = plan.warnings
         warnings += try transcoder.run(

@@ -78,9 +78,16 @@ struct OutputContainer: ~Copyable {
     }
 
     /// Copies the input's tags (title, artist, album, …) to the container.
-    /// The corresponding C function is `av_dict_copy`.
-    func copyTags(from input: borrowing InputContainer) {
+    ///
+    /// Ogg and Opus files keep their tags on the audio stream rather than the container, and the mp3, m4a, flac and
+    /// wav muxers write only container tags; so the tags of `stream`, the audio an audio target keeps, are added too,
+    /// where the container has no tag of that name. The corresponding C function is `av_dict_copy`.
+    func copyTags(from input: borrowing InputContainer, stream: Int?) {
         av_dict_copy(&self.context.pointee.metadata, input.context.pointee.metadata, 0)
+        if let stream {
+            let metadata = input.stream(at: stream).pointee.metadata
+            av_dict_copy(&self.context.pointee.metadata, metadata, AV_DICT_DONT_OVERWRITE)
+        }
     }
 
     /// Writes the container's header; stream time bases may change here (MP4 picks its own).

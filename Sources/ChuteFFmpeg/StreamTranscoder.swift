@@ -3,8 +3,6 @@
 /// Implementations are classes because the ``Transcoder`` keeps a varying number of them in an array, which cannot
 /// hold non-copyable values; each owns its C objects through non-copyable members.
 protocol StreamTranscoder: AnyObject {
-    /// The output stream's index.
-    var outputIndex: Int32 { get }
     /// What was decoded so far, for the decode-error policy.
     var tally: DecodeTally { get }
     /// A description of the output stream for reports, such as `h264 1280x720`.

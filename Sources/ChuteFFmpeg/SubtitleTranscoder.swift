@@ -55,7 +55,7 @@ final class SubtitleTranscoder: StreamTranscoder {
         av_dict_copy(&outputStream.pointee.metadata, stream.pointee.metadata, 0)
 
         self.outputIndex = outputStream.pointee.index
-        self.tally = DecodeTally(streamIndex: plan.source.index, codecName: plan.source.codecName)
+        self.tally = DecodeTally(streamIndex: plan.source.index, codecName: plan.source.codecName, isEssential: false)
         self.outputSummary = encoderName
         self.streamTimeBase = stream.pointee.time_base
         self.packet = try Packet()

@@ -20,11 +20,6 @@ struct TimeExtent {
         self.end >= self.start ? self.end - self.start : nil
     }
 
-    /// The latest end, or `nil` when nothing was included.
-    var latestEnd: Double? {
-        self.end >= self.start ? self.end : nil
-    }
-
     /// Whether two durations agree within Chute's tolerance: the larger of half a second and 2 % of the longer one.
     /// Containers and codecs round durations differently (priming samples, the last frame's length), and a truncated
     /// file misses far more than that.

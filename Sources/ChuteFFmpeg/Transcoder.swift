@@ -189,8 +189,12 @@ struct Transcoder {
             if target.pointee.dts != chute_nopts_value() { target.pointee.dts -= offset }
             let position = self.measure(target, timeBase: timeBase, stream: stream)
 
-            if let duration, let position {
-                meter.report(position / duration, of: Self.progressShare, mediaSeconds: position, to: progress)
+            if let duration {
+                // Subtitle, data and cover packets have no position on the media's clock; they report nothing
+                // rather than a byte-based fraction that would jump back and forth.
+                if let position {
+                    meter.report(position / duration, of: Self.progressShare, mediaSeconds: position, to: progress)
+                }
             } else if inputSize > 0 {
                 meter.report(
                     Double(avio_tell(input.context.pointee.pb)) / Double(inputSize),

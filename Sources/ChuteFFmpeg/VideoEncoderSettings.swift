@@ -7,7 +7,6 @@ import ChuteCore
 /// CRF 28, VP9 at CRF 32 in constant-quality mode with row multithreading and `cpu-used` 2, AV1 at CRF 32 (SVT-AV1
 /// preset 8, or libaom with `cpu-used` 6).
 struct VideoEncoderSettings {
-    let codec: ConversionOptions.VideoCodec
     /// The constant-quality level, or `nil` when a bitrate is set.
     let crf: Int?
     /// The average bitrate in bits per second, or `nil` for constant quality.
@@ -17,7 +16,6 @@ struct VideoEncoderSettings {
     let codecTag: UInt32?
 
     init(codec: ConversionOptions.VideoCodec, options: ConversionOptions, format: TargetFormat) {
-        self.codec = codec
         self.bitRate = options.videoBitrate
         self.crf = options.videoBitrate == nil ? options.crf ?? codec.defaultCRF : nil
         self.preset = options.preset ?? .medium

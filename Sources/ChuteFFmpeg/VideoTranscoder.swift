@@ -76,6 +76,11 @@ final class VideoTranscoder: StreamTranscoder {
         if sinkRate.num > 0 && sinkRate.den > 0 {
             frameRate = sinkRate
         }
+        if let maximum = plan.maxFrameRate, av_q2d(frameRate) > maximum + 0.01 {
+            // One tick of the encoder's time base is one frame at the cap; `drainGraph` drops frames that round onto
+            // a tick already taken, so the rate is capped by dropping frames only.
+            frameRate = av_d2q(maximum, 1_001_000)
+        }
         let codec = try Encoder.find(plan.codec.encoderNames, for: "\(plan.codec.rawValue) video")
         let parameters = stream.pointee.codecpar.pointee
         let sink = graph.sink

@@ -24,10 +24,12 @@ package enum Fixtures {
         )
     }
 
-    /// Writes `bytes` random bytes.
+    /// Writes `bytes` bytes of noise: a fixed text start (so that it can never begin like a real format by chance, as
+    /// random bytes starting `FF E3` would look like MP3), then random bytes.
     package static func makeRandomFile(at path: FilePath, bytes: Int) throws {
         var generator = SystemRandomNumberGenerator()
-        let data = Data((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let start = Array("noise, not media\n".utf8.prefix(bytes))
+        let data = Data(start + (start.count..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
         try data.write(to: URL(fileURLWithPath: path.string))
     }
 

@@ -75,10 +75,14 @@ package enum MediaFixtures {
     }
 
     /// `ffprobe -show_entries ENTRIES` in compact form: one line per section, fields separated by `|`.
-    package static func entries(_ entries: String, of path: FilePath) throws -> String {
-        try CommandLineTool.run([
-            "ffprobe", "-v", "error", "-show_entries", entries, "-of", "compact=p=0:nk=1", path.string,
-        ]).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+    ///
+    /// - Parameter counting: decode every frame first (`-count_frames`), for `nb_read_frames`.
+    package static func entries(_ entries: String, of path: FilePath, counting: Bool = false) throws -> String {
+        try CommandLineTool.run(
+            ["ffprobe", "-v", "error"] + (counting ? ["-count_frames", "-select_streams", "v:0"] : []) + [
+                "-show_entries", entries, "-of", "compact=p=0:nk=1", path.string,
+            ]
+        ).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The display rotation of the first video stream in degrees, as `ffprobe` reports it (0 when none).

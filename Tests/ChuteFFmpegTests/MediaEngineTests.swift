@@ -56,8 +56,10 @@ struct MediaEngineTests {
         #expect(fractions.allSatisfy { (0...1).contains($0) })
         // While it transcodes, the engine says how much of the 2 s input it has converted.
         let positions = reports.compactMap(\.mediaSeconds)
+        #expect(!positions.isEmpty)
         #expect(positions == positions.sorted())
         #expect(positions.allSatisfy { (0...2.1).contains($0) })
+        #expect(positions.last.map { $0 > 1.9 } == true)
     }
 
     @Test(arguments: ["mp4", "mkv"])
@@ -261,6 +263,103 @@ struct MediaEngineTests {
         ]).standardOutput
         #expect(text.contains("00:00:00,500 --> 00:00:01,500"))
         #expect(text.contains("Hello from Chute"))
+    }
+
+    @Test func maxFrameRateDropsFramesAndNeverFillsAGap() throws {
+        let directory = try TemporaryDirectory(prefix: "media")
+        defer { directory.remove() }
+        let input = directory.appending("gap.mkv")
+        // 3 s at 50 fps with the second in the middle cut out, timestamps kept: 100 frames over 3 s.
+        try CommandLineTool.run([
+            "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=50:duration=3",
+            "-vf", "select='not(between(t,1,1.999))'", "-fps_mode", "vfr", "-c:v", "libx264", "-preset", "ultrafast",
+            input.string,
+        ])
+        func frames(_ path: FilePath) throws -> Int? {
+            Int(try MediaFixtures.entries("stream=nb_read_frames", of: path, counting: true))
+        }
+        try #require(try frames(input) == 100)
+
+        let report = try Conversion.run(
+            input,
+            to: "mp4",
+            output: directory.appending("out.mp4"),
+            options: ConversionOptions(maxFrameRate: 25)
+        )
+
+        // Every other frame dropped: 2 s of pictures at 25 fps, plus the last frame of each run, which rounds onto a
+        // tick of its own (t = 0.98 s is tick 24.5, rounded up to 25): 26 + 26. Filling the gap, as FFmpeg's fps
+        // filter does, would give 75.
+        let output = try #require(try frames(directory.appending("out.mp4")))
+        #expect((50...52).contains(output), "\(output) frames")
+        #expect(report.details["mode"] == "transcode")
+        let probe = try MediaFixtures.probe(directory.appending("out.mp4"))
+        #expect(abs(try #require(probe.duration) - 3) < 0.1)
+    }
+
+    @Test func tagsOnAnOggStreamReachAnMP3() throws {
+        let directory = try TemporaryDirectory(prefix: "media")
+        defer { directory.remove() }
+        let input = directory.appending("in.ogg")
+        try MediaFixtures.makeClip(
+            at: input,
+            width: nil,
+            seconds: 2,
+            sampleRate: 44100,
+            codecArguments: ["-metadata", "title=Stream Title", "-metadata", "album=Ogg Album", "-c:a", "libvorbis"]
+        )
+        // Vorbis comments live on the stream, not the container.
+        let inputProbe = try MediaFixtures.probe(input)
+        try #require(inputProbe.tags["title"] == nil)
+        try #require(inputProbe.streams("audio").first?["tags"] as? [String: String] != nil)
+
+        _ = try Conversion.run(input, to: "mp3", output: directory.appending("out.mp3"))
+
+        let tags = try MediaFixtures.probe(directory.appending("out.mp3")).tags
+        #expect(tags["title"] == "Stream Title")
+        #expect(tags["album"] == "Ogg Album")
+    }
+
+    @Test func anEmptySubtitleTrackIsAWarningNotAFailure() throws {
+        let directory = try TemporaryDirectory(prefix: "media")
+        defer { directory.remove() }
+        let subtitles = directory.appending("late.srt")
+        let input = directory.appending("in.mkv")
+        // The only cue starts after the 2 s film ends, so the muxed subtitle track holds no packet.
+        try "1\n00:00:30,000 --> 00:00:31,000\nToo late\n\n".write(
+            toFile: subtitles.string,
+            atomically: true,
+            encoding: .utf8
+        )
+        try CommandLineTool.run([
+            "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2",
+            "-i", subtitles.string, "-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-c:s", "srt", input.string,
+        ])
+        try #require(try MediaFixtures.packetSizes(of: input, stream: "s:0").isEmpty)
+        try #require(try MediaFixtures.probe(input).streams("subtitle").count == 1)
+
+        let report = try Conversion.run(input, to: "mp4", output: directory.appending("out.mp4"))
+
+        #expect(report.warnings.contains { $0.contains("subrip") && $0.contains("empty") }, "\(report.warnings)")
+        #expect(try MediaFixtures.probe(directory.appending("out.mp4")).streams("video").count == 1)
+    }
+
+    @Test func mkvWithAACOfUnknownBitrateIsRemuxedToMP4() throws {
+        let directory = try TemporaryDirectory(prefix: "media")
+        defer { directory.remove() }
+        let input = directory.appending("in.mkv")
+        try MediaFixtures.makeClip(at: input, seconds: 2, codecArguments: MediaFixtures.h264AAC)
+        // Matroska records no audio bitrate.
+        let audio = try #require(try MediaFixtures.probe(input).streams("audio").first)
+        try #require(audio["bit_rate"] == nil)
+
+        let report = try Conversion.run(input, to: "mp4", output: directory.appending("out.mp4"))
+
+        #expect(report.details["mode"] == "remux")
+        #expect(
+            try MediaFixtures.packetSizes(of: directory.appending("out.mp4"), stream: "a:0")
+                == MediaFixtures.packetSizes(of: input, stream: "a:0")
+        )
     }
 
     @Test func everyAudioStreamIsKeptOnlyWhenAsked() throws {
