@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #ifndef RENAME_NOREPLACE
@@ -22,4 +23,14 @@ int chute_pidfd_open(pid_t pid) {
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+int chute_file_system_type(const char *path, uint32_t *type) {
+    struct statfs info;
+    int result = statfs(path, &info);
+    if (result == 0) {
+        // Every magic number fits in 32 bits; f_type is a signed word, so a large one may read as negative.
+        *type = (uint32_t)info.f_type;
+    }
+    return result;
 }

@@ -83,7 +83,9 @@ package struct ChuteApplication {
                 root: watch.path,
                 recursive: watch.recursive,
                 ignore: IgnoreRules(extra: watch.ignore),
-                excluded: excluded
+                excluded: excluded,
+                poll: watch.poll,
+                pollInterval: watch.pollInterval
             )
         }
     }

@@ -27,12 +27,38 @@ package struct WatchConfig: Sendable, Equatable {
     package var recursive: Bool
     /// `ignore` (list of globs, default empty): extra names to ignore, on top of ``IgnoreRules/defaultPatterns``.
     package var ignore: [GlobPattern]
+    /// `poll` (auto, always or never; default auto): whether the folder is polled instead of watched with inotify.
+    package var poll: PollMode
+    /// `pollInterval` (duration, default 10s): how often a polled folder is listed again.
+    package var pollInterval: Duration
 
-    package init(path: FilePath, recursive: Bool = true, ignore: [GlobPattern] = []) {
+    package init(
+        path: FilePath,
+        recursive: Bool = true,
+        ignore: [GlobPattern] = [],
+        poll: PollMode = .auto,
+        pollInterval: Duration = .seconds(10)
+    ) {
         self.path = path
         self.recursive = recursive
         self.ignore = ignore
+        self.poll = poll
+        self.pollInterval = pollInterval
     }
+}
+
+/// Whether a watched folder is polled instead of watched with inotify.
+///
+/// inotify reports only changes made through this machine's kernel: on NFS, SMB/CIFS and other network file systems
+/// a file another machine writes raises no event, and FUSE file systems (Unraid's user shares, mergerfs, sshfs) may
+/// not raise them either.
+package enum PollMode: String, Sendable, Equatable, CaseIterable {
+    /// Poll folders on network and FUSE file systems (told by `statfs`), use inotify elsewhere.
+    case auto
+    /// Always poll: for file systems the detection does not know, or writers that bypass the kernel.
+    case always
+    /// Never poll, even on a network file system (only this machine writes into it).
+    case never
 }
 
 /// Daemon-wide settings (the `settings:` section).

@@ -5,7 +5,7 @@ extension ConfigReader.Walker {
     /// The top-level keys.
     private static let topLevelKeys = ["watch", "rules", "settings"]
     /// The keys of one `watch:` entry.
-    private static let watchKeys = ["path", "recursive", "ignore"]
+    private static let watchKeys = ["path", "recursive", "ignore", "poll", "pollInterval"]
     /// The keys of a rule that set conversion options (``ConversionOptions``).
     static let optionKeys = [
         "quality", "width", "height", "strip", "upscale", "videoCodec", "crf", "videoBitrate", "preset", "maxFrameRate",
@@ -91,6 +91,16 @@ extension ConfigReader.Walker {
             }
             if let ignore = fields["ignore"] {
                 watch.ignore = self.globs(ignore) ?? []
+            }
+            if let poll = fields["poll"] {
+                watch.poll = self.choice(poll, of: PollMode.self, expected: "auto, always or never") ?? watch.poll
+            }
+            if let entry = fields["pollInterval"], let interval = self.duration(entry) {
+                if interval >= .milliseconds(100) {
+                    watch.pollInterval = interval
+                } else {
+                    self.report("'pollInterval' must be at least 100ms", at: entry.value)
+                }
             }
             watches.append(watch)
         }

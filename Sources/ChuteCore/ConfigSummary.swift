@@ -24,6 +24,11 @@ package enum ConfigSummary {
             if !watch.ignore.isEmpty {
                 line += "; also ignoring " + watch.ignore.map(\.pattern).joined(separator: ", ")
             }
+            switch watch.poll {
+            case .auto: break
+            case .always: line += "; polled every \(watch.pollInterval)"
+            case .never: line += "; never polled"
+            }
             lines.append(line + ")")
         }
         lines.append("")

@@ -17,9 +17,13 @@ import Synchronization
 /// A root that cannot be watched at start (it does not exist, is not a folder, is not readable) is logged at error
 /// level and the others are watched; it is not picked up if it appears later: restart Chute. The same holds for a
 /// root that is deleted or moved while watched. At the `fs.inotify.max_user_watches` limit, the error is logged once
-/// with the remedy, and folders beyond it are scanned but not watched.
+/// with the remedy, and the root is polled from then on.
 ///
-/// inotify sees only changes made through this kernel: writes by other NFS or SMB clients are not reported.
+/// inotify sees only changes made through this kernel: writes by other NFS or SMB clients are not reported. So a root
+/// on a network or FUSE file system (``FileSystemType/needsPolling``, under `poll: auto`), a root with `poll: always`,
+/// and a root whose folders hit the watch limit are listed every ``WatchSpec/pollInterval`` instead: new and changed
+/// files are reported as found, files that are gone as removed. A polled root that cannot be listed, or whose device
+/// changed (an unmounted share), keeps its last listing, so its files are never reported as removed.
 ///
 /// - Important: Call ``events()`` once; ``stop()`` may be called from any thread, any number of times. The stream's
 ///   consumer ending its iteration stops the watcher too.

@@ -99,6 +99,45 @@ struct FolderStream: ~Copyable {
         }
     }
 
+    /// What a polled file looked like at a listing: a change in any of these is a change of the file.
+    struct FileState: Sendable, Equatable {
+        var inode: UInt64
+        var size: Int64
+        var modifiedSeconds: Int64
+        var modifiedNanoseconds: Int64
+    }
+
+    /// Whether the folder is a mount point: on another device than its parent folder. The corresponding C functions
+    /// are `fstat` and `fstatat` of `..`.
+    ///
+    /// - Returns: false also when either call fails.
+    func isMountPoint() -> Bool {
+        var folder = stat()
+        var parent = stat()
+        guard fstat(dirfd(self.stream), &folder) == 0, fstatat(dirfd(self.stream), "..", &parent, 0) == 0 else {
+            return false
+        }
+        return folder.st_dev != parent.st_dev
+    }
+
+    /// The state of a regular file in this folder, without following a symbolic link. The corresponding C function is
+    /// `fstatat` with `AT_SYMLINK_NOFOLLOW`.
+    ///
+    /// - Returns: the state, or `nil` when the entry is gone or is no longer a regular file.
+    func state(of name: FilePath.Component) -> FileState? {
+        var status = stat()
+        let result = name.withPlatformString { name in
+            fstatat(dirfd(self.stream), name, &status, AT_SYMLINK_NOFOLLOW)
+        }
+        guard result == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return FileState(
+            inode: UInt64(status.st_ino),
+            size: Int64(status.st_size),
+            modifiedSeconds: Int64(status.st_mtim.tv_sec),
+            modifiedNanoseconds: Int64(status.st_mtim.tv_nsec)
+        )
+    }
+
     private func kind(of name: FilePath.Component, type: UInt8) -> EntryKind? {
         switch Int(type) {
         case DT_REG: return .file

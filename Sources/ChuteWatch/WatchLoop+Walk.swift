@@ -3,7 +3,7 @@ import Logging
 import SystemPackage
 
 extension WatchLoop {
-    /// Watches and scans every root, reporting each file found.
+    /// Watches and scans every root that is not polled, reporting each file found.
     ///
     /// A root that cannot be watched (it does not exist, is not a folder, is not readable) is logged at error level
     /// and skipped; the others are watched.
@@ -12,7 +12,7 @@ extension WatchLoop {
     @discardableResult
     mutating func watchAllRoots() -> Set<Inotify.WatchDescriptor> {
         var visited = Set<Inotify.WatchDescriptor>()
-        for index in self.specs.indices {
+        for index in self.specs.indices where self.polled[index] == nil {
             self.watchAndScan(self.specs[index].root, root: index, depth: 0, visited: &visited)
         }
         return visited
@@ -133,7 +133,7 @@ extension WatchLoop {
             visited.insert(watch)
             return true
         } catch let error where error.errno == .noSpace {
-            self.reportWatchLimit(error)
+            self.reportWatchLimit(error, root: root)
             return true
         } catch {
             self.reportUnavailable(error, depth: depth)
@@ -141,22 +141,24 @@ extension WatchLoop {
         }
     }
 
-    /// Logs the watch limit once, at error level with the remedy, and each folder it leaves unwatched at debug.
-    private mutating func reportWatchLimit(_ error: WatchError) {
+    /// Logs the watch limit once, at error level with the remedy (each further folder it leaves unwatched at debug),
+    /// and polls the root of the folder from now on, so that nothing below it goes unseen.
+    private mutating func reportWatchLimit(_ error: WatchError, root: Int) {
         let metadata: Logger.Metadata = ["path": "\(error.path?.escapedForLog ?? "")"]
-        guard !self.reportedWatchLimit else {
+        if self.reportedWatchLimit {
             self.logger.debug("Folder not watched: inotify watch limit reached", metadata: metadata)
-            return
+        } else {
+            self.reportedWatchLimit = true
+            self.logger.error(
+                """
+                Reached the inotify watch limit; folders it leaves unwatched are polled instead. Raise \
+                fs.inotify.max_user_watches, e.g. sysctl fs.inotify.max_user_watches=524288
+                """,
+                error: error,
+                metadata: metadata
+            )
         }
-        self.reportedWatchLimit = true
-        self.logger.error(
-            """
-            Reached the inotify watch limit; further folders are not watched. Raise fs.inotify.max_user_watches, \
-            e.g. sysctl fs.inotify.max_user_watches=524288
-            """,
-            error: error,
-            metadata: metadata
-        )
+        self.startPolling(root, reason: "the inotify watch limit was reached", now: ContinuousClock.now)
     }
 
     /// Logs a folder that cannot be watched or listed: a root at error level; below it, a folder that vanished or

@@ -2,11 +2,12 @@ import Glibc
 import Logging
 import SystemPackage
 
-/// The watcher's working state: one inotify instance, the map from watches to folders, and the stream it reports
-/// into.
+/// The watcher's working state: one inotify instance, the map from watches to folders, the listings of polled roots,
+/// and the stream it reports into.
 ///
-/// ``run(until:)`` watches and scans every root, then waits in `poll` for events or the stop signal. Folder
-/// bookkeeping lives in `WatchLoop+Walk.swift`, event handling in `WatchLoop+Events.swift`.
+/// ``run(until:)`` watches and scans every inotify root and lists every polled one, then waits in `poll` for events,
+/// the next listing or the stop signal. Folder bookkeeping lives in `WatchLoop+Walk.swift`, event handling in
+/// `WatchLoop+Events.swift`, polling in `WatchLoop+Polling.swift`.
 ///
 /// - Important: Confined to one thread: ``DirectoryWatcher`` creates, runs and destroys it on its own thread.
 ///   Destroying it closes the inotify instance.
@@ -45,6 +46,8 @@ struct WatchLoop: ~Copyable {
     var pendingMoves: [UInt32: PendingMove] = [:]
     /// Whether the `max_user_watches` limit was already logged; it is logged once.
     var reportedWatchLimit = false
+    /// The roots that are polled instead of watched, by spec index.
+    var polled: [Int: PolledRoot] = [:]
 
     /// - Parameters:
     ///   - inotify: the instance; the loop takes it over.
@@ -73,36 +76,44 @@ struct WatchLoop: ~Copyable {
         self.buffer.deallocate()
     }
 
-    /// Watches and scans every root, then handles events until `stop` is signalled or reading events fails.
+    /// Watches and scans every inotify root and lists every polled one, then handles events and lists polled roots
+    /// when they are due, until `stop` is signalled or reading events fails.
     ///
     /// - Parameter stop: the signal that ends the loop.
     mutating func run(until stop: borrowing StopSignal) {
+        let clock = ContinuousClock()
+        self.choosePolledRoots(now: clock.now)
         let watched = self.watchAllRoots()
-        self.logger.info("Watcher ready", metadata: ["folders": "\(watched.count)"])
+        self.listDueRoots(now: clock.now)
+        self.logger.info("Watcher ready", metadata: ["folders": "\(watched.count)", "polled": "\(self.polled.count)"])
         var descriptors = [
             pollfd(fd: self.inotify.descriptor.rawValue, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stop.readEnd.rawValue, events: Int16(POLLIN), revents: 0),
         ]
         while true {
-            let ready = retryingOnInterrupt { poll(&descriptors, nfds_t(descriptors.count), -1) }
+            let timeout = self.millisecondsUntilNextListing(now: clock.now)
+            let ready = retryingOnInterrupt { poll(&descriptors, nfds_t(descriptors.count), timeout) }
             guard ready >= 0 else {
                 self.logger.error("Watching stopped", error: WatchError.lastError(.readEvents, function: "poll"))
                 return
             }
             if descriptors[1].revents != 0 { return }
-            guard descriptors[0].revents & Int16(POLLIN) != 0 else {
-                self.logger.error(
-                    "Watching stopped: the inotify descriptor failed",
-                    metadata: ["revents": "\(descriptors[0].revents)"]
-                )
-                return
+            if descriptors[0].revents != 0 {
+                guard descriptors[0].revents & Int16(POLLIN) != 0 else {
+                    self.logger.error(
+                        "Watching stopped: the inotify descriptor failed",
+                        metadata: ["revents": "\(descriptors[0].revents)"]
+                    )
+                    return
+                }
+                do {
+                    try self.handleQueuedEvents()
+                } catch {
+                    self.logger.error("Watching stopped", error: error)
+                    return
+                }
             }
-            do {
-                try self.handleQueuedEvents()
-            } catch {
-                self.logger.error("Watching stopped", error: error)
-                return
-            }
+            self.listDueRoots(now: clock.now)
         }
     }
 

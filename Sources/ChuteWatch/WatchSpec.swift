@@ -12,11 +12,24 @@ package struct WatchSpec: Sendable {
     package var ignore: IgnoreRules
     /// Absolute folders that are never entered nor watched: Chute's output folders inside a watched tree.
     package var excluded: [FilePath]
+    /// Whether the folder is polled instead of watched with inotify (`auto`: when ``FileSystemType`` says so).
+    package var poll: PollMode
+    /// How often a polled folder is listed again.
+    package var pollInterval: Duration
 
-    package init(root: FilePath, recursive: Bool, ignore: IgnoreRules, excluded: [FilePath]) {
+    package init(
+        root: FilePath,
+        recursive: Bool,
+        ignore: IgnoreRules,
+        excluded: [FilePath],
+        poll: PollMode = .auto,
+        pollInterval: Duration = .seconds(10)
+    ) {
         self.root = root
         self.recursive = recursive
         self.ignore = ignore
         self.excluded = excluded
+        self.poll = poll
+        self.pollInterval = pollInterval
     }
 }

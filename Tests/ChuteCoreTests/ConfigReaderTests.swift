@@ -148,7 +148,7 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(watch: ["watch:", "  - path: inbox", "    recurse: false"]),
         "rules.yaml:3:5: unknown key 'recurse' in watch entry 1 (did you mean 'recursive'?); "
-            + "allowed keys: path, recursive, ignore"
+            + "allowed keys: path, recursive, ignore, poll, pollInterval"
     ),
     (
         yaml(rule: standardRule + ["qualty: 0.5"]),
@@ -807,6 +807,28 @@ private let badSettingsValueCases: [(String, String)] = [
                 Settings: quiet period 1s, grace period 30s, job timeout 30m, new worker every 200 jobs
                 Concurrency: image auto, video 1, audio auto
                 """
+        )
+    }
+}
+
+/// `poll` and `pollInterval` of a watch entry.
+@Suite struct PollingConfigTests {
+    @Test func readsPollAndPollInterval() throws {
+        let config = try parsed(yaml(watch: ["watch:", "  - path: inbox", "    poll: always", "    pollInterval: 30s"]))
+        #expect(config.watches[0].poll == .always)
+        #expect(config.watches[0].pollInterval == .seconds(30))
+        let defaults = try parsed(yaml())
+        #expect(defaults.watches[0].poll == .auto)
+        #expect(defaults.watches[0].pollInterval == .seconds(10))
+    }
+
+    @Test func badPollValuesAreErrors() {
+        #expect(
+            problems(yaml(watch: ["watch:", "  - path: inbox", "    poll: sometimes", "    pollInterval: 10ms"]))
+                == [
+                    "rules.yaml:3:11: unknown value 'sometimes' for 'poll'; expected one of: auto, always, never",
+                    "rules.yaml:4:19: 'pollInterval' must be at least 100ms",
+                ]
         )
     }
 }

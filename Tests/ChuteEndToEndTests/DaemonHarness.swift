@@ -12,8 +12,9 @@ final class DaemonHarness {
     private(set) var daemon: ChuteProcess?
     private var sentinels = 0
 
-    /// Writes a config whose rules are `rules` (YAML list items, indented by two spaces) watching `inbox`.
-    init(rules: String, settings: String = "", gracePeriod: String = "10s") throws {
+    /// Writes a config whose rules are `rules` (YAML list items, indented by two spaces) watching `inbox`, with
+    /// `watchOptions` (keys of the watch entry, indented by four spaces) and `settings` (indented by two).
+    init(rules: String, settings: String = "", gracePeriod: String = "10s", watchOptions: String = "") throws {
         self.directory = try TemporaryDirectory(prefix: "e2e")
         self.inbox = try self.directory.makeDirectory("inbox")
         self.outbox = self.directory.appending("outbox")
@@ -21,6 +22,7 @@ final class DaemonHarness {
         let yaml = """
             watch:
               - path: ./inbox
+            \(watchOptions)
             rules:
             \(rules)
             settings:
@@ -32,7 +34,7 @@ final class DaemonHarness {
     }
 
     /// The usual single rule: HEIC, PNG and JPEG files become JPEGs at quality 0.85 in the outbox.
-    convenience init(settings: String = "", gracePeriod: String = "10s") throws {
+    convenience init(settings: String = "", gracePeriod: String = "10s", watchOptions: String = "") throws {
         try self.init(
             rules: """
                   - name: to-jpg
@@ -42,7 +44,8 @@ final class DaemonHarness {
                     output: ./outbox
                 """,
             settings: settings,
-            gracePeriod: gracePeriod
+            gracePeriod: gracePeriod,
+            watchOptions: watchOptions
         )
     }
 

@@ -14,19 +14,28 @@ struct WatchFixture {
     let outside: FilePath
     let watcher: DirectoryWatcher
     let events: EventCollector
+    /// Whether the root is polled: a new file is then reported as found, not written.
+    let isPolled: Bool
+    /// What the watcher logged.
+    let logs: LogCapture
 
     /// Runs `body` with a started watcher on a fresh `inbox`, then stops the watcher and removes the folder.
     ///
-    /// Nothing a test does here is a problem for an operator: the watcher must log no warning or error.
+    /// Nothing a test does here is a problem for an operator: the watcher must log no warning or error but those the
+    /// test expects.
     ///
     /// - Parameters:
     ///   - recursive: the spec's `recursive`.
     ///   - excluded: folders below the root (relative to it) that the spec excludes.
+    ///   - poll: the spec's `poll` (`always` to poll the root every 100 ms).
+    ///   - expectedProblems: the warnings and errors the test causes on purpose, by message.
     ///   - prepare: makes what exists before the watcher starts; gets the root and the outside folder.
     ///   - body: the test; the watcher has finished its start-up scan when it runs.
     static func run(
         recursive: Bool = true,
         excluded: [String] = [],
+        poll: PollMode = .auto,
+        expectedProblems: [String] = [],
         prepare: (_ root: FilePath, _ outside: FilePath) throws -> Void = { _, _ in },
         _ body: (WatchFixture) async throws -> Void
     ) async throws {
@@ -39,7 +48,9 @@ struct WatchFixture {
             root: root,
             recursive: recursive,
             ignore: IgnoreRules(),
-            excluded: excluded.map { root.appending($0) }
+            excluded: excluded.map { root.appending($0) },
+            poll: poll,
+            pollInterval: .milliseconds(100)
         )
         let logs = LogCapture()
         let watcher = try DirectoryWatcher(specs: [spec], logger: logs.logger)
@@ -47,7 +58,9 @@ struct WatchFixture {
             root: root,
             outside: outside,
             watcher: watcher,
-            events: EventCollector(watcher.events())
+            events: EventCollector(watcher.events()),
+            isPolled: poll == .always,
+            logs: logs
         )
         do {
             try await fixture.sync()
@@ -57,17 +70,18 @@ struct WatchFixture {
             throw error
         }
         await fixture.shutDown()
-        #expect(logs.problems.map(\.message) == [])
+        #expect(logs.problems.map(\.message).filter { !expectedProblems.contains($0) } == [])
     }
 
-    /// Writes a new marker file in the root and waits until the watcher reports it as written. Events are handled in
-    /// queue order, so everything that happened before the call has then been handled.
+    /// Writes a new marker file in the root and waits until the watcher reports it as written (as found, when
+    /// polled). Events are handled in queue order, and a listing sees everything at once, so everything that happened
+    /// before the call has then been handled.
     ///
     /// The first call also waits out the start-up scan: events are read only after it, so a marker reported as
     /// found is written again, and its `written` event comes once the scan is over.
     func sync() async throws {
         let marker = self.root.appending("sync-\(UUID().uuidString).marker")
-        let written = FileEvent(kind: .written, path: marker, root: self.root)
+        let written = FileEvent(kind: self.isPolled ? .found : .written, path: marker, root: self.root)
         try Files.write(marker)
         let seen = await self.events.events(containing: { $0.path == marker })
         if !seen.contains(written) {

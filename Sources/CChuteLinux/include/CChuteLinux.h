@@ -21,4 +21,9 @@ static inline const char *chute_inotify_event_name(const struct inotify_event *e
 /// Returns the descriptor, or -1 with errno set (ENOSYS before Linux 5.3).
 int chute_pidfd_open(pid_t pid);
 
+/// Stores in `type` the file system type (`f_type`, a magic number such as 0x6969 for NFS) of the file system that
+/// holds `path`. Swift's Glibc module does not import `<sys/vfs.h>`, so `statfs` is wrapped here.
+/// Returns 0, or -1 with errno set.
+int chute_file_system_type(const char *path, uint32_t *type);
+
 #endif
