@@ -16,7 +16,7 @@ extension ConfigReader.Walker {
         ["name", "match", "to", "output"] + optionKeys
         + [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
-            "maxAge",
+            "maxAge", "owner", "group", "mode",
         ]
     /// The keys of `settings:`.
     private static let settingsKeys = ["quietPeriod", "gracePeriod", "jobTimeout", "workerJobs", "concurrency"]
@@ -162,6 +162,7 @@ extension ConfigReader.Walker {
         let onConflict = fields["onConflict"].flatMap { self.conflictPolicy($0) }
         let concurrency = fields["concurrency"].flatMap { self.positiveInteger($0) }
         let watches = fields["watch"].map { self.ruleWatches($0, watchedFolders: watchedFolders) }
+        let ownership = self.ownership(from: fields)
         guard let name, let match, let format, let output else { return nil }
         return Rule(
             name: name,
@@ -174,8 +175,45 @@ extension ConfigReader.Walker {
             keepStructure: keepStructure ?? true,
             onConflict: onConflict ?? .rename,
             concurrency: concurrency,
-            watches: watches ?? []
+            watches: watches ?? [],
+            ownership: ownership
         )
+    }
+
+    /// Reads `owner`, `group` and `mode`. Names are looked up now, so that a typo is an error of the rules file.
+    private mutating func ownership(from fields: Fields) -> OutputOwnership {
+        var ownership = OutputOwnership()
+        if let entry = fields["owner"] {
+            ownership.owner = self.account(entry, kind: "user", lookup: AccountLookup.userID(named:))
+        }
+        if let entry = fields["group"] {
+            ownership.group = self.account(entry, kind: "group", lookup: AccountLookup.groupID(named:))
+        }
+        // The text as written: YAML would read an unquoted 0640 as the decimal 640 or as octal, by version.
+        if let entry = fields["mode"], let text = self.string(entry, expected: "octal permissions such as \"0640\"") {
+            if text.count <= 4, text.allSatisfy({ ("0"..."7").contains($0) }), let mode = UInt32(text, radix: 8),
+                mode <= 0o777
+            {
+                ownership.mode = mode
+            } else {
+                self.report(
+                    "expected octal permissions from 000 to 777 for 'mode', such as \"0640\", found '\(text)'",
+                    at: entry.value
+                )
+            }
+        }
+        return ownership
+    }
+
+    /// Reads a user or group: a numeric id as it is, a name through the account database.
+    private mutating func account(_ entry: Entry, kind: String, lookup: (String) -> UInt32?) -> UInt32? {
+        guard let text = self.string(entry, expected: "a \(kind) name or id") else { return nil }
+        if let id = UInt32(text) { return id }
+        guard let id = lookup(text) else {
+            self.report("unknown \(kind) '\(text)' for '\(entry.name)'", at: entry.value)
+            return nil
+        }
+        return id
     }
 
     /// Reads `to:`, a format name or alias.

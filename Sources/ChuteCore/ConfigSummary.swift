@@ -53,6 +53,13 @@ package enum ConfigSummary {
         var output = "output:  \(rule.output)/\(rule.rename)"
         output += rule.keepStructure ? ", keeping sub-folders" : ", flattened"
         output += ", on conflict \(rule.onConflict.rawValue)"
+        let ownership = [
+            rule.ownership.owner.map { "owner \($0)" }, rule.ownership.group.map { "group \($0)" },
+            rule.ownership.mode.map { "mode " + String($0, radix: 8) },
+        ].compactMap { $0 }
+        if !ownership.isEmpty {
+            output += ", " + ownership.joined(separator: " ")
+        }
         if let concurrency = rule.concurrency {
             output += ", at most \(concurrency) at once"
         }

@@ -24,6 +24,9 @@ package struct Rule: Sendable, Equatable {
     package var concurrency: Int?
     /// `watch` (path or list of paths, default: all): only files below these watched folders.
     package var watches: [FilePath]
+    /// `owner`, `group` and `mode`: who owns the outputs, sidecars and folders the rule writes, and their permissions;
+    /// whatever is unset comes from the target folder.
+    package var ownership: OutputOwnership
 
     package init(
         name: String,
@@ -36,7 +39,8 @@ package struct Rule: Sendable, Equatable {
         keepStructure: Bool = true,
         onConflict: ConflictPolicy = .rename,
         concurrency: Int? = nil,
-        watches: [FilePath] = []
+        watches: [FilePath] = [],
+        ownership: OutputOwnership = OutputOwnership()
     ) {
         self.name = name
         self.match = match
@@ -49,6 +53,7 @@ package struct Rule: Sendable, Equatable {
         self.onConflict = onConflict
         self.concurrency = concurrency
         self.watches = watches
+        self.ownership = ownership
     }
 }
 

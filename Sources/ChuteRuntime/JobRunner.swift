@@ -75,7 +75,7 @@ package struct JobRunner: Sendable {
         }
         record.libraries = worker.libraries
         do throws(ConversionFailure) {
-            try OutputCommitter.makeDirectory(job.plan.directory)
+            try OutputCommitter.makeDirectory(job.plan.directory, ownership: job.rule.ownership)
         } catch {
             record.sha256 = await hashing
             return .ended(self.fail(record, error, logger))
@@ -125,6 +125,10 @@ package struct JobRunner: Sendable {
             )
             return self.fail(record, failure, logger)
         }
+        // Before the rename, so that the output never shows with the daemon's owner and permissions.
+        if let warning = OutputCommitter.applyOwnership(job.rule.ownership, to: pending.temporary) {
+            record.warnings.append(warning)
+        }
         do throws(ConversionFailure) {
             let (final, warning) = try OutputCommitter.commit(
                 pending.temporary,
@@ -134,7 +138,8 @@ package struct JobRunner: Sendable {
             if let warning { record.warnings.append(warning) }
             try OutputCommitter.writeSidecar(
                 record.sidecar(output: final, failure: nil),
-                at: OutputCommitter.sidecarPath(for: final)
+                at: OutputCommitter.sidecarPath(for: final),
+                ownership: job.rule.ownership
             )
             logger.info(
                 "Job completed",
@@ -154,8 +159,13 @@ package struct JobRunner: Sendable {
     private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) -> JobOutcome {
         let sidecarPath = OutputCommitter.sidecarPath(for: record.job.plan.path)
         do throws(ConversionFailure) {
-            try OutputCommitter.makeDirectory(record.job.plan.directory)
-            try OutputCommitter.writeSidecar(record.sidecar(output: nil, failure: failure), at: sidecarPath)
+            let ownership = record.job.rule.ownership
+            try OutputCommitter.makeDirectory(record.job.plan.directory, ownership: ownership)
+            try OutputCommitter.writeSidecar(
+                record.sidecar(output: nil, failure: failure),
+                at: sidecarPath,
+                ownership: ownership
+            )
         } catch {
             logger.error("Cannot record a failed job", metadata: ["error": "\(LogText.escaped(error.message))"])
         }

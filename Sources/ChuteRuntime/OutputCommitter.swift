@@ -19,15 +19,62 @@ package enum OutputCommitter {
         output.removingLastComponent().appending((output.lastComponent?.string ?? "") + Sidecar.fileSuffix)
     }
 
-    /// Creates a folder and its missing parents with mode 0755.
+    /// Creates a folder and its missing parents, each owned and permitted as ``OutputOwnership`` says for a folder
+    /// created in its parent.
     ///
     /// - Throws: ``ConversionFailure`` (`.outputFailed`) with the system's message.
-    package static func makeDirectory(_ directory: FilePath) throws(ConversionFailure) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory.string, withIntermediateDirectories: true)
-        } catch {
-            throw ConversionFailure(.outputFailed, "cannot create the output folder \(directory): \(error)")
+    package static func makeDirectory(
+        _ directory: FilePath,
+        ownership: OutputOwnership = OutputOwnership()
+    ) throws(ConversionFailure) {
+        var missing: [FilePath] = []
+        var folder = directory
+        while !folder.isEmpty, folder != folder.removingLastComponent(), access(folder.string, F_OK) != 0 {
+            missing.append(folder)
+            folder.removeLastComponent()
         }
+        for folder in missing.reversed() {
+            // Private until it has its final owner and permissions; another job may create it at the same time.
+            if mkdir(folder.string, 0o700) == 0 {
+                _ = self.applyOwnership(ownership, to: folder, isFolder: true)
+            } else if errno != EEXIST {
+                let error = Errno(rawValue: errno)
+                throw ConversionFailure(.outputFailed, "cannot create the output folder \(folder): \(error)")
+            }
+        }
+    }
+
+    /// Gives a file or folder Chute created (a file still under its temporary name) its owner, group and permissions:
+    /// what the rule sets, the rest from the folder it is in (``OutputOwnership``). The corresponding C functions are
+    /// `lchown` and `chmod`.
+    ///
+    /// - Returns: a warning when the rule's own owner or group could not be set (a daemon that is not root cannot give
+    ///   files away). An inherited owner that cannot be set is left as it is, and the folder's group is still tried
+    ///   alone, which a member of that group may set.
+    package static func applyOwnership(
+        _ ownership: OutputOwnership,
+        to path: FilePath,
+        isFolder: Bool = false
+    ) -> String? {
+        var folder = stat()
+        guard stat(path.removingLastComponent().string, &folder) == 0 else { return nil }
+        let owner = ownership.owner ?? folder.st_uid
+        let group = ownership.group ?? folder.st_gid
+        var warning: String?
+        if lchown(path.string, owner, group) != 0 {
+            let error = Errno(rawValue: errno)
+            if ownership.setsAccount {
+                warning = "could not give the output owner \(owner) and group \(group): \(error)"
+            } else {
+                _ = lchown(path.string, uid_t.max, group)
+            }
+        }
+        let folderMode = UInt32(folder.st_mode)
+        let mode = isFolder ? ownership.folderMode(inFolderWithMode: folderMode) : ownership.fileMode(inFolderWithMode: folderMode)
+        // After the owner, since a change of owner clears set-ID bits. Some network file systems refuse both; what
+        // they give the file then is theirs to decide.
+        _ = chmod(path.string, mode_t(mode))
+        return warning
     }
 
     /// Renames `temporary` to the planned output name, or to a free variant of it.
@@ -74,10 +121,15 @@ package enum OutputCommitter {
         throw ConversionFailure(.outputFailed, "no free name for \(plan.path) after 1000 attempts")
     }
 
-    /// Writes a job's sidecar as pretty-printed JSON, atomically (temporary name, sync, rename).
+    /// Writes a job's sidecar as pretty-printed JSON, atomically (temporary name, sync, rename), owned and permitted
+    /// like the output (``applyOwnership(_:to:isFolder:)``).
     ///
     /// - Throws: ``ConversionFailure`` (`.outputFailed`) with the system's message.
-    package static func writeSidecar(_ sidecar: Sidecar, at path: FilePath) throws(ConversionFailure) {
+    package static func writeSidecar(
+        _ sidecar: Sidecar,
+        at path: FilePath,
+        ownership: OutputOwnership = OutputOwnership()
+    ) throws(ConversionFailure) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let directory = path.removingLastComponent()
@@ -95,6 +147,7 @@ package enum OutputCommitter {
                 _ = try descriptor.writeAll(data)
                 guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
             }
+            _ = self.applyOwnership(ownership, to: temporary)
             guard rename(temporary.string, path.string) == 0 else { throw Errno(rawValue: errno) }
         } catch {
             _ = unlink(temporary.string)

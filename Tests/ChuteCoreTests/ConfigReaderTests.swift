@@ -155,7 +155,7 @@ private let unknownKeyCases: [(String, String)] = [
         "rules.yaml:8:5: unknown key 'qualty' in rule 'photos' (did you mean 'quality'?); allowed keys: "
             + "name, match, to, output, quality, width, height, strip, upscale, videoCodec, crf, videoBitrate, preset, "
             + "maxFrameRate, audioCodec, audioBitrate, channels, sampleRate, allAudio, rename, keepStructure, "
-            + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge"
+            + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge, owner, group, mode"
     ),
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
@@ -811,8 +811,32 @@ private let badSettingsValueCases: [(String, String)] = [
     }
 }
 
-/// `poll` and `pollInterval` of a watch entry.
-@Suite struct PollingConfigTests {
+/// `owner`, `group` and `mode` of a rule, and `poll` and `pollInterval` of a watch entry.
+@Suite struct OwnershipAndPollingConfigTests {
+    @Test func readsOwnerGroupAndModeByIdOrName() throws {
+        let byID = try parsed(yaml(rule: standardRule + ["owner: 1026", "group: 100", "mode: 0640"]))
+        #expect(byID.rules[0].ownership == OutputOwnership(owner: 1026, group: 100, mode: 0o640))
+        // Every system has root (uid 0) and its group; the mode may be quoted and have three digits.
+        let byName = try parsed(yaml(rule: standardRule + ["owner: root", "group: root", "mode: \"664\""]))
+        #expect(byName.rules[0].ownership == OutputOwnership(owner: 0, group: 0, mode: 0o664))
+        #expect(try parsed(yaml()).rules[0].ownership == OutputOwnership())
+    }
+
+    @Test func unknownAccountsAndBadModesAreErrorsAtTheirValue() {
+        #expect(
+            problems(yaml(rule: standardRule + ["owner: no-such-user-here", "group: no-such-group-here", "mode: 0987"]))
+                == [
+                    "rules.yaml:8:12: unknown user 'no-such-user-here' for 'owner'",
+                    "rules.yaml:9:12: unknown group 'no-such-group-here' for 'group'",
+                    "rules.yaml:10:11: expected octal permissions from 000 to 777 for 'mode', such as \"0640\", found '0987'",
+                ]
+        )
+        #expect(
+            problems(yaml(rule: standardRule + ["mode: 4755"]))
+                == ["rules.yaml:8:11: expected octal permissions from 000 to 777 for 'mode', such as \"0640\", found '4755'"]
+        )
+    }
+
     @Test func readsPollAndPollInterval() throws {
         let config = try parsed(yaml(watch: ["watch:", "  - path: inbox", "    poll: always", "    pollInterval: 30s"]))
         #expect(config.watches[0].poll == .always)

@@ -65,23 +65,7 @@ import Testing
     @Test func sidecarsRoundTripAndStaleTemporariesAreRemoved() throws {
         let directory = try TemporaryDirectory(prefix: "commit")
         defer { directory.remove() }
-        let sidecar = Sidecar(
-            chuteVersion: "0",
-            jobID: "j",
-            status: .failed,
-            rule: "r",
-            engine: "image",
-            libraries: ["L": "1"],
-            parameters: .init(format: "jpg", options: ConversionOptions(quality: 0.5)),
-            source: .init(path: "/in/a\nb.png", size: 3, mtime: "t", sha256: nil, sniffedType: nil),
-            output: nil,
-            startedAt: "s",
-            endedAt: "e",
-            durationSeconds: 1,
-            error: .init(code: "corruptInput", message: "bad"),
-            warnings: [],
-            details: [:]
-        )
+        let sidecar = Sidecar.sample
         let path = OutputCommitter.sidecarPath(for: directory.appending("a.jpg"))
         #expect(path == directory.appending("a.jpg.chute.json"))
         try OutputCommitter.writeSidecar(sidecar, at: path)
