@@ -16,7 +16,8 @@
 # - the daemon (`chute run`, how Chute is meant to run): the file is moved into a watched folder with a warm worker;
 #   wall time is the job's `durationSeconds` from its sidecar (job start to output renamed into place, read-back
 #   verification and fsync included, the quiet period before the job excluded), CPU time is the worker's and the
-#   daemon's together (from /proc, the daemon hashes the source meanwhile), peak RSS the worker's.
+#   daemon's together (from /proc, the daemon hashes the source meanwhile), peak RSS the worker's high-water mark
+#   since it started (a reused worker: its peak over the jobs so far, so at least that job's peak).
 # The table shows medians of wall time, CPU time (user + sys) and peak RSS, and the Chute/ffmpeg ratios. Then it
 # checks that the outputs decode to the same thing: the MD5 of each decoded stream, and the video's PSNR when those
 # differ. Not a test: nothing here asserts on time. CHUTE_SCRATCH_PATH, when set, is passed to
@@ -27,7 +28,8 @@ runs="${1:-3}"
 source scripts/install-deps.sh
 command -v /usr/bin/time >/dev/null || { echo "media.sh needs GNU time (apt-get install time)" >&2; exit 1; }
 
-scratch=(${CHUTE_SCRATCH_PATH:+--scratch-path "$CHUTE_SCRATCH_PATH"})
+scratch=()
+[ -n "${CHUTE_SCRATCH_PATH:-}" ] && scratch=(--scratch-path "$CHUTE_SCRATCH_PATH")
 swift build -c release "${scratch[@]}" --product chute >/dev/null
 chute="$(swift build -c release "${scratch[@]}" --show-bin-path)/chute"
 work="$(mktemp -d /tmp/chute-bench-media-XXXXXX)"
@@ -72,7 +74,7 @@ settings:
 YAML
 "$chute" run --config "$work/daemon/rules.yaml" 2> "$work/daemon/log" &
 daemon=$!
-trap 'kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "$daemon" 2>/dev/null || true; rm -rf "$work"' EXIT
 until grep -q "Watcher ready" "$work/daemon/log"; do sleep 0.05; done
 
 cpu_ticks() {  # user + system clock ticks of a process, 0 when it does not exist
