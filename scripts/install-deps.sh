@@ -7,6 +7,7 @@ packages=(
     pkg-config
     libmagickwand-6.q16-dev
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
+    libsqlite3-dev
     imagemagick ffmpeg libheif-examples rsync procps time
 )
 

@@ -11,14 +11,17 @@ import UnixSignals
 /// worker processes, all under one `ServiceGroup` that turns SIGTERM and SIGINT into a graceful shutdown.
 package struct ChuteApplication {
     private let config: ChuteConfig
+    private let journalPath: FilePath
     private let logger: Logger
     private let launcher: WorkerLauncher
 
     /// - Parameters:
     ///   - config: a validated configuration.
+    ///   - journal: the journal's database file, created if needed.
     ///   - workerExecutable: the `chute` binary to start workers from.
-    package init(config: ChuteConfig, workerExecutable: FilePath, logger: Logger) {
+    package init(config: ChuteConfig, journal: FilePath, workerExecutable: FilePath, logger: Logger) {
         self.config = config
+        self.journalPath = journal
         self.logger = logger
         self.launcher = Self.launcher(for: workerExecutable)
     }
@@ -30,8 +33,18 @@ package struct ChuteApplication {
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
     ///
-    /// - Throws: when the watcher cannot start or a service fails.
+    /// - Throws: when the journal cannot be opened, the watcher cannot start or a service fails.
     package func run() async throws {
+        // Before anything else: the jobs a killed run left are settled, and their temporary files removed below.
+        let journal = try Journal(path: self.journalPath)
+        let recovery = try await journal.recover()
+        self.logger.info(
+            "Journal opened",
+            metadata: [
+                "path": "\(self.journalPath)", "interrupted": "\(recovery.interrupted)",
+                "completed": "\(recovery.completed)", "unpublished": "\(recovery.unpublished)",
+            ]
+        )
         for rule in self.config.rules {
             for path in OutputCommitter.removeStaleTemporaries(below: rule.output) {
                 self.logger.info("Removed a temporary file left by an earlier run", metadata: ["path": "\(path)"])
@@ -39,12 +52,13 @@ package struct ChuteApplication {
         }
         let watcher = try DirectoryWatcher(specs: self.watchSpecs(), logger: self.logger)
         let queue = JobQueue()
-        let intake = Intake(config: self.config, queue: queue, logger: self.logger)
+        let intake = Intake(config: self.config, queue: queue, journal: journal, logger: self.logger)
         let engines = EngineKind.allCases.filter { engine in self.config.rules.contains { $0.to.engine == engine } }
         let runtime = JobRuntime(
             queue: queue,
             intake: intake,
             launcher: self.launcher,
+            journal: journal,
             settings: self.config.settings,
             engines: engines,
             cores: ProcessInfo.processInfo.activeProcessorCount,

@@ -38,13 +38,15 @@ package actor Intake {
     private var recheck: Set<FilePath> = []
     private let matcher: RuleMatcher
     private let queue: JobQueue
+    private let journal: Journal
     private let quietPeriod: Duration
     private let logger: Logger
 
-    package init(config: ChuteConfig, queue: JobQueue, logger: Logger) {
+    package init(config: ChuteConfig, queue: JobQueue, journal: Journal, logger: Logger) {
         self.matcher = RuleMatcher(config: config)
         self.queue = queue
         self.quietPeriod = config.settings.quietPeriod
+        self.journal = journal
         self.logger = logger
     }
 
@@ -153,7 +155,7 @@ package actor Intake {
             logger.debug("Waiting for minAge", metadata: ["rule.name": "\(rule)"])
             return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), after)
         case .matched(let rule, let plan, _):
-            if Self.alreadyHandled(path, plan: plan, fingerprint: status.fingerprint) {
+            if await self.handledBefore(path, fingerprint: status.fingerprint, logger: logger) {
                 self.handled[path] = status.fingerprint
                 logger.debug("Already handled before a restart", metadata: ["rule.name": "\(rule.name)"])
                 return nil
@@ -173,13 +175,15 @@ package actor Intake {
         return nil
     }
 
-    /// Whether the planned output's sidecar already records this version of the source.
-    private static func alreadyHandled(_ path: FilePath, plan: OutputPlan, fingerprint: SourceFingerprint) -> Bool {
-        guard let sidecar = OutputCommitter.readSidecar(at: OutputCommitter.sidecarPath(for: plan.path)) else {
+    /// Whether the journal records a completed or failed job for this version of the source.
+    ///
+    /// A journal that cannot be read is logged and the file is taken: a second output beats a lost one.
+    private func handledBefore(_ path: FilePath, fingerprint: SourceFingerprint, logger: Logger) async -> Bool {
+        do {
+            return try await self.journal.isHandled(path, fingerprint: fingerprint)
+        } catch {
+            logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             return false
         }
-        let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        return sidecar.source.path == path.string && sidecar.source.size == fingerprint.size
-            && sidecar.source.mtime == fingerprint.modified.formatted(iso)
     }
 }

@@ -1,6 +1,7 @@
 import ChuteCore
 import Foundation
 import Logging
+import Synchronization
 import SystemPackage
 
 /// How a job ended.
@@ -9,7 +10,7 @@ package enum JobOutcome: Sendable, Equatable {
     case completed(FilePath)
     /// The job failed; its sidecar says why.
     case failed(ConversionFailure)
-    /// Shutdown stopped the job; nothing was recorded, so it runs again at the next start.
+    /// Shutdown stopped the job; its journal row was dropped, so it runs again at the next start.
     case cancelled
     /// The source disappeared before the job started.
     case vanished
@@ -33,12 +34,15 @@ package struct PendingCommit: Sendable {
 /// Runs one job in two steps. ``convert(_:worker:launchFailure:)`` hashes the source while the worker writes a hidden
 /// temporary file; ``commit(_:)`` checks the source did not change meanwhile, renames the output into place and
 /// writes the sidecar. Splitting them lets a lane give its worker the next job while the last output is committed.
+/// Each step is recorded in the ``Journal`` before it happens, so that a restart after a kill settles the job.
 package struct JobRunner: Sendable {
     private let timeout: Duration
+    private let journal: Journal
     private let logger: Logger
 
-    package init(timeout: Duration, logger: Logger) {
+    package init(timeout: Duration, journal: Journal, logger: Logger) {
         self.timeout = timeout
+        self.journal = journal
         self.logger = logger
     }
 
@@ -66,11 +70,18 @@ package struct JobRunner: Sendable {
         // The source is hashed while the worker converts it, so the worker never waits for the hash.
         async let hashing = try? Blocking.run { try SourceInspector.sha256(of: source) }
         var record = Record(job: job, status: status, sha256: nil, started: started, clockStart: clockStart)
+        do {
+            try await self.journal.begin(job)
+        } catch {
+            return .ended(
+                await self.fail(record, ConversionFailure(.outputFailed, "cannot record the job: \(error)"), logger)
+            )
+        }
 
         guard let worker else {
             record.sha256 = await hashing
             return .ended(
-                self.fail(record, launchFailure ?? ConversionFailure(.engineUnavailable, "no worker"), logger)
+                await self.fail(record, launchFailure ?? ConversionFailure(.engineUnavailable, "no worker"), logger)
             )
         }
         record.libraries = worker.libraries
@@ -78,7 +89,7 @@ package struct JobRunner: Sendable {
             try OutputCommitter.makeDirectory(job.plan.directory, ownership: job.rule.ownership)
         } catch {
             record.sha256 = await hashing
-            return .ended(self.fail(record, error, logger))
+            return .ended(await self.fail(record, error, logger))
         }
         let temporary = OutputCommitter.temporaryPath(for: job)
         let request = ConversionRequest(
@@ -98,22 +109,29 @@ package struct JobRunner: Sendable {
         switch outcome {
         case .cancelled:
             _ = unlink(temporary.string)
+            do {
+                try await self.journal.forget(job.id)
+            } catch {
+                // The row stays `running`, which the next start also takes as interrupted.
+                logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            }
             logger.info("Job cancelled by shutdown; it runs again at the next start")
             return .ended(.cancelled)
         case .failed(let failure):
             _ = unlink(temporary.string)
-            return .ended(self.fail(record, failure, logger))
+            return .ended(await self.fail(record, failure, logger))
         case .finished(let report):
             record.report = report
             return .converted(PendingCommit(record: record, temporary: temporary, logger: logger))
         }
     }
 
-    /// Puts a converted output in place: checks that the source did not change during the conversion, renames the
-    /// output under its planned (or a free) name, and writes the sidecar.
+    /// Puts a converted output in place: checks that the source did not change during the conversion, records the
+    /// output's inode and sidecar in the journal, renames the output under its planned (or a free) name, and writes
+    /// the sidecar.
     ///
     /// - Returns: `.completed`, or `.failed` with its sidecar written and the temporary file removed.
-    package func commit(_ pending: PendingCommit) -> JobOutcome {
+    package func commit(_ pending: PendingCommit) async -> JobOutcome {
         var record = pending.record
         let job = record.job
         let logger = pending.logger
@@ -123,11 +141,18 @@ package struct JobRunner: Sendable {
                 .inputChanged,
                 "the source changed while it was converted; the output was discarded"
             )
-            return self.fail(record, failure, logger)
+            return await self.fail(record, failure, logger)
         }
         // Before the rename, so that the output never shows with the daemon's owner and permissions.
         if let warning = OutputCommitter.applyOwnership(job.rule.ownership, to: pending.temporary) {
             record.warnings.append(warning)
+        }
+        do {
+            let inode = try SourceInspector.status(of: pending.temporary).fingerprint.inode
+            try await self.journal.committing(job.id, outputInode: inode, sidecar: record.sidecar(output: nil, failure: nil))
+        } catch {
+            _ = unlink(pending.temporary.string)
+            return await self.fail(record, ConversionFailure(.outputFailed, "cannot record the output: \(error)"), logger)
         }
         do throws(ConversionFailure) {
             let (final, warning) = try OutputCommitter.commit(
@@ -135,6 +160,7 @@ package struct JobRunner: Sendable {
                 as: job.plan,
                 policy: job.rule.onConflict
             )
+            CrashPoint.afterRename.reached()
             if let warning { record.warnings.append(warning) }
             try OutputCommitter.writeSidecar(
                 record.sidecar(output: final, failure: nil),
@@ -149,14 +175,21 @@ package struct JobRunner: Sendable {
                     "duration": "\(record.seconds)",
                 ]
             )
+            do {
+                try await self.journal.finish(job.id, output: final)
+            } catch {
+                // The row stays `committing`; the next start finds the output by its inode and completes it.
+                logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            }
             return .completed(final)
         } catch {
             _ = unlink(pending.temporary.string)
-            return self.fail(record, error, logger)
+            return await self.fail(record, error, logger)
         }
     }
 
-    private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) -> JobOutcome {
+    /// Records a failed job: its sidecar, then its journal row.
+    private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) async -> JobOutcome {
         let sidecarPath = OutputCommitter.sidecarPath(for: record.job.plan.path)
         do throws(ConversionFailure) {
             let ownership = record.job.rule.ownership
@@ -168,6 +201,12 @@ package struct JobRunner: Sendable {
             )
         } catch {
             logger.error("Cannot record a failed job", metadata: ["error": "\(LogText.escaped(error.message))"])
+        }
+        do {
+            try await self.journal.finish(record.job.id, output: nil)
+        } catch {
+            // The row stays `running`: the next start runs the job again, and its new sidecar replaces this one.
+            logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
         }
         logger.error(
             "Job failed",
@@ -231,5 +270,26 @@ private struct Record: Sendable {
             warnings: (self.report?.warnings ?? []) + self.warnings,
             details: self.report?.details ?? [:]
         )
+    }
+}
+
+/// Where the crash tests make the daemon kill itself, to hit the windows that a kill from outside would seldom hit.
+///
+/// `CHUTE_TEST_KILL_AFTER_RENAME=N` makes the daemon send itself SIGKILL right after the N-th output is renamed into
+/// place, before that output's sidecar and journal row are written. Unset, a crash point does nothing.
+package enum CrashPoint: Sendable {
+    case afterRename
+
+    private static let counter = Atomic<Int>(0)
+    private static let killAfterRename = ProcessInfo.processInfo.environment["CHUTE_TEST_KILL_AFTER_RENAME"]
+        .flatMap { Int($0) }
+
+    /// Counts a pass through this point, and kills the process when the environment asks for it here.
+    func reached() {
+        guard let limit = Self.killAfterRename else { return }
+        let count = Self.counter.add(1, ordering: .relaxed).newValue
+        if count == limit {
+            kill(getpid(), SIGKILL)
+        }
     }
 }

@@ -12,6 +12,7 @@ package struct JobRuntime: Service {
     private let queue: JobQueue
     private let intake: Intake
     private let launcher: WorkerLauncher
+    private let journal: Journal
     private let settings: Settings
     private let engines: [EngineKind]
     private let cores: Int
@@ -24,6 +25,7 @@ package struct JobRuntime: Service {
         queue: JobQueue,
         intake: Intake,
         launcher: WorkerLauncher,
+        journal: Journal,
         settings: Settings,
         engines: [EngineKind],
         cores: Int,
@@ -32,6 +34,7 @@ package struct JobRuntime: Service {
         self.queue = queue
         self.intake = intake
         self.launcher = launcher
+        self.journal = journal
         self.settings = settings
         self.engines = engines
         self.cores = cores
@@ -69,7 +72,7 @@ package struct JobRuntime: Service {
     }
 
     private func runLane(_ engine: EngineKind) async {
-        let runner = JobRunner(timeout: self.settings.jobTimeout, logger: self.logger)
+        let runner = JobRunner(timeout: self.settings.jobTimeout, journal: self.journal, logger: self.logger)
         var worker: WorkerProcess?
         await withDiscardingTaskGroup { commits in
             while let job = await self.queue.next(for: engine) {
@@ -90,7 +93,7 @@ package struct JobRuntime: Service {
                     await self.finish(job, outcome)
                 case .converted(let pending):
                     // The worker takes its next job while this output is renamed into place and its sidecar written.
-                    commits.addTask { await self.finish(job, runner.commit(pending)) }
+                    commits.addTask { await self.finish(job, await runner.commit(pending)) }
                 }
             }
         }

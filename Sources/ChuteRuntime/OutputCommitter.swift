@@ -156,12 +156,6 @@ package enum OutputCommitter {
         try self.syncDirectory(directory)
     }
 
-    /// Reads a sidecar back, or `nil` when there is none or it is unreadable.
-    package static func readSidecar(at path: FilePath) -> Sidecar? {
-        guard let data = FileManager.default.contents(atPath: path.string) else { return nil }
-        return try? JSONDecoder().decode(Sidecar.self, from: data)
-    }
-
     /// Removes Chute's temporary files left in a folder tree by a process that was killed.
     ///
     /// - Returns: the paths removed.

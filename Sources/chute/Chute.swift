@@ -58,13 +58,26 @@ extension Chute {
         @Option(name: .shortAndLong, help: "The rules file (YAML).")
         var config: String
 
+        @Option(
+            help: ArgumentHelp(
+                "The journal of every job, a SQLite file (default: .chute/journal.sqlite beside the rules file).",
+                valueName: "file"
+            )
+        )
+        var journal: String?
+
         @OptionGroup var logging: LoggingOptions
 
         func run() async throws {
             let config = try loadConfig(self.config)
             let logger = self.logging.bootstrap()
+            let configFolder = FilePath(self.config).removingLastComponent()
+            let journal =
+                self.journal.map { FilePath($0) }
+                ?? (configFolder.isEmpty ? FilePath(".") : configFolder).appending(".chute/journal.sqlite")
             let application = ChuteApplication(
                 config: config,
+                journal: journal,
                 workerExecutable: currentExecutable(),
                 logger: logger
             )

@@ -49,9 +49,12 @@ final class DaemonHarness {
         )
     }
 
-    /// Starts `chute run` and waits until its watcher is ready.
-    func start() async throws {
-        let daemon = try ChuteProcess(["run", "--config", self.configPath.string, "--log-level", "debug"])
+    /// Starts `chute run` (with `environment` added to the test's) and waits until its watcher is ready.
+    func start(environment: [String: String] = [:]) async throws {
+        let daemon = try ChuteProcess(
+            ["run", "--config", self.configPath.string, "--log-level", "debug"],
+            environment: environment
+        )
         self.daemon = daemon
         try await daemon.waitForLog("Watcher ready")
     }

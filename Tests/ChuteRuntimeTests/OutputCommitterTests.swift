@@ -69,7 +69,7 @@ import Testing
         let path = OutputCommitter.sidecarPath(for: directory.appending("a.jpg"))
         #expect(path == directory.appending("a.jpg.chute.json"))
         try OutputCommitter.writeSidecar(sidecar, at: path)
-        #expect(OutputCommitter.readSidecar(at: path) == sidecar)
+        #expect(Sidecar.read(at: path) == sidecar)
         try directory.makeDirectory("sub")
         try self.write("x", to: directory.appending("sub/.chute-dead.partial"))
         let removed = OutputCommitter.removeStaleTemporaries(below: directory.path)

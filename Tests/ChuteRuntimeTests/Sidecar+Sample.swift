@@ -1,4 +1,6 @@
 import ChuteCore
+import Foundation
+import SystemPackage
 
 extension Sidecar {
     /// A failed job's sidecar with every field set, for tests that write and read sidecars.
@@ -19,4 +21,10 @@ extension Sidecar {
         warnings: [],
         details: [:]
     )
+
+    /// Reads a sidecar back, or `nil` when there is none or it is unreadable.
+    static func read(at path: FilePath) -> Sidecar? {
+        guard let data = FileManager.default.contents(atPath: path.string) else { return nil }
+        return try? JSONDecoder().decode(Sidecar.self, from: data)
+    }
 }

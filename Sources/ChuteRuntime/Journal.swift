@@ -1,0 +1,236 @@
+import ChuteCore
+import Foundation
+import GRDB
+import Logging
+import SystemPackage
+
+/// The durable record of every job, in SQLite (through GRDB), so that a restart after any crash neither redoes
+/// finished work nor forgets interrupted work.
+///
+/// A job's row goes `running` (the worker converts), then `committing` (the output is converted and synced under its
+/// temporary name, whose inode is recorded with the sidecar to write), then `completed` or `failed`. A kill can stop
+/// it anywhere; ``recover(logger:)`` settles what it finds at the next start:
+/// - `running`: nothing was published; the row is dropped and the file runs again (its temporary output is removed
+///   as stale).
+/// - `committing`: a rename keeps the inode, so the output is looked up by the recorded inode in its folder. Found,
+///   it gets its sidecar and the job completes; not found, the rename never happened and the file runs again.
+///
+/// A source whose path and fingerprint (device, inode, size, modification time) have a `completed` or `failed` row
+/// was handled and is not taken again; new content at the same path has another fingerprint and is.
+///
+/// The database uses write-ahead logging with full synchronisation: a row written is on disk before the step it
+/// records happens.
+///
+/// - Important: Every call waits on GRDB's own serial queue, never blocking Swift's cooperative pool.
+package final class Journal: Sendable {
+    /// Where a job stands.
+    enum State: String {
+        case running, committing, completed, failed
+    }
+
+    /// What ``recover(logger:)`` settled.
+    package struct Recovery: Sendable, Equatable {
+        /// Jobs that were converting: they run again.
+        package var interrupted = 0
+        /// Jobs whose output was renamed into place before the kill: completed now, with their sidecar.
+        package var completed = 0
+        /// Jobs stopped before their output was renamed into place: they run again.
+        package var unpublished = 0
+    }
+
+    /// The database file.
+    package let path: FilePath
+    private let database: DatabaseQueue
+
+    /// Opens the journal at `path`, creating it (and its folder) if needed.
+    ///
+    /// - Throws: when the folder cannot be created or the database cannot be opened or migrated; the message names
+    ///   the path.
+    package init(path: FilePath) throws {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: path.removingLastComponent().string,
+                withIntermediateDirectories: true
+            )
+            var configuration = Configuration()
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+            }
+            let database = try DatabaseQueue(path: path.string, configuration: configuration)
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+            }
+            try Self.migrator.migrate(database)
+            self.database = database
+            self.path = path
+        } catch {
+            throw JournalError(path: path, cause: "\(error)")
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("jobs") { db in
+            try db.create(table: "job") { table in
+                table.primaryKey("id", .text)
+                // Paths are stored as their bytes: file names need not be valid UTF-8.
+                table.column("source", .blob).notNull().indexed()
+                table.column("device", .integer).notNull()
+                table.column("inode", .integer).notNull()
+                table.column("size", .integer).notNull()
+                table.column("modified", .integer).notNull()
+                table.column("rule", .text).notNull()
+                table.column("state", .text).notNull()
+                table.column("outputFolder", .blob).notNull()
+                table.column("outputInode", .integer)
+                table.column("output", .blob)
+                table.column("sidecar", .blob)
+                table.column("updatedAt", .double).notNull()
+            }
+        }
+        return migrator
+    }
+
+    /// Whether this version of a source has a completed or failed job.
+    package func isHandled(_ source: FilePath, fingerprint: SourceFingerprint) async throws -> Bool {
+        try await self.database.read { db in
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM job WHERE source = ? AND device = ? AND inode = ? AND size = ?
+                      AND modified = ? AND state IN ('completed', 'failed'))
+                    """,
+                arguments: [
+                    Self.bytes(source), Int64(bitPattern: fingerprint.device), Int64(bitPattern: fingerprint.inode),
+                    fingerprint.size, fingerprint.modifiedNanoseconds,
+                ]
+            ) ?? false
+        }
+    }
+
+    /// Records that a job starts converting.
+    package func begin(_ job: Job) async throws {
+        try await self.database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, rule, state, outputFolder,
+                      updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)
+                    """,
+                arguments: [
+                    job.id, Self.bytes(job.source), Int64(bitPattern: job.fingerprint.device),
+                    Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
+                    job.fingerprint.modifiedNanoseconds, job.rule.name, Self.bytes(job.plan.directory),
+                    Date().timeIntervalSince1970,
+                ]
+            )
+        }
+    }
+
+    /// Records that a job's output is converted and synced under its temporary name, with the inode that finds it
+    /// after the rename and the sidecar to write for it (its output path is filled in then).
+    package func committing(_ jobID: String, outputInode: UInt64, sidecar: Sidecar) async throws {
+        let encoded = try JSONEncoder().encode(sidecar)
+        try await self.update(
+            jobID,
+            sql: "state = 'committing', outputInode = ?, sidecar = ?",
+            arguments: [Int64(bitPattern: outputInode), encoded]
+        )
+    }
+
+    /// Records a job's end: `output` for a completed job, `nil` for a failed one.
+    package func finish(_ jobID: String, output: FilePath?) async throws {
+        if let output {
+            try await self.update(jobID, sql: "state = 'completed', output = ?, sidecar = NULL", arguments: [Self.bytes(output)])
+        } else {
+            try await self.update(jobID, sql: "state = 'failed', sidecar = NULL", arguments: [])
+        }
+    }
+
+    /// Forgets a job that was cancelled, so that its file runs again at the next start.
+    package func forget(_ jobID: String) async throws {
+        try await self.database.write { db in
+            try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [jobID])
+        }
+    }
+
+    private func update(_ jobID: String, sql: String, arguments: StatementArguments) async throws {
+        try await self.database.write { db in
+            try db.execute(
+                sql: "UPDATE job SET \(sql), updatedAt = ? WHERE id = ?",
+                arguments: arguments + [Date().timeIntervalSince1970, jobID]
+            )
+        }
+    }
+
+    /// Settles the jobs a killed daemon left unfinished; call it once at start-up, before the watcher runs.
+    ///
+    /// - Returns: what was settled, for the log.
+    /// - Throws: when the database cannot be read or written.
+    package func recover() async throws -> Recovery {
+        try await self.database.write { db in
+            var recovery = Recovery()
+            recovery.interrupted = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM job WHERE state = 'running'") ?? 0
+            try db.execute(sql: "DELETE FROM job WHERE state = 'running'")
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT id, outputFolder, outputInode, sidecar FROM job WHERE state = 'committing'"
+            )
+            for row in rows {
+                let id: String = row["id"]
+                let folder = Self.path(row["outputFolder"])
+                let inode = UInt64(bitPattern: row["outputInode"] as Int64? ?? -1)
+                if let output = Self.file(withInode: inode, in: folder),
+                    let data: Data = row["sidecar"],
+                    var sidecar = try? JSONDecoder().decode(Sidecar.self, from: data)
+                {
+                    let size = (try? SourceInspector.status(of: output))?.fingerprint.size ?? 0
+                    sidecar.output = Sidecar.Output(path: output.string, size: size)
+                    try OutputCommitter.writeSidecar(sidecar, at: OutputCommitter.sidecarPath(for: output))
+                    try db.execute(
+                        sql: "UPDATE job SET state = 'completed', output = ?, sidecar = NULL WHERE id = ?",
+                        arguments: [Self.bytes(output), id]
+                    )
+                    recovery.completed += 1
+                } else {
+                    try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id])
+                    recovery.unpublished += 1
+                }
+            }
+            return recovery
+        }
+    }
+
+    /// The file in `folder` (not a temporary one) whose inode is `inode`: inodes are unique among the files of one
+    /// file system, and a rename keeps them.
+    private static func file(withInode inode: UInt64, in folder: FilePath) -> FilePath? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.string) else { return nil }
+        for name in names where !name.hasPrefix(OutputCommitter.temporaryPrefix) {
+            let path = folder.appending(name)
+            if let status = try? SourceInspector.status(of: path), status.isRegularFile,
+                status.fingerprint.inode == inode
+            {
+                return path
+            }
+        }
+        return nil
+    }
+
+    private static func bytes(_ path: FilePath) -> Data {
+        path.withPlatformString { Data(bytes: $0, count: strlen($0)) }
+    }
+
+    private static func path(_ data: Data?) -> FilePath {
+        guard let data else { return FilePath() }
+        return (data + [0]).withUnsafeBytes { FilePath(platformString: $0.bindMemory(to: CChar.self).baseAddress!) }
+    }
+}
+
+/// The journal cannot be opened.
+package struct JournalError: Error, CustomStringConvertible {
+    package var path: FilePath
+    package var cause: String
+
+    package var description: String {
+        "cannot open the journal \(self.path): \(self.cause); set 'journal' in settings to a writable file"
+    }
+}

@@ -1,0 +1,95 @@
+import ChuteCore
+import ChuteRuntime
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// The journal remembers handled sources by path and content, and settles what a killed daemon left.
+@Suite struct JournalTests {
+    private let fingerprint = SourceFingerprint(device: 1, inode: 2, size: 3, modifiedNanoseconds: 4)
+
+    private func job(_ name: String, output: FilePath) throws -> Job {
+        let rule = Rule(
+            name: "r",
+            match: [try GlobPattern("*")],
+            to: try #require(TargetFormat.named("jpg")),
+            output: output
+        )
+        return Job(
+            source: FilePath("/in/\(name).png"),
+            root: "/in",
+            rule: rule,
+            plan: OutputPlan(directory: output, name: "\(name).jpg"),
+            fingerprint: self.fingerprint,
+            sniffed: .png
+        )
+    }
+
+    @Test func aSourceIsHandledOnceItsJobEndsAndUntilItChanges() async throws {
+        let directory = try TemporaryDirectory(prefix: "journal")
+        defer { directory.remove() }
+        let path = directory.appending("state/journal.sqlite")
+        let journal = try Journal(path: path)
+        let job = try self.job("a", output: directory.appending("out"))
+
+        try await journal.begin(job)
+        #expect(try await !journal.isHandled(job.source, fingerprint: self.fingerprint), "running is not handled")
+        try await journal.finish(job.id, output: directory.appending("out/a.jpg"))
+        #expect(try await journal.isHandled(job.source, fingerprint: self.fingerprint))
+
+        var changed = self.fingerprint
+        changed.size += 1
+        #expect(try await !journal.isHandled(job.source, fingerprint: changed), "new content at the same path")
+        #expect(try await Journal(path: path).isHandled(job.source, fingerprint: self.fingerprint), "kept on disk")
+    }
+
+    @Test func recoveryRerunsUnpublishedJobsAndCompletesRenamedOutputs() async throws {
+        let directory = try TemporaryDirectory(prefix: "journal")
+        defer { directory.remove() }
+        let out = try directory.makeDirectory("out")
+        let journal = try Journal(path: directory.appending("journal.sqlite"))
+        var sidecar = Sidecar.sample
+        sidecar.status = .completed
+        sidecar.error = nil
+
+        // Converting when the daemon died.
+        let running = try self.job("running", output: out)
+        try await journal.begin(running)
+        // Renamed into place, then killed before its sidecar and row were written.
+        let renamed = try self.job("renamed", output: out)
+        try await journal.begin(renamed)
+        try "jpeg".write(toFile: out.appending(".chute-renamed.partial").string, atomically: false, encoding: .utf8)
+        let inode = try SourceInspector.status(of: out.appending(".chute-renamed.partial")).fingerprint.inode
+        try await journal.committing(renamed.id, outputInode: inode, sidecar: sidecar)
+        try FileManager.default.moveItem(
+            atPath: out.appending(".chute-renamed.partial").string,
+            toPath: out.appending("renamed-1.jpg").string
+        )
+        // Recorded, but killed before the rename.
+        let unrenamed = try self.job("unrenamed", output: out)
+        try await journal.begin(unrenamed)
+        try "jpeg".write(toFile: out.appending(".chute-unrenamed.partial").string, atomically: false, encoding: .utf8)
+        let other = try SourceInspector.status(of: out.appending(".chute-unrenamed.partial")).fingerprint.inode
+        try await journal.committing(unrenamed.id, outputInode: other, sidecar: sidecar)
+        // Cancelled by a shutdown.
+        let cancelled = try self.job("cancelled", output: out)
+        try await journal.begin(cancelled)
+        try await journal.forget(cancelled.id)
+
+        let recovery = try await journal.recover()
+
+        #expect(recovery.interrupted == 1)
+        #expect(recovery.completed == 1)
+        #expect(recovery.unpublished == 1)
+        // The renamed output, found by its inode under its free name, has its sidecar now.
+        let written = try #require(Sidecar.read(at: out.appending("renamed-1.jpg.chute.json")))
+        #expect(written.output?.path == out.appending("renamed-1.jpg").string)
+        #expect(written.output?.size == 4)
+        #expect(try await journal.isHandled(renamed.source, fingerprint: self.fingerprint))
+        for job in [running, unrenamed, cancelled] {
+            #expect(try await !journal.isHandled(job.source, fingerprint: self.fingerprint), "\(job.source) runs again")
+        }
+        #expect(try await journal.recover().completed == 0, "settled once")
+    }
+}
