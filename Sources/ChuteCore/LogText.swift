@@ -5,10 +5,12 @@ package enum LogText {
 
     /// Escapes control characters (newlines, ESC, DEL) and bidirectional overrides as `\u{…}` and caps the length,
     /// so a hostile name can neither forge a log line nor reorder what a terminal shows.
-    package static func escaped(_ text: String) -> String {
+    ///
+    /// - Parameter limit: the most characters kept (``maximumLength`` by default).
+    package static func escaped(_ text: String, limit: Int = Self.maximumLength) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
-            if result.unicodeScalars.count >= self.maximumLength {
+            if result.unicodeScalars.count >= limit {
                 result += "…"
                 break
             }

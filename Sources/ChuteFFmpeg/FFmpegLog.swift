@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -101,7 +102,9 @@ enum FFmpegLog {
                 return nil
             }
             state.pending[thread] = nil
-            let line = Self.escaped(String(pending.text.dropLast()))
+            // Escaped and capped, so that bytes quoted from an input can neither forge a log line nor reorder what a
+            // terminal shows.
+            let line = LogText.escaped(String(pending.text.dropLast()), limit: Self.messageLength)
             let lineLevel = pending.level
             if lineLevel <= AV_LOG_ERROR {
                 state.lastErrors[thread] = line
@@ -129,25 +132,5 @@ enum FFmpegLog {
                 offset += written
             }
         }
-    }
-
-    /// Escapes control characters and bidirectional overrides as `\u{…}` and caps the length, so that bytes quoted
-    /// from an input can neither forge a log line nor reorder what a terminal shows.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if result.unicodeScalars.count >= Self.messageLength {
-                result += "…"
-                break
-            }
-            let value = scalar.value
-            let isBidiControl = (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
-            if scalar.properties.generalCategory == .control || isBidiControl {
-                result += "\\u{\(String(value, radix: 16))}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
     }
 }

@@ -49,29 +49,8 @@ struct FailureEndToEndTests {
     }
 
     @Test func workerKilledDuringAJobFailsThatJobOnly() async throws {
-        let harness = try DaemonHarness(
-            rules: """
-                  - name: to-heic
-                    match: "*.png"
-                    to: heic
-                    output: ./outbox
-                """,
-            settings: "  concurrency: {image: 1}"
-        )
+        let (harness, _, workers) = try await Self.startSlowJob(named: "big.png")
         defer { harness.stop() }
-        try await harness.start()
-        let daemon = try #require(harness.daemon)
-        let staging = try harness.directory.makeDirectory("staging")
-        // A large HEIC encode takes seconds: long enough to kill the worker in the middle of it.
-        try Fixtures.makeImage(at: staging.appending("big.png"), width: 4000, height: 3000)
-        try FileManager.default.moveItem(
-            atPath: staging.appending("big.png").string,
-            toPath: harness.inbox.appending("big.png").string
-        )
-        try await daemon.waitForLog("Job started", "big.png")
-        let workers = try CommandLineTool.run(["pgrep", "-P", "\(daemon.pid)"]).standardOutput
-            .split(separator: "\n").compactMap { Int32($0) }
-        #expect(workers.count == 1)
         for worker in workers { kill(worker, SIGKILL) }
         let sidecars = try await harness.waitForSidecars(1)
         let killed = try #require(sidecars["big.heic.chute.json"])
@@ -86,28 +65,8 @@ struct FailureEndToEndTests {
     }
 
     @Test func workerEndsItselfWhenTheDaemonIsKilled() async throws {
-        let harness = try DaemonHarness(
-            rules: """
-                  - name: to-heic
-                    match: "*.png"
-                    to: heic
-                    output: ./outbox
-                """,
-            settings: "  concurrency: {image: 1}"
-        )
+        let (harness, daemon, workers) = try await Self.startSlowJob(named: "big.png")
         defer { harness.stop() }
-        try await harness.start()
-        let daemon = try #require(harness.daemon)
-        let staging = try harness.directory.makeDirectory("staging")
-        try Fixtures.makeImage(at: staging.appending("big.png"), width: 4000, height: 3000)
-        try FileManager.default.moveItem(
-            atPath: staging.appending("big.png").string,
-            toPath: harness.inbox.appending("big.png").string
-        )
-        try await daemon.waitForLog("Job started", "big.png")
-        let workers = try CommandLineTool.run(["pgrep", "-P", "\(daemon.pid)"]).standardOutput
-            .split(separator: "\n").compactMap { Int32($0) }
-        #expect(workers.count == 1)
         daemon.send(SIGKILL)
         _ = try await daemon.waitForExit(timeout: 30)
         // The worker is in the middle of a C call that takes over 20 s on this machine (longer under load), and would
@@ -118,29 +77,8 @@ struct FailureEndToEndTests {
     }
 
     @Test func sigtermDuringAJobExitsZeroAndLeavesNoTemporaryFiles() async throws {
-        let harness = try DaemonHarness(
-            rules: """
-                  - name: to-heic
-                    match: "*.png"
-                    to: heic
-                    output: ./outbox
-                """,
-            settings: "  concurrency: {image: 1}",
-            gracePeriod: "1s"
-        )
+        let (harness, daemon, workers) = try await Self.startSlowJob(named: "slow.png", gracePeriod: "1s")
         defer { harness.stop() }
-        try await harness.start()
-        let daemon = try #require(harness.daemon)
-        let staging = try harness.directory.makeDirectory("staging")
-        try Fixtures.makeImage(at: staging.appending("slow.png"), width: 4000, height: 3000)
-        try FileManager.default.moveItem(
-            atPath: staging.appending("slow.png").string,
-            toPath: harness.inbox.appending("slow.png").string
-        )
-        try await daemon.waitForLog("Job started", "slow.png")
-        let workers = try CommandLineTool.run(["pgrep", "-P", "\(daemon.pid)"]).standardOutput
-            .split(separator: "\n").compactMap { Int32($0) }
-        #expect(workers.count == 1)
         daemon.send(SIGTERM)
         let exit = try await daemon.waitForExit(timeout: 30)
         #expect(exit.status == 0 && !exit.signalled)
@@ -165,5 +103,43 @@ struct FailureEndToEndTests {
         let sidecar = harness.sidecars()["quick.jpg.chute.json"]
         #expect(sidecar?.status == .completed, "\(String(describing: sidecar?.error))")
         #expect(harness.temporaryFiles().isEmpty)
+    }
+
+    /// Starts the daemon with a HEIC rule and one image lane, drops in a 4000x3000 PNG, whose HEIC encode takes many
+    /// seconds (long enough to kill or stop things in the middle of it), and waits until its job has started.
+    ///
+    /// - Returns: the harness (which the caller stops), the daemon, and its worker processes (one).
+    private static func startSlowJob(
+        named name: String,
+        gracePeriod: String = "10s"
+    ) async throws -> (DaemonHarness, ChuteProcess, [Int32]) {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-heic
+                    match: "*.png"
+                    to: heic
+                    output: ./outbox
+                """,
+            settings: "  concurrency: {image: 1}",
+            gracePeriod: gracePeriod
+        )
+        do {
+            try await harness.start()
+            let daemon = try #require(harness.daemon)
+            let staging = try harness.directory.makeDirectory("staging")
+            try Fixtures.makeImage(at: staging.appending(name), width: 4000, height: 3000)
+            try FileManager.default.moveItem(
+                atPath: staging.appending(name).string,
+                toPath: harness.inbox.appending(name).string
+            )
+            try await daemon.waitForLog("Job started", name)
+            let workers = try CommandLineTool.run(["pgrep", "-P", "\(daemon.pid)"]).standardOutput
+                .split(separator: "\n").compactMap { Int32($0) }
+            #expect(workers.count == 1)
+            return (harness, daemon, workers)
+        } catch {
+            harness.stop()
+            throw error
+        }
     }
 }
