@@ -12,14 +12,6 @@ import Testing
 /// read the result), `fail` must be refused with a ``ConversionFailure`` and leave nothing behind, `warn` may go
 /// either way but must do one of the two.
 @Suite struct CorpusTests {
-    /// The corpus folder, `../shared/corpus` relative to the repository root.
-    static let corpus: FilePath = {
-        let repository = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
-        return repository.removingLastComponent().appending("shared/corpus")
-    }()
-
-    static var corpusIsPresent: Bool { FileManager.default.fileExists(atPath: corpus.appending("MANIFEST.tsv").string) }
-
     /// The audio and video extensions among `broken/`.
     static let mediaExtensions: Set<String> = [
         "mp4", "m4a", "m4b", "mov", "mkv", "webm", "avi", "flv", "ts", "mpg", "ogg", "ogv", "opus", "mp3", "flac",
@@ -36,21 +28,18 @@ import Testing
     static let timeoutSeconds = 180
 
     @Test(
-        .enabled(if: corpusIsPresent, "the shared corpus (../shared/corpus/MANIFEST.tsv) is absent"),
+        .enabled(if: Corpus.isPresent, "the shared corpus (../shared/corpus/MANIFEST.tsv) is absent"),
         .timeLimit(.minutes(30))
     )
-    func everyMediaRowMeetsItsExpectation() throws {
-        let manifest = try String(contentsOfFile: Self.corpus.appending("MANIFEST.tsv").string, encoding: .utf8)
-        let rows = manifest.split(separator: "\n").dropFirst().map {
-            $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-        }
+    func everyMediaRowMeetsItsExpectation() async throws {
+        let rows = try Corpus.rows()
         let directory = try TemporaryDirectory(prefix: "media-corpus")
         defer { directory.remove() }
         var counts = (converted: 0, refused: 0, warnConverted: 0, warnRefused: 0, beyond: 0)
 
         for (index, row) in rows.enumerated() {
-            let path = row[0]
-            let expect = row[7]
+            let path = row.path
+            let expect = row.expect
             let fileExtension = FilePath(path).extension?.lowercased() ?? ""
             let isMedia =
                 path.hasPrefix("video/") || path.hasPrefix("audio/")
@@ -60,7 +49,8 @@ import Testing
                 path.hasPrefix("video/") || ["mp4", "mov", "mkv", "webm", "avi", "flv"].contains(fileExtension)
                 ? "mp4" : "mp3"
             let output = directory.appending("\(index).\(target)")
-            let outcome = try Self.convert(Self.corpus.appending(path), to: output)
+            let input = Corpus.folder.appending(path)
+            let outcome = try await onOwnThread { try Self.convert(input, to: output) }
             let leftovers = directory.files().filter { $0.hasPrefix(".chute-") }
             #expect(leftovers.isEmpty, "\(path) left temporary files: \(leftovers)")
 

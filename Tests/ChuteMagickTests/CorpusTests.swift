@@ -1,5 +1,6 @@
 import ChuteCore
 import ChuteMagick
+import ChuteTestSupport
 import Foundation
 import SystemPackage
 import Testing
@@ -12,23 +13,12 @@ import Glibc
 /// `expect` column: `ok` must convert to JPEG, `fail` must be refused with a ``ConversionFailure``, `warn` may go
 /// either way but must not crash.
 @Suite struct CorpusTests {
-    /// The corpus folder, `../shared/corpus` relative to the repository root.
-    static let corpus: FilePath = {
-        let repository = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
-        return repository.removingLastComponent().appending("shared/corpus")
-    }()
-
-    static var corpusIsPresent: Bool { FileManager.default.fileExists(atPath: corpus.appending("MANIFEST.tsv").string) }
-
     @Test(
-        .enabled(if: corpusIsPresent, "the shared corpus (../shared/corpus/MANIFEST.tsv) is absent"),
+        .enabled(if: Corpus.isPresent, "the shared corpus (../shared/corpus/MANIFEST.tsv) is absent"),
         .timeLimit(.minutes(10))
     )
-    func everyImageRowMeetsItsExpectation() throws {
-        let manifest = try String(contentsOfFile: Self.corpus.appending("MANIFEST.tsv").string, encoding: .utf8)
-        let rows = manifest.split(separator: "\n").dropFirst().map {
-            $0.split(separator: "\t", omittingEmptySubsequences: false)
-        }
+    func everyImageRowMeetsItsExpectation() async throws {
+        let rows = try Corpus.rows()
         let libheif = Self.libheifVersion()
         let directory = try TemporaryDirectory()
         var converted = 0
@@ -37,8 +27,8 @@ import Glibc
         var skipped: [String] = []
 
         for (index, row) in rows.enumerated() {
-            let path = String(row[0])
-            let expect = String(row[7])
+            let path = row.path
+            let expect = row.expect
             guard path.hasPrefix("image/") || path.hasPrefix("broken/") else { continue }
             if path == "image/heic_iphone16_gainmap.heic", let libheif, libheif.lexicographicallyPrecedes([1, 17]) {
                 skipped.append(
@@ -48,8 +38,9 @@ import Glibc
                 continue
             }
             let output = directory.file("\(index).jpg")
-            let outcome = Result { () throws(ConversionFailure) in
-                try Conversion.run(Self.corpus.appending(path), to: "jpg", output: output)
+            let input = Corpus.folder.appending(path)
+            let outcome = try await onOwnThread {
+                Result { () throws(ConversionFailure) in try Conversion.run(input, to: "jpg", output: output) }
             }
             switch (expect, outcome) {
             case ("ok", .success):

@@ -80,11 +80,11 @@ struct PollingTests {
         let store = try TemporaryDirectory(prefix: "share")
         defer { store.remove() }
         try CommandLineTool.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", store.path.string])
-        defer { _ = try? CommandLineTool.run(["umount", store.path.string]) }
+        defer { _ = try? CommandLineTool.run(["umount", "--lazy", store.path.string]) }
         try Files.write(store.path.appending("a.jpg"))
         try Files.write(store.path.appending("b.jpg"))
         var mountedRoot: FilePath?
-        defer { if let mountedRoot { _ = try? CommandLineTool.run(["umount", mountedRoot.string]) } }
+        defer { if let mountedRoot { _ = try? CommandLineTool.run(["umount", "--lazy", mountedRoot.string]) } }
 
         try await WatchFixture.run(
             poll: .always,
@@ -96,7 +96,7 @@ struct PollingTests {
         ) { watch in
             let files = ["a.jpg", "b.jpg"].map { watch.root.appending($0) }
             await watch.waitForFoundOrWritten(files)
-            try CommandLineTool.run(["umount", watch.root.string])
+            try CommandLineTool.run(["umount", "--lazy", watch.root.string])
             mountedRoot = nil
             try await waitUntil("the watcher to notice the unmount") {
                 watch.logs.records(containing: unavailable).isEmpty ? nil : true
@@ -104,7 +104,7 @@ struct PollingTests {
             try CommandLineTool.run(["mount", "--bind", store.path.string, watch.root.string])
             mountedRoot = watch.root
             try await watch.sync()
-            try CommandLineTool.run(["umount", watch.root.string])
+            try CommandLineTool.run(["umount", "--lazy", watch.root.string])
             mountedRoot = nil
 
             for file in files {
