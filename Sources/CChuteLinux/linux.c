@@ -34,3 +34,11 @@ int chute_file_system_type(const char *path, uint32_t *type) {
     }
     return result;
 }
+
+int chute_file_has_writers(int fd) {
+    if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+        fcntl(fd, F_SETLEASE, F_UNLCK);
+        return 0;
+    }
+    return errno == EAGAIN ? 1 : -1;
+}

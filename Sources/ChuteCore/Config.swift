@@ -66,6 +66,9 @@ package struct Settings: Sendable, Equatable {
     /// `quietPeriod` (duration, default 2s): how long a file must see no new write or rename event before it is
     /// taken; a later event for the same file starts the period again.
     package var quietPeriod: Duration = .seconds(2)
+    /// `incompleteTimeout` (duration, default 10m): how long a quiet file that is still open for writing or whose
+    /// structure is cut short is waited for; after that it is taken anyway, and a damaged file fails clearly.
+    package var incompleteTimeout: Duration = .seconds(10 * 60)
     /// `gracePeriod` (duration, default 30s): on SIGTERM/SIGINT, how long running jobs may take to finish before
     /// they are cancelled.
     package var gracePeriod: Duration = .seconds(30)

@@ -19,7 +19,9 @@ extension ConfigReader.Walker {
             "maxAge", "owner", "group", "mode",
         ]
     /// The keys of `settings:`.
-    private static let settingsKeys = ["quietPeriod", "gracePeriod", "jobTimeout", "workerJobs", "concurrency"]
+    private static let settingsKeys = [
+        "quietPeriod", "incompleteTimeout", "gracePeriod", "jobTimeout", "workerJobs", "concurrency",
+    ]
 
     /// Reads the whole configuration.
     ///
@@ -574,6 +576,9 @@ extension ConfigReader.Walker {
         var settings = Settings()
         if let entry = fields["quietPeriod"] {
             settings.quietPeriod = self.duration(entry) ?? settings.quietPeriod
+        }
+        if let entry = fields["incompleteTimeout"] {
+            settings.incompleteTimeout = self.duration(entry) ?? settings.incompleteTimeout
         }
         if let entry = fields["gracePeriod"] {
             settings.gracePeriod = self.duration(entry) ?? settings.gracePeriod

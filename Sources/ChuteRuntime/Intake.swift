@@ -29,23 +29,31 @@ package struct IntakeEvent: Sendable, Equatable {
 ///
 /// It remembers, per source path, the fingerprint of the version last handled (converted or failed), so a duplicate
 /// event never runs a file twice and a failed file is not retried until it changes. After a restart the same
-/// knowledge comes from the sidecars: a file whose planned sidecar names it, with the same size and modification
-/// time, is skipped.
+/// knowledge comes from the ``Journal``.
+///
+/// A quiet file that a rule takes must also be ready: no process may still have it open for writing, and its
+/// structure must be whole for its type (``SourceInspector/notReady(_:type:)``). Otherwise its quiet period starts
+/// again, until `incompleteTimeout` has passed since it was first found not ready; then it is taken anyway, so that a
+/// file that will never be whole still gets a clear failed job.
 package actor Intake {
     private var stability = StabilityTracker()
     private var handled: [FilePath: SourceFingerprint] = [:]
     private var produced: Set<FilePath> = []
     private var recheck: Set<FilePath> = []
+    /// When each file waiting to be ready was first found not ready.
+    private var waitingSince: [FilePath: ContinuousClock.Instant] = [:]
     private let matcher: RuleMatcher
     private let queue: JobQueue
     private let journal: Journal
     private let quietPeriod: Duration
+    private let incompleteTimeout: Duration
     private let logger: Logger
 
     package init(config: ChuteConfig, queue: JobQueue, journal: Journal, logger: Logger) {
         self.matcher = RuleMatcher(config: config)
         self.queue = queue
         self.quietPeriod = config.settings.quietPeriod
+        self.incompleteTimeout = config.settings.incompleteTimeout
         self.journal = journal
         self.logger = logger
     }
@@ -93,6 +101,7 @@ package actor Intake {
         switch event.change {
         case .removed:
             self.stability.forget(event.path)
+            self.waitingSince[event.path] = nil
             return nil
         case .appeared:
             if self.produced.contains(event.path) { return nil }
@@ -160,6 +169,20 @@ package actor Intake {
                 logger.debug("Already handled before a restart", metadata: ["rule.name": "\(rule.name)"])
                 return nil
             }
+            if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed) }) {
+                let now = ContinuousClock.now
+                let since = self.waitingSince[path] ?? now
+                if now - since < self.incompleteTimeout {
+                    self.waitingSince[path] = since
+                    logger.debug("Waiting until the file is ready", metadata: ["reason": "\(LogText.escaped(reason))"])
+                    return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), self.quietPeriod)
+                }
+                logger.warning(
+                    "Taking a file that is still not ready after incompleteTimeout",
+                    metadata: ["reason": "\(LogText.escaped(reason))"]
+                )
+            }
+            self.waitingSince[path] = nil
             let job = Job(
                 source: path,
                 root: root,

@@ -1,3 +1,4 @@
+import CChuteLinux
 import ChuteCore
 import Crypto
 import Foundation
@@ -47,6 +48,39 @@ package enum SourceInspector {
         var header = [UInt8](repeating: 0, count: 512)
         let count = (try? header.withUnsafeMutableBytes { try descriptor.read(into: $0) }) ?? 0
         return MediaType.sniff(header.prefix(count))
+    }
+
+    /// Why a file is not ready to be taken yet, or `nil` when it is: a process still has it open for writing (a
+    /// writer idle for longer than the quiet period), or its structure is cut short for its type (``Completeness``:
+    /// a writer that closes and re-opens between chunks).
+    ///
+    /// The file is opened once, read-only, without following symlinks and without blocking. Where the kernel cannot
+    /// tell about writers (a file of another user for a daemon without CAP_LEASE, a network file system), that check
+    /// is skipped. The corresponding C functions are `fcntl` with `F_SETLEASE`, and `pread`.
+    ///
+    /// - Parameter type: the type sniffed from the file's first bytes.
+    package static func notReady(_ path: FilePath, type: MediaType?) -> String? {
+        guard
+            let descriptor = try? FileDescriptor.open(
+                path,
+                .readOnly,
+                options: [.noFollow, .nonBlocking, .closeOnExec],
+                retryOnInterrupt: true
+            )
+        else { return nil }
+        defer { try? descriptor.close() }
+        if chute_file_has_writers(descriptor.rawValue) == 1 {
+            return "a process has it open for writing"
+        }
+        var info = stat()
+        guard let type, fstat(descriptor.rawValue, &info) == 0 else { return nil }
+        let verdict = Completeness.judge(type, size: Int64(info.st_size)) { offset, count in
+            var bytes = [UInt8](repeating: 0, count: count)
+            let read = bytes.withUnsafeMutableBytes { try? descriptor.read(fromAbsoluteOffset: offset, into: $0) }
+            return read.map { Array(bytes.prefix($0)) }
+        }
+        guard case .incomplete(let reason) = verdict else { return nil }
+        return "it looks incomplete: \(reason)"
     }
 
     /// The SHA-256 of a file's content as lowercase hex, read in 1 MiB chunks.

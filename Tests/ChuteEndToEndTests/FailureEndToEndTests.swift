@@ -8,7 +8,8 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct FailureEndToEndTests {
     @Test func corruptImageFailsClearlyAndTheNextFileIsProcessed() async throws {
-        let harness = try DaemonHarness()
+        // A cut-off JPEG looks like one still being written; it is waited for `incompleteTimeout`, shortened here.
+        let harness = try DaemonHarness(settings: "  incompleteTimeout: 1s")
         defer { harness.stop() }
         try await harness.start()
         let staging = try harness.directory.makeDirectory("staging")
@@ -38,6 +39,7 @@ struct FailureEndToEndTests {
         // The source is untouched, and the log says what failed.
         #expect(try Data(contentsOf: URL(fileURLWithPath: harness.inbox.appending("broken.jpg").string)) == brokenBytes)
         #expect(harness.daemon?.logLines(containing: "Job failed", "broken.jpg").count == 1)
+        #expect(harness.daemon?.logLines(containing: "Taking a file that is still not ready", "broken.jpg").count == 1)
         // The daemon goes on with the next file.
         try FileManager.default.moveItem(
             atPath: staging.appending("whole.jpg").string,

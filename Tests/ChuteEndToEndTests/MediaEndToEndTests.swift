@@ -233,13 +233,15 @@ struct MediaEndToEndTests {
     }
 
     @Test func damagedMediaFailsWithFFmpegsMessageAndTheDaemonGoesOn() async throws {
+        // A cut-off MP4 looks like one still being written; it is waited for `incompleteTimeout`, shortened here.
         let harness = try Self.harness(
             rules: """
                   - name: videos
                     match: ["*.mp4", "*.mkv"]
                     to: mp4
                     output: ./outbox
-                """
+                """,
+            settings: "  incompleteTimeout: 1s"
         )
         defer { harness.stop() }
         try await harness.start()
@@ -265,6 +267,7 @@ struct MediaEndToEndTests {
         #expect(sidecars["good.mp4.chute.json"]?.status == .completed)
         // FFmpeg's own message reaches the daemon's log as a warning tied to the job.
         #expect(!daemon.logLines(containing: "Worker message", "moov atom not found", noMoov.jobID).isEmpty)
+        #expect(!daemon.logLines(containing: "Taking a file that is still not ready", "nomoov.mp4").isEmpty)
         for name in ["nomoov.mp4", "noise.mp4", "empty.mp4"] {
             #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending(name).string))
         }

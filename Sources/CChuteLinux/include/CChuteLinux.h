@@ -26,4 +26,11 @@ int chute_pidfd_open(pid_t pid);
 /// Returns 0, or -1 with errno set.
 int chute_file_system_type(const char *path, uint32_t *type);
 
+/// Whether any process has the file open for writing: tries to take a read lease on `fd` (opened read-only), which
+/// the kernel refuses with EAGAIN while the file is open for writing anywhere, and gives it back at once. `fcntl` is
+/// variadic, so Swift cannot call it.
+/// Returns 1 (a writer has it open), 0 (none), or -1 with errno when leases cannot tell: EACCES for a process that
+/// neither owns the file nor has CAP_LEASE, EINVAL on file systems without leases (NFS, SMB, FUSE).
+int chute_file_has_writers(int fd);
+
 #endif

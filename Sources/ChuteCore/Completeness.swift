@@ -1,0 +1,146 @@
+/// Whether a file is whole for its type, judged from its structure with a few small reads.
+///
+/// A file that a copy cut off, or that a writer is still filling, fails these checks: a JPEG must end with its
+/// end-of-image marker, a PNG with its `IEND` chunk, a GIF with its trailer; RIFF (WAV, AVI, WebP), AIFF and BMP files
+/// must be as long as their header says; an ISO media file (MP4, MOV, HEIC, AVIF) must be a chain of boxes that ends
+/// exactly at the end of the file and holds its index (`moov`, or `meta` for still images); a Matroska or WebM
+/// segment must fit in the file. Other types (MP3, MPEG-TS, TIFF, FLAC, …) have no cheap structural end and are
+/// `unknown`: the quiet period and the check for writers decide alone.
+package enum Completeness: Sendable, Equatable {
+    /// The structure is complete.
+    case whole
+    /// The structure is cut short; the text says how, for the log.
+    case incomplete(String)
+    /// This type has no cheap check.
+    case unknown
+
+    /// The most boxes of an ISO media file walked before giving up (`unknown`): fragmented files have thousands.
+    static let maximumBoxes = 100_000
+
+    /// Judges a file.
+    ///
+    /// - Parameters:
+    ///   - type: the type sniffed from its first bytes.
+    ///   - size: its size in bytes.
+    ///   - read: reads up to `count` bytes at `offset` (fewer at the end of the file), or `nil` when reading fails.
+    package static func judge(_ type: MediaType, size: Int64, read: (_ offset: Int64, _ count: Int) -> [UInt8]?) -> Self {
+        func tail(_ count: Int) -> [UInt8]? {
+            guard size >= Int64(count) else { return nil }
+            return read(size - Int64(count), count)
+        }
+        switch type {
+        case .jpeg:
+            // Zero padding after the end-of-image marker occurs; a cut-off file ends in the middle of data.
+            guard let end = tail(min(Int(size), 64)) else { return .incomplete("the file is too short") }
+            let bytes = Array(end.reversed().drop(while: { $0 == 0x00 }).reversed())
+            return bytes.suffix(2) == [0xFF, 0xD9] ? .whole : .incomplete("no JPEG end-of-image marker at the end")
+        case .png:
+            let iend: [UInt8] = [0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
+            return tail(12) == iend ? .whole : .incomplete("no PNG IEND chunk at the end")
+        case .gif:
+            return tail(1) == [0x3B] ? .whole : .incomplete("no GIF trailer at the end")
+        case .wav, .avi, .webp:
+            return Self.declaredLength(read(0, 8), littleEndian: true, plus: 8, size: size, name: "RIFF")
+        case .aiff:
+            return Self.declaredLength(read(0, 8), littleEndian: false, plus: 8, size: size, name: "FORM")
+        case .bmp:
+            guard let header = read(0, 6), header.count == 6 else { return .incomplete("the file is too short") }
+            let declared = Int64(Self.integer(header[2..<6], littleEndian: true))
+            // Some writers leave the field 0; those are not judged.
+            guard declared > 0 else { return .unknown }
+            return size >= declared ? .whole : .incomplete("the BMP header declares \(declared) bytes, the file has \(size)")
+        case .mp4, .quicktime, .heif, .avif:
+            return Self.isoMedia(type, size: size, read: read)
+        case .matroska:
+            return Self.matroska(size: size, read: read)
+        default:
+            return .unknown
+        }
+    }
+
+    /// A RIFF-style header: four bytes of name, then the length of what follows.
+    private static func declaredLength(
+        _ header: [UInt8]?,
+        littleEndian: Bool,
+        plus: Int64,
+        size: Int64,
+        name: String
+    ) -> Self {
+        guard let header, header.count == 8 else { return .incomplete("the file is too short") }
+        let field = Self.integer(header[4..<8], littleEndian: littleEndian)
+        // RF64 and streaming writers put 0xFFFFFFFF (unknown) there.
+        guard field != 0xFFFF_FFFF, field != 0 else { return .unknown }
+        let declared = Int64(field) + plus
+        return size >= declared ? .whole : .incomplete("the \(name) header declares \(declared) bytes, the file has \(size)")
+    }
+
+    /// Walks the top-level boxes of an ISO media file.
+    private static func isoMedia(_ type: MediaType, size: Int64, read: (Int64, Int) -> [UInt8]?) -> Self {
+        let index = type == .heif || type == .avif ? "meta" : "moov"
+        var offset: Int64 = 0
+        var sawIndex = false
+        for _ in 0..<Self.maximumBoxes {
+            if offset == size {
+                return sawIndex ? .whole : .incomplete("the file has no '\(index)' box yet")
+            }
+            guard let header = read(offset, 16), header.count >= 8 else {
+                // A few stray bytes after a complete file (an iPhone MOV in the corpus ends with CR LF) are no box;
+                // before the index, they are the start of one being written.
+                return sawIndex && size - offset < 8 ? .whole : .incomplete("a box header is cut off at byte \(offset)")
+            }
+            let name = String(decoding: header[4..<8], as: UTF8.self)
+            var length = Int64(Self.integer(header[0..<4], littleEndian: false))
+            if length == 1 {
+                guard header.count == 16 else { return .incomplete("a box header is cut off at byte \(offset)") }
+                length = Int64(bitPattern: Self.integer(header[8..<16], littleEndian: false))
+            } else if length == 0 {
+                // "To the end of the file": valid as the last box after the index; before it, it is what a writer
+                // leaves while it still writes its media data.
+                return sawIndex || name == index ? .whole : .incomplete("the '\(name)' box is still open (size 0)")
+            }
+            guard length >= 8 else { return .incomplete("a box at byte \(offset) has an impossible size") }
+            sawIndex = sawIndex || name == index
+            let (end, overflow) = offset.addingReportingOverflow(length)
+            guard !overflow, end <= size else {
+                return .incomplete("the '\(name)' box at byte \(offset) runs past the end of the file")
+            }
+            offset = end
+        }
+        return .unknown
+    }
+
+    /// Checks that the first Matroska segment fits in the file.
+    private static func matroska(size: Int64, read: (Int64, Int) -> [UInt8]?) -> Self {
+        // The EBML header element, then the Segment (ID 18 53 80 67) with its size.
+        guard let start = read(0, 12), let (headerSize, headerWidth) = Self.vint(start, at: 4) else {
+            return .incomplete("the file is too short")
+        }
+        let segment = 4 + Int64(headerWidth) + headerSize
+        guard let element = read(segment, 12), element.count >= 5 else {
+            return .incomplete("the segment header is cut off")
+        }
+        guard element[0..<4] == [0x18, 0x53, 0x80, 0x67] else { return .unknown }
+        guard let (length, width) = Self.vint(element, at: 4) else { return .incomplete("the segment header is cut off") }
+        // All ones: "unknown size", as live recorders write it.
+        if length == (Int64(1) << (7 * Int64(width))) - 1 { return .unknown }
+        let end = segment + 4 + Int64(width) + length
+        return size >= end ? .whole : .incomplete("the Matroska segment ends at byte \(end), the file has \(size)")
+    }
+
+    /// An EBML variable-length integer at `offset`: its value (marker bit removed) and width in bytes.
+    private static func vint(_ bytes: [UInt8], at offset: Int) -> (Int64, Int)? {
+        guard offset < bytes.count, bytes[offset] != 0 else { return nil }
+        let width = bytes[offset].leadingZeroBitCount + 1
+        guard offset + width <= bytes.count else { return nil }
+        var value = Int64(bytes[offset] & (0xFF >> width))
+        for byte in bytes[(offset + 1)..<(offset + width)] {
+            value = value << 8 | Int64(byte)
+        }
+        return (value, width)
+    }
+
+    private static func integer(_ bytes: ArraySlice<UInt8>, littleEndian: Bool) -> UInt64 {
+        let ordered = littleEndian ? Array(bytes.reversed()) : Array(bytes)
+        return ordered.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}
