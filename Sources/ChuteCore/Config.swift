@@ -69,6 +69,9 @@ package struct Settings: Sendable, Equatable {
     /// `incompleteTimeout` (duration, default 10m): how long a quiet file that is still open for writing or whose
     /// structure is cut short is waited for; after that it is taken anyway, and a damaged file fails clearly.
     package var incompleteTimeout: Duration = .seconds(10 * 60)
+    /// `retryDelay` (duration, default 30s): how long a job postponed by a transient failure (a full disk) waits
+    /// before it is tried again; the wait doubles at each postponement in a row, up to 10 minutes.
+    package var retryDelay: Duration = .seconds(30)
     /// `gracePeriod` (duration, default 30s): on SIGTERM/SIGINT, how long running jobs may take to finish before
     /// they are cancelled.
     package var gracePeriod: Duration = .seconds(30)

@@ -20,7 +20,7 @@ extension ConfigReader.Walker {
         ]
     /// The keys of `settings:`.
     private static let settingsKeys = [
-        "quietPeriod", "incompleteTimeout", "gracePeriod", "jobTimeout", "workerJobs", "concurrency",
+        "quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "jobTimeout", "workerJobs", "concurrency",
     ]
 
     /// Reads the whole configuration.
@@ -579,6 +579,13 @@ extension ConfigReader.Walker {
         }
         if let entry = fields["incompleteTimeout"] {
             settings.incompleteTimeout = self.duration(entry) ?? settings.incompleteTimeout
+        }
+        if let entry = fields["retryDelay"], let delay = self.duration(entry) {
+            if delay > .zero {
+                settings.retryDelay = delay
+            } else {
+                self.report("'retryDelay' must be longer than 0", at: entry.value)
+            }
         }
         if let entry = fields["gracePeriod"] {
             settings.gracePeriod = self.duration(entry) ?? settings.gracePeriod

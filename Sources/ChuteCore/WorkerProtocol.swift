@@ -80,8 +80,10 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
         case corruptInput
         /// The input exceeds a configured limit (pixels, size, duration).
         case limitExceeded
-        /// The output could not be written (disk full, permissions, name taken).
+        /// The output could not be written (permissions, name taken, a folder that cannot be created).
         case outputFailed
+        /// The target's file system is full (`ENOSPC`, `EDQUOT`): the job is tried again later, with back-off.
+        case diskFull
         /// The rule's engine is not part of this build.
         case engineUnavailable
         /// The worker process died (crash or kill) during the job.
@@ -98,6 +100,12 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
 
     package var code: Code
     package var message: String
+
+    /// Whether the job may succeed later without anything changing in its input: it is postponed and tried again,
+    /// rather than recorded as failed.
+    package var isTransient: Bool {
+        self.code == .diskFull
+    }
 
     package init(_ code: Code, _ message: String) {
         self.code = code

@@ -80,7 +80,7 @@ struct FFmpegError: Error, CustomStringConvertible {
     ///
     /// A damaged or truncated input is `corruptInput`; a container or codec Chute does not read is
     /// `unsupportedInput`; a frame beyond the pixel limit is `limitExceeded`; a missing encoder is
-    /// `engineUnavailable`; a failed write or verification is `outputFailed` ("disk full" for `ENOSPC`); the rest is
+    /// `engineUnavailable`; a failed write or verification is `outputFailed` (`diskFull` for `ENOSPC`); the rest is
     /// `internalError`.
     var conversionFailure: ConversionFailure {
         switch self.code {
@@ -106,7 +106,7 @@ struct FFmpegError: Error, CustomStringConvertible {
             return ConversionFailure(.internalError, "cannot encode the output: \(self)")
         case .writeOutput:
             if self.status == chute_averror(ENOSPC) || self.status == chute_averror(EDQUOT) {
-                return ConversionFailure(.outputFailed, "disk full: cannot write the output: \(self)")
+                return ConversionFailure(.diskFull, "disk full: cannot write the output: \(self)")
             }
             return ConversionFailure(.outputFailed, "cannot write the output: \(self)")
         case .verify:

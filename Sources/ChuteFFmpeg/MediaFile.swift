@@ -121,7 +121,7 @@ final class MediaFile {
     /// Describes a failed system call on the output; a full disk or quota gets words a person recognises.
     static func outputFailure(_ action: String, _ error: Errno) -> ConversionFailure {
         if error == .noSpace || error == .diskQuotaExceeded {
-            return ConversionFailure(.outputFailed, "disk full: \(action): \(error)")
+            return ConversionFailure(.diskFull, "disk full: \(action): \(error)")
         }
         return ConversionFailure(.outputFailed, "\(action): \(error)")
     }

@@ -41,7 +41,7 @@ struct OutputFile: ~Copyable {
 
     /// Appends `bytes`, however many `write` calls that takes. The corresponding C function is `write`.
     ///
-    /// - Throws: `outputFailed`; "disk full" for `ENOSPC` and `EDQUOT`.
+    /// - Throws: `outputFailed`; `diskFull` for `ENOSPC` and `EDQUOT`.
     func write(_ bytes: UnsafeRawBufferPointer) throws(ConversionFailure) {
         var written = 0
         while written < bytes.count {
@@ -77,7 +77,7 @@ struct OutputFile: ~Copyable {
     /// Describes a failed system call; a full disk or quota gets words a person recognises.
     private static func failure(_ action: String, _ error: Errno) -> ConversionFailure {
         if error == .noSpace || error == .diskQuotaExceeded {
-            return ConversionFailure(.outputFailed, "disk full: \(action): \(error)")
+            return ConversionFailure(.diskFull, "disk full: \(action): \(error)")
         }
         return ConversionFailure(.outputFailed, "\(action): \(error)")
     }

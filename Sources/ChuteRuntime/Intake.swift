@@ -42,40 +42,74 @@ package actor Intake {
     private var recheck: Set<FilePath> = []
     /// When each file waiting to be ready was first found not ready.
     private var waitingSince: [FilePath: ContinuousClock.Instant] = [:]
+    /// How many times in a row each file's job was postponed by a transient failure, for the back-off.
+    private var postponements: [FilePath: Int] = [:]
+    /// Files postponed by a transient failure, with their back-off; ``consume(_:)`` arms their timers.
+    private let retries: AsyncStream<Retry>
+    private let retryContinuation: AsyncStream<Retry>.Continuation
     private let matcher: RuleMatcher
     private let queue: JobQueue
     private let journal: Journal
     private let quietPeriod: Duration
     private let incompleteTimeout: Duration
+    private let retryDelay: Duration
     private let logger: Logger
+
+    /// The longest wait before a postponed file is tried again.
+    static let maximumRetryDelay = Duration.seconds(600)
+
+    /// A file to look at again after `delay`.
+    private struct Retry: Sendable {
+        var path: FilePath
+        var root: FilePath
+        var delay: Duration
+    }
 
     package init(config: ChuteConfig, queue: JobQueue, journal: Journal, logger: Logger) {
         self.matcher = RuleMatcher(config: config)
         self.queue = queue
         self.quietPeriod = config.settings.quietPeriod
         self.incompleteTimeout = config.settings.incompleteTimeout
+        self.retryDelay = config.settings.retryDelay
+        (self.retries, self.retryContinuation) = AsyncStream.makeStream(of: Retry.self, bufferingPolicy: .unbounded)
         self.journal = journal
         self.logger = logger
     }
 
-    /// Consumes events until the sequence ends, arming one quiet-period timer per event.
+    /// Consumes events until the sequence ends, arming one quiet-period timer per event, and brings back the files
+    /// whose jobs were postponed once their back-off is over.
     ///
     /// Timers still running when the sequence ends are cancelled: those files are found again at the next start.
     nonisolated package func consume(_ events: some AsyncSequence<IntakeEvent, Never>) async {
         await withDiscardingTaskGroup { group in
-            for await event in events {
-                guard let (ticket, delay) = await self.observe(event) else { continue }
-                group.addTask {
-                    var ticket = ticket
-                    var delay = delay
-                    while true {
-                        do { try await Task.sleep(for: delay) } catch { return }
-                        guard let next = await self.settle(ticket) else { return }
-                        (ticket, delay) = next
+            group.addTask {
+                await withDiscardingTaskGroup { retries in
+                    for await retry in self.retries {
+                        retries.addTask {
+                            do { try await Task.sleep(for: retry.delay) } catch { return }
+                            let event = IntakeEvent(.appeared, path: retry.path, root: retry.root)
+                            guard let (ticket, delay) = await self.observe(event) else { return }
+                            await self.follow(ticket, after: delay)
+                        }
                     }
                 }
             }
+            for await event in events {
+                guard let (ticket, delay) = await self.observe(event) else { continue }
+                group.addTask { await self.follow(ticket, after: delay) }
+            }
             group.cancelAll()
+        }
+    }
+
+    /// Waits out a file's quiet period, and the next ones while it keeps changing or is not ready, then takes it.
+    private nonisolated func follow(_ ticket: StabilityTracker.Ticket, after delay: Duration) async {
+        var ticket = ticket
+        var delay = delay
+        while true {
+            do { try await Task.sleep(for: delay) } catch { return }
+            guard let next = await self.settle(ticket) else { return }
+            (ticket, delay) = next
         }
     }
 
@@ -85,8 +119,20 @@ package actor Intake {
         case .completed(let output):
             self.handled[job.source] = job.fingerprint
             self.produced.insert(output)
+            self.postponements[job.source] = nil
         case .failed:
             self.handled[job.source] = job.fingerprint
+            self.postponements[job.source] = nil
+        case .postponed:
+            // retryDelay, doubled at each postponement in a row, at most maximumRetryDelay.
+            let count = self.postponements[job.source, default: 0]
+            self.postponements[job.source] = count + 1
+            let delay = min(self.retryDelay * (1 << min(count, 16)), Self.maximumRetryDelay)
+            self.logger.info(
+                "Trying the file again later",
+                metadata: ["input.path": "\(LogText.escaped(job.source.string))", "delay": "\(delay)"]
+            )
+            self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
         case .cancelled, .vanished:
             break
         }

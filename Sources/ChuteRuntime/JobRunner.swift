@@ -14,6 +14,9 @@ package enum JobOutcome: Sendable, Equatable {
     case cancelled
     /// The source disappeared before the job started.
     case vanished
+    /// A transient failure (the target's disk is full): nothing was recorded, and the intake tries the file again
+    /// after a back-off.
+    case postponed(ConversionFailure)
 }
 
 /// A job whose worker is done with it.
@@ -188,8 +191,21 @@ package struct JobRunner: Sendable {
         }
     }
 
-    /// Records a failed job: its sidecar, then its journal row.
+    /// Records a failed job: its sidecar, then its journal row. A transient failure is not recorded: its journal row
+    /// is dropped (so a restart tries it too) and the job is postponed.
     private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) async -> JobOutcome {
+        if failure.isTransient {
+            do {
+                try await self.journal.forget(record.job.id)
+            } catch {
+                logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            }
+            logger.warning(
+                "Job postponed; it is tried again later",
+                metadata: ["error.code": "\(failure.code.rawValue)", "error": "\(LogText.escaped(failure.message))"]
+            )
+            return .postponed(failure)
+        }
         let sidecarPath = OutputCommitter.sidecarPath(for: record.job.plan.path)
         do throws(ConversionFailure) {
             let ownership = record.job.rule.ownership

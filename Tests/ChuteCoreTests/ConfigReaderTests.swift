@@ -159,8 +159,8 @@ private let unknownKeyCases: [(String, String)] = [
     ),
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
-        "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, gracePeriod, "
-            + "jobTimeout, workerJobs, concurrency"
+        "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
+            + "retryDelay, gracePeriod, jobTimeout, workerJobs, concurrency"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -612,8 +612,8 @@ private let badSettingsValueCases: [(String, String)] = [
                 "rules.yaml:17:11: duplicate rule name 'photos' (first used at line 5); rule names must be unique",
                 "rules.yaml:21:16: invalid duration 'soon' for 'quietPeriod': expected a number and a unit "
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
-                "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, gracePeriod, "
-                    + "jobTimeout, workerJobs, concurrency",
+                "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
+                    + "retryDelay, gracePeriod, jobTimeout, workerJobs, concurrency",
             ]
         )
     }

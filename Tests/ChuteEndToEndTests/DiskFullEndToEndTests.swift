@@ -1,0 +1,46 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import Glibc
+import SystemPackage
+import Testing
+
+/// A target file system that fills up: the job stops cleanly, nothing half-written stays, the source is kept, and the
+/// file is converted once there is room again. Mounting a small file system needs root, which CI is.
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: geteuid() == 0, "mounting needs root"))
+struct DiskFullEndToEndTests {
+    @Test func aFullTargetFailsCleanlyKeepsTheSourceAndResumesWhenSpaceIsBack() async throws {
+        let harness = try DaemonHarness(settings: "  retryDelay: 1s")
+        defer { harness.stop() }
+        try FileManager.default.createDirectory(atPath: harness.outbox.string, withIntermediateDirectories: true)
+        try CommandLineTool.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", harness.outbox.string])
+        defer { _ = try? CommandLineTool.run(["umount", "--lazy", harness.outbox.string]) }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        // A noisy 2400x1800 photo: its JPEG (about 44 KB) does not fit in the 16 KiB target.
+        try Fixtures.makeImage(at: staging.appending("big.png"), width: 2400, height: 1800)
+        let source = try Data(contentsOf: URL(fileURLWithPath: staging.appending("big.png").string))
+        try FileManager.default.moveItem(
+            atPath: staging.appending("big.png").string,
+            toPath: harness.inbox.appending("big.png").string
+        )
+
+        try await waitUntil("the job to be postponed for a full disk") {
+            daemon.logLines(containing: "Job postponed", "diskFull").isEmpty ? nil : true
+        }
+        #expect(harness.temporaryFiles().isEmpty, "no half-written output stays")
+        #expect(harness.directory.files(below: "outbox").isEmpty, "nothing, not even a failed sidecar")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: harness.inbox.appending("big.png").string)) == source)
+
+        // Room again: the back-off brings the file back, without any new event.
+        try CommandLineTool.run(["mount", "-o", "remount,size=64m", harness.outbox.string])
+        let sidecars = try await harness.waitForSidecars(1)
+
+        #expect(sidecars["big.jpg.chute.json"]?.status == .completed)
+        let output = try Fixtures.identify(harness.outbox.appending("big.jpg"))
+        #expect(output.width == 2400 && output.height == 1800)
+        #expect(!daemon.logLines(containing: "Trying the file again later", "big.png").isEmpty)
+        #expect(harness.temporaryFiles().isEmpty)
+    }
+}
