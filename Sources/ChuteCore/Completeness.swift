@@ -23,7 +23,8 @@ package enum Completeness: Sendable, Equatable {
     ///   - type: the type sniffed from its first bytes.
     ///   - size: its size in bytes.
     ///   - read: reads up to `count` bytes at `offset` (fewer at the end of the file), or `nil` when reading fails.
-    package static func judge(_ type: MediaType, size: Int64, read: (_ offset: Int64, _ count: Int) -> [UInt8]?) -> Self {
+    package static func judge(_ type: MediaType, size: Int64, read: (_ offset: Int64, _ count: Int) -> [UInt8]?) -> Self
+    {
         func tail(_ count: Int) -> [UInt8]? {
             guard size >= Int64(count) else { return nil }
             return read(size - Int64(count), count)
@@ -48,7 +49,8 @@ package enum Completeness: Sendable, Equatable {
             let declared = Int64(Self.integer(header[2..<6], littleEndian: true))
             // Some writers leave the field 0; those are not judged.
             guard declared > 0 else { return .unknown }
-            return size >= declared ? .whole : .incomplete("the BMP header declares \(declared) bytes, the file has \(size)")
+            return size >= declared
+                ? .whole : .incomplete("the BMP header declares \(declared) bytes, the file has \(size)")
         case .mp4, .quicktime, .heif, .avif:
             return Self.isoMedia(type, size: size, read: read)
         case .matroska:
@@ -71,7 +73,8 @@ package enum Completeness: Sendable, Equatable {
         // RF64 and streaming writers put 0xFFFFFFFF (unknown) there.
         guard field != 0xFFFF_FFFF, field != 0 else { return .unknown }
         let declared = Int64(field) + plus
-        return size >= declared ? .whole : .incomplete("the \(name) header declares \(declared) bytes, the file has \(size)")
+        return size >= declared
+            ? .whole : .incomplete("the \(name) header declares \(declared) bytes, the file has \(size)")
     }
 
     /// Walks the top-level boxes of an ISO media file.
@@ -120,7 +123,9 @@ package enum Completeness: Sendable, Equatable {
             return .incomplete("the segment header is cut off")
         }
         guard element[0..<4] == [0x18, 0x53, 0x80, 0x67] else { return .unknown }
-        guard let (length, width) = Self.vint(element, at: 4) else { return .incomplete("the segment header is cut off") }
+        guard let (length, width) = Self.vint(element, at: 4) else {
+            return .incomplete("the segment header is cut off")
+        }
         // All ones: "unknown size", as live recorders write it.
         if length == (Int64(1) << (7 * Int64(width))) - 1 { return .unknown }
         let end = segment + 4 + Int64(width) + length

@@ -219,11 +219,12 @@ struct ConversionPlan {
             avcodec_descriptor_get(source.codecID).map { $0.pointee.props & AV_CODEC_PROP_LOSSLESS != 0 } ?? false
         let canCopy =
             (encoding.copies(source.codecID) || holdable.contains { $0.codecID == source.codecID })
-            && (isLossless || bitRate.map { limit in
-                // Matroska often records no bitrate for audio. The default limit is a guide and lets an unknown rate
-                // pass; a limit the rule sets must be shown to hold.
-                source.bitRate == 0 ? options.audioBitrate == nil : Self.within(source.bitRate, limit)
-            } ?? true)
+            && (isLossless
+                || bitRate.map { limit in
+                    // Matroska often records no bitrate for audio. The default limit is a guide and lets an unknown rate
+                    // pass; a limit the rule sets must be shown to hold.
+                    source.bitRate == 0 ? options.audioBitrate == nil : Self.within(source.bitRate, limit)
+                } ?? true)
             && options.channels.map { $0 == source.channels } ?? true
             && options.sampleRate.map { $0 == source.sampleRate } ?? true
         return Audio(

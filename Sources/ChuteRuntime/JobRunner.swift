@@ -152,10 +152,18 @@ package struct JobRunner: Sendable {
         }
         do {
             let inode = try SourceInspector.status(of: pending.temporary).fingerprint.inode
-            try await self.journal.committing(job.id, outputInode: inode, sidecar: record.sidecar(output: nil, failure: nil))
+            try await self.journal.committing(
+                job.id,
+                outputInode: inode,
+                sidecar: record.sidecar(output: nil, failure: nil)
+            )
         } catch {
             _ = unlink(pending.temporary.string)
-            return await self.fail(record, ConversionFailure(.outputFailed, "cannot record the output: \(error)"), logger)
+            return await self.fail(
+                record,
+                ConversionFailure(.outputFailed, "cannot record the output: \(error)"),
+                logger
+            )
         }
         do throws(ConversionFailure) {
             let (final, warning) = try OutputCommitter.commit(

@@ -140,7 +140,11 @@ package final class Journal: Sendable {
     /// Records a job's end: `output` for a completed job, `nil` for a failed one.
     package func finish(_ jobID: String, output: FilePath?) async throws {
         if let output {
-            try await self.update(jobID, sql: "state = 'completed', output = ?, sidecar = NULL", arguments: [Self.bytes(output)])
+            try await self.update(
+                jobID,
+                sql: "state = 'completed', output = ?, sidecar = NULL",
+                arguments: [Self.bytes(output)]
+            )
         } else {
             try await self.update(jobID, sql: "state = 'failed', sidecar = NULL", arguments: [])
         }

@@ -69,7 +69,9 @@ package enum OutputCommitter {
             }
         }
         let folderMode = UInt32(folder.st_mode)
-        let mode = isFolder ? ownership.folderMode(inFolderWithMode: folderMode) : ownership.fileMode(inFolderWithMode: folderMode)
+        let mode =
+            isFolder
+            ? ownership.folderMode(inFolderWithMode: folderMode) : ownership.fileMode(inFolderWithMode: folderMode)
         // After the owner, since a change of owner clears set-ID bits. Some network file systems refuse both; what
         // they give the file then is theirs to decide.
         _ = chmod(path.string, mode_t(mode))

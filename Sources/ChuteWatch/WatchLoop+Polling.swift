@@ -90,7 +90,11 @@ extension WatchLoop {
         }
         let isMountPoint = folder.isMountPoint()
         if state.wasMountPoint && !isMountPoint {
-            self.markUnavailable(&state, root: root, reason: "it is no longer a mount point: what was mounted there is gone")
+            self.markUnavailable(
+                &state,
+                root: root,
+                reason: "it is no longer a mount point: what was mounted there is gone"
+            )
             return
         }
         state.wasMountPoint = isMountPoint
@@ -142,7 +146,9 @@ extension WatchLoop {
                 do throws(WatchError) {
                     let subfolder = try folder.openSubfolder(named: entry.name)
                     self.list(subfolder, root: root, depth: depth + 1, previous: previous, into: &files)
-                } catch where [.noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels].contains(error.errno) {
+                } catch
+                    where [.noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels].contains(error.errno)
+                {
                     // Deleted, or replaced by a file or a link, since the folder was read: its files are gone.
                     continue
                 } catch {

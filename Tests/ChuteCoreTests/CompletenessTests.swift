@@ -34,7 +34,13 @@ struct CompletenessTests {
                 case "webm": ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-c:a", "libopus"]
                 default: MediaFixtures.h264AAC
                 }
-            try MediaFixtures.makeClip(at: file, width: format == "wav" ? nil : 160, height: 120, seconds: 1, codecArguments: codecs)
+            try MediaFixtures.makeClip(
+                at: file,
+                width: format == "wav" ? nil : 160,
+                height: 120,
+                seconds: 1,
+                codecArguments: codecs
+            )
         }
         let data = try Data(contentsOf: URL(fileURLWithPath: file.string))
 

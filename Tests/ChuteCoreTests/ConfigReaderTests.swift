@@ -824,7 +824,9 @@ private let badSettingsValueCases: [(String, String)] = [
 
     @Test func unknownAccountsAndBadModesAreErrorsAtTheirValue() {
         #expect(
-            problems(yaml(rule: standardRule + ["owner: no-such-user-here", "group: no-such-group-here", "mode: 0987"]))
+            problems(
+                yaml(rule: standardRule + ["owner: no-such-user-here", "group: no-such-group-here", "mode: 0987"])
+            )
                 == [
                     "rules.yaml:8:12: unknown user 'no-such-user-here' for 'owner'",
                     "rules.yaml:9:12: unknown group 'no-such-group-here' for 'group'",
@@ -833,12 +835,16 @@ private let badSettingsValueCases: [(String, String)] = [
         )
         #expect(
             problems(yaml(rule: standardRule + ["mode: 4755"]))
-                == ["rules.yaml:8:11: expected octal permissions from 000 to 777 for 'mode', such as \"0640\", found '4755'"]
+                == [
+                    "rules.yaml:8:11: expected octal permissions from 000 to 777 for 'mode', such as \"0640\", found '4755'"
+                ]
         )
     }
 
     @Test func readsPollAndPollInterval() throws {
-        let config = try parsed(yaml(watch: ["watch:", "  - path: inbox", "    poll: always", "    pollInterval: 30s"]))
+        let config = try parsed(
+            yaml(watch: ["watch:", "  - path: inbox", "    poll: always", "    pollInterval: 30s"])
+        )
         #expect(config.watches[0].poll == .always)
         #expect(config.watches[0].pollInterval == .seconds(30))
         let defaults = try parsed(yaml())

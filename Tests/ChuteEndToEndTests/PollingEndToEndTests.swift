@@ -29,7 +29,10 @@ struct PollingEndToEndTests {
         // rsync writes a hidden temporary name, then renames it into place.
         let temporary = harness.inbox.appending(".renamed.png.Xq81zT")
         try FileManager.default.copyItem(atPath: staging.appending("renamed.png").string, toPath: temporary.string)
-        try FileManager.default.moveItem(atPath: temporary.string, toPath: harness.inbox.appending("renamed.png").string)
+        try FileManager.default.moveItem(
+            atPath: temporary.string,
+            toPath: harness.inbox.appending("renamed.png").string
+        )
         let sidecars = try await harness.waitForSidecars(3)
         #expect(
             sidecars.keys.sorted() == [

@@ -110,7 +110,9 @@ struct WriterEndToEndTests {
         let attributes = try FileManager.default.attributesOfItem(atPath: staging.appending("long.wav").string)
         let size = try #require((attributes[.size] as? NSNumber)?.int64Value)
 
-        try CommandLineTool.run(["cp", staging.appending("long.wav").string, harness.inbox.appending("long.wav").string])
+        try CommandLineTool.run([
+            "cp", staging.appending("long.wav").string, harness.inbox.appending("long.wav").string,
+        ])
 
         let sidecars = try await harness.waitForSidecars(1, timeout: 120)
         let sidecar = try #require(sidecars["long.mp3.chute.json"])

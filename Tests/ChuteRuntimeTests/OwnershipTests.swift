@@ -50,7 +50,9 @@ struct OwnershipTests {
         )
 
         #expect(try self.status(path) == Status(owner: 4321, group: 8765, mode: 0o640))
-        #expect(try self.status(OutputCommitter.sidecarPath(for: path)) == Status(owner: 4321, group: 8765, mode: 0o640))
+        #expect(
+            try self.status(OutputCommitter.sidecarPath(for: path)) == Status(owner: 4321, group: 8765, mode: 0o640)
+        )
     }
 
     @Test func theRulesOwnerGroupAndModeWin() throws {
