@@ -34,17 +34,8 @@ package enum SourceInspector {
     /// The file is opened without following symlinks and without blocking (a FIFO posing as media cannot hang it).
     /// - Returns: the type, or `nil` when the file cannot be read or is not recognised.
     package static func sniff(_ path: FilePath) -> MediaType? {
-        guard
-            let descriptor = try? FileDescriptor.open(
-                path,
-                .readOnly,
-                options: [.noFollow, .nonBlocking, .closeOnExec],
-                retryOnInterrupt: true
-            )
-        else { return nil }
+        guard let (descriptor, _) = Self.openRegularFile(path) else { return nil }
         defer { try? descriptor.close() }
-        var info = stat()
-        guard fstat(descriptor.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         var header = [UInt8](repeating: 0, count: 512)
         let count = (try? header.withUnsafeMutableBytes { try descriptor.read(into: $0) }) ?? 0
         return MediaType.sniff(header.prefix(count))
@@ -60,6 +51,27 @@ package enum SourceInspector {
     ///
     /// - Parameter type: the type sniffed from the file's first bytes.
     package static func notReady(_ path: FilePath, type: MediaType?) -> String? {
+        guard let (descriptor, size) = Self.openRegularFile(path) else { return nil }
+        defer { try? descriptor.close() }
+        if chute_file_has_writers(descriptor.rawValue) == 1 {
+            return "a process has it open for writing"
+        }
+        guard let type else { return nil }
+        let verdict = Completeness.judge(type, size: size) { offset, count in
+            var bytes = [UInt8](repeating: 0, count: count)
+            let read = bytes.withUnsafeMutableBytes { try? descriptor.read(fromAbsoluteOffset: offset, into: $0) }
+            return read.map { Array(bytes.prefix($0)) }
+        }
+        guard case .incomplete(let reason) = verdict else { return nil }
+        return "it looks incomplete: \(reason)"
+    }
+
+    /// Opens a regular file for reading, without following a symlink and without blocking (a FIFO posing as media
+    /// cannot hang the supervisor).
+    ///
+    /// - Returns: the descriptor, which the caller closes, and the file's size; `nil` when it cannot be opened or is
+    ///   not a regular file.
+    private static func openRegularFile(_ path: FilePath) -> (FileDescriptor, Int64)? {
         guard
             let descriptor = try? FileDescriptor.open(
                 path,
@@ -68,19 +80,12 @@ package enum SourceInspector {
                 retryOnInterrupt: true
             )
         else { return nil }
-        defer { try? descriptor.close() }
-        if chute_file_has_writers(descriptor.rawValue) == 1 {
-            return "a process has it open for writing"
-        }
         var info = stat()
-        guard let type, fstat(descriptor.rawValue, &info) == 0 else { return nil }
-        let verdict = Completeness.judge(type, size: Int64(info.st_size)) { offset, count in
-            var bytes = [UInt8](repeating: 0, count: count)
-            let read = bytes.withUnsafeMutableBytes { try? descriptor.read(fromAbsoluteOffset: offset, into: $0) }
-            return read.map { Array(bytes.prefix($0)) }
+        guard fstat(descriptor.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            try? descriptor.close()
+            return nil
         }
-        guard case .incomplete(let reason) = verdict else { return nil }
-        return "it looks incomplete: \(reason)"
+        return (descriptor, Int64(info.st_size))
     }
 
     /// The SHA-256 of a file's content as lowercase hex, read in 1 MiB chunks.

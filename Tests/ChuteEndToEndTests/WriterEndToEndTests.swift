@@ -45,18 +45,7 @@ struct WriterEndToEndTests {
 
     @Test func aWriterThatKeepsTheFileOpenAndIdleIsWaitedFor() async throws {
         // TIFF has no cheap structural end, so only the check for writers can hold it back.
-        let harness = try DaemonHarness(
-            rules: """
-                  - name: scans
-                    match: "*.tif"
-                    to: jpg
-                    output: ./outbox
-                  - name: sentinels
-                    match: "*.png"
-                    to: jpg
-                    output: ./outbox
-                """
-        )
+        let harness = try Self.harness(matching: "*.tif", to: "jpg")
         defer { harness.stop() }
         try await harness.start()
         let daemon = try #require(harness.daemon)
@@ -85,18 +74,7 @@ struct WriterEndToEndTests {
     }
 
     @Test func cpOfALargeFileIsTakenOnceWhole() async throws {
-        let harness = try DaemonHarness(
-            rules: """
-                  - name: songs
-                    match: "*.wav"
-                    to: mp3
-                    output: ./outbox
-                  - name: sentinels
-                    match: "*.png"
-                    to: jpg
-                    output: ./outbox
-                """
-        )
+        let harness = try Self.harness(matching: "*.wav", to: "mp3")
         defer { harness.stop() }
         try await harness.start()
         let staging = try harness.directory.makeDirectory("staging")
@@ -120,5 +98,22 @@ struct WriterEndToEndTests {
         #expect(sidecar.source.size == size)
         let duration = try #require(try MediaFixtures.probe(harness.outbox.appending("long.mp3")).duration)
         #expect(abs(duration - 180) < 0.5)
+    }
+
+    /// A harness whose one rule converts `pattern` to `format`, plus the rule for the sentinel PNGs of
+    /// ``DaemonHarness/waitForSidecars(_:timeout:)``.
+    private static func harness(matching pattern: String, to format: String) throws -> DaemonHarness {
+        try DaemonHarness(
+            rules: """
+                  - name: files
+                    match: "\(pattern)"
+                    to: \(format)
+                    output: ./outbox
+                  - name: sentinels
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                """
+        )
     }
 }
