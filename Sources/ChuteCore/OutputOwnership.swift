@@ -24,9 +24,11 @@ package struct OutputOwnership: Sendable, Equatable {
     }
 
     /// The permissions of a file written into a folder with permissions `folderMode`: `mode`, or the folder's read
-    /// and write bits.
+    /// and write bits. A sticky folder (`/tmp` and its like) is writable by all so that anyone may add files, not so
+    /// that anyone may change the files of others: there the files get no write bit for others.
     package func fileMode(inFolderWithMode folderMode: UInt32) -> UInt32 {
-        self.mode ?? folderMode & 0o666
+        let isSticky = folderMode & 0o1000 != 0
+        return self.mode ?? folderMode & (isSticky ? 0o664 : 0o666)
     }
 
     /// The permissions of a folder created in a folder with permissions `parentMode`: `mode` with a search bit wherever
