@@ -235,6 +235,6 @@ package struct JournalError: Error, CustomStringConvertible {
     package var cause: String
 
     package var description: String {
-        "cannot open the journal \(self.path): \(self.cause); set 'journal' in settings to a writable file"
+        "cannot open the journal \(self.path): \(self.cause); give a writable file with chute run --journal FILE"
     }
 }
