@@ -152,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "ChuteEndToEndTests",
             // Depends on the executable so that `swift test` builds `chute`, which these tests launch.
-            dependencies: ["chute", "ChuteCore", "ChuteTestSupport"],
+            dependencies: ["chute", "ChuteCore", "ChuteTestSupport", "CChuteLinux"],
             swiftSettings: strictSettings
         ),
     ],

@@ -23,12 +23,13 @@ package struct ChuteApplication {
         self.config = config
         self.journalPath = journal
         self.logger = logger
-        self.launcher = Self.launcher(for: workerExecutable)
+        self.launcher = Self.launcher(for: workerExecutable, settings: config.settings)
     }
 
-    /// The launcher that starts `executable worker --engine NAME`.
-    package static func launcher(for executable: FilePath) -> WorkerLauncher {
-        WorkerLauncher(executable: executable) { engine in ["worker", "--engine", engine.rawValue] }
+    /// The launcher that starts `executable worker --engine NAME` with the settings' scheduling priorities.
+    package static func launcher(for executable: FilePath, settings: Settings) -> WorkerLauncher {
+        let priorities = ["--niceness", String(settings.niceness), "--io-priority", settings.ioPriority.description]
+        return WorkerLauncher(executable: executable) { engine in ["worker", "--engine", engine.rawValue] + priorities }
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.

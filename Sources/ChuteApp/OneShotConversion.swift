@@ -12,7 +12,7 @@ package struct OneShotConversion {
     private let options: ConversionOptions
     private let overwrite: Bool
     private let launcher: WorkerLauncher
-    private let timeout: Duration
+    private let limits: JobLimits
     private let logger: Logger
 
     /// - Parameters:
@@ -25,15 +25,15 @@ package struct OneShotConversion {
         options: ConversionOptions,
         overwrite: Bool,
         workerExecutable: FilePath,
-        timeout: Duration,
+        limits: JobLimits,
         logger: Logger
     ) {
         self.input = input
         self.output = output
         self.options = options
         self.overwrite = overwrite
-        self.launcher = ChuteApplication.launcher(for: workerExecutable)
-        self.timeout = timeout
+        self.launcher = ChuteApplication.launcher(for: workerExecutable, settings: Settings())
+        self.limits = limits
         self.logger = logger
     }
 
@@ -62,9 +62,10 @@ package struct OneShotConversion {
             input: self.input,
             output: temporary,
             format: format,
-            options: self.options
+            options: self.options,
+            limits: self.limits
         )
-        let outcome = await worker.perform(request, timeout: self.timeout) { _ in }
+        let outcome = await worker.perform(request) { _ in }
         await worker.shutDown()
         switch outcome {
         case .cancelled:

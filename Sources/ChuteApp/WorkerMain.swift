@@ -8,18 +8,28 @@ import Foundation
 /// with ``WorkerReply`` lines. It exits when its input closes. Anything a C library prints to standard output is
 /// redirected to standard error so it can never corrupt the protocol.
 package enum WorkerMain {
-    /// Runs the worker loop for one engine.
+    /// Runs the worker loop for one engine, in the ``WorkerSandbox``.
     ///
+    /// - Parameters:
+    ///   - niceness: the CPU scheduling niceness to take.
+    ///   - ioPriority: the I/O scheduling to take.
     /// - Returns: the process exit status: 0 when the input closed, 3 when this build has no such engine.
-    package static func run(engine kind: EngineKind) -> Int32 {
+    package static func run(engine kind: EngineKind, niceness: Int, ioPriority: IOPriority) -> Int32 {
         // The supervisor owns this process: die with it, and leave SIGINT/SIGTERM (sent to the whole process group by
         // a terminal or by systemd) to the supervisor, which ends workers itself after its grace period.
         Self.exitWithParent()
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
+        // Past maxOutputSize a write fails with EFBIG, which the engines report, instead of ending the worker; past
+        // cpuTimeLimit the kernel's SIGXCPU ends it, whatever the supervisor left these signals at.
+        signal(SIGXFSZ, SIG_IGN)
+        signal(SIGXCPU, SIG_DFL)
         let replies = FileHandle(fileDescriptor: dup(STDOUT_FILENO), closeOnDealloc: true)
         dup2(STDERR_FILENO, STDOUT_FILENO)
 
+        for problem in WorkerSandbox.enter(niceness: niceness, ioPriority: ioPriority) {
+            FileHandle.standardError.write(Data("chute worker: \(problem)\n".utf8))
+        }
         guard let engine = Engines.make(kind, threadsPerJob: 1) else {
             FileHandle.standardError.write(Data("chute worker: this build has no \(kind.rawValue) engine\n".utf8))
             return 3
@@ -37,6 +47,10 @@ package enum WorkerMain {
                 send(.failed(ConversionFailure(.internalError, "the worker received an unreadable request")))
                 continue
             }
+            for problem in WorkerSandbox.apply(request.limits) {
+                FileHandle.standardError.write(Data("chute worker: \(problem)\n".utf8))
+            }
+            defer { WorkerSandbox.lift() }
             do throws(ConversionFailure) {
                 let report = try engine.convert(request) { progress in send(.progress(progress)) }
                 send(.finished(report))

@@ -31,19 +31,29 @@ package struct WatchConfig: Sendable, Equatable {
     package var poll: PollMode
     /// `pollInterval` (duration, default 10s): how often a polled folder is listed again.
     package var pollInterval: Duration
+    /// `doneSuffix` (such as `.done`, default none): a file is taken only once a marker named after it with this
+    /// suffix (`clip.mkv.done`) exists beside it. Markers themselves are never inputs.
+    package var doneSuffix: String?
+    /// `lockSuffix` (such as `.lock`, default none): a file is not taken while a marker named after it with this
+    /// suffix (`clip.mkv.lock`), or a file named just the suffix (`.lock`) in its folder, exists.
+    package var lockSuffix: String?
 
     package init(
         path: FilePath,
         recursive: Bool = true,
         ignore: [GlobPattern] = [],
         poll: PollMode = .auto,
-        pollInterval: Duration = .seconds(10)
+        pollInterval: Duration = .seconds(10),
+        doneSuffix: String? = nil,
+        lockSuffix: String? = nil
     ) {
         self.path = path
         self.recursive = recursive
         self.ignore = ignore
         self.poll = poll
         self.pollInterval = pollInterval
+        self.doneSuffix = doneSuffix
+        self.lockSuffix = lockSuffix
     }
 }
 
@@ -75,8 +85,15 @@ package struct Settings: Sendable, Equatable {
     /// `gracePeriod` (duration, default 30s): on SIGTERM/SIGINT, how long running jobs may take to finish before
     /// they are cancelled.
     package var gracePeriod: Duration = .seconds(30)
-    /// `jobTimeout` (duration, default 30m): a job still running after this long is killed and reported failed.
-    package var jobTimeout: Duration = .seconds(30 * 60)
+    /// The limits of each job (`jobTimeout`, `memoryLimit`, `cpuTimeLimit`, `maxOutputSize`, `maxPixels`,
+    /// `maxFrames`, `maxDuration`); a rule can set its own.
+    package var limits = JobLimits()
+    /// `niceness` (0–19, default 10): the CPU scheduling niceness of the worker processes, so that conversions yield
+    /// to whatever else the machine runs.
+    package var niceness = 10
+    /// `ioPriority` (`idle`, or a best-effort level from 0, highest, to 7, lowest; default 7): the worker processes'
+    /// I/O scheduling.
+    package var ioPriority = IOPriority.bestEffort(7)
     /// `concurrency` (map of engine name to int, default: image = cores, video = max(1, cores/2), audio = cores):
     /// how many jobs each engine runs at once.
     package var concurrency: [EngineKind: Int] = [:]
@@ -92,6 +109,33 @@ package struct Settings: Sendable, Equatable {
         switch engine {
         case .image, .audio: return max(1, cores)
         case .video: return max(1, cores / 2)
+        }
+    }
+}
+
+/// An I/O scheduling class and level, as `ionice` sets them.
+package enum IOPriority: Sendable, Equatable, CustomStringConvertible {
+    /// Best-effort, with a level from 0 (highest) to 7 (lowest).
+    case bestEffort(Int)
+    /// Only when no other process wants the disk.
+    case idle
+
+    /// `idle` or the level as a number, as the rules file and the worker's command line write it.
+    package var description: String {
+        switch self {
+        case .bestEffort(let level): return String(level)
+        case .idle: return "idle"
+        }
+    }
+
+    /// Reads `idle` or a level from 0 to 7.
+    package init?(_ text: String) {
+        if text == "idle" {
+            self = .idle
+        } else if let level = Int(text), (0...7).contains(level) {
+            self = .bestEffort(level)
+        } else {
+            return nil
         }
     }
 }

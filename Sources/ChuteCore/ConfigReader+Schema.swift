@@ -5,7 +5,7 @@ extension ConfigReader.Walker {
     /// The top-level keys.
     private static let topLevelKeys = ["watch", "rules", "settings"]
     /// The keys of one `watch:` entry.
-    private static let watchKeys = ["path", "recursive", "ignore", "poll", "pollInterval"]
+    private static let watchKeys = ["path", "recursive", "ignore", "poll", "pollInterval", "doneSuffix", "lockSuffix"]
     /// The keys of a rule that set conversion options (``ConversionOptions``).
     static let optionKeys = [
         "quality", "width", "height", "strip", "upscale", "videoCodec", "crf", "videoBitrate", "preset", "maxFrameRate",
@@ -16,12 +16,13 @@ extension ConfigReader.Walker {
         ["name", "match", "to", "output"] + optionKeys
         + [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
-            "maxAge", "owner", "group", "mode",
+            "maxAge", "owner", "group", "mode", "source", "doneFolder", "quarantine",
         ]
+        + JobLimits.keys
     /// The keys of `settings:`.
-    private static let settingsKeys = [
-        "quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "jobTimeout", "workerJobs", "concurrency",
-    ]
+    private static let settingsKeys =
+        ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "concurrency", "niceness"]
+        + ["ioPriority"] + JobLimits.keys
 
     /// Reads the whole configuration.
     ///
@@ -33,11 +34,13 @@ extension ConfigReader.Walker {
         }
         let watchEntry = self.require("watch", in: fields, hint: " (the list of folders to watch)")
         let watches = watchEntry.flatMap { self.watches(from: $0) }
-        let rulesEntry = self.require("rules", in: fields, hint: " (the list of conversion rules)")
-        let rules = rulesEntry.flatMap { self.rules(from: $0, watchedFolders: watches?.map(\.path)) }
         var settings = Settings()
         if let entry = fields["settings"] {
             settings = self.settings(from: entry) ?? settings
+        }
+        let rulesEntry = self.require("rules", in: fields, hint: " (the list of conversion rules)")
+        let rules = rulesEntry.flatMap {
+            self.rules(from: $0, watchedFolders: watches?.map(\.path), limits: settings.limits)
         }
         guard let watches, let rules else { return nil }
         return ChuteConfig(watches: watches, rules: rules, settings: settings)
@@ -104,9 +107,32 @@ extension ConfigReader.Walker {
                     self.report("'pollInterval' must be at least 100ms", at: entry.value)
                 }
             }
+            if let entry = fields["doneSuffix"] {
+                watch.doneSuffix = self.markerSuffix(entry)
+            }
+            if let entry = fields["lockSuffix"] {
+                watch.lockSuffix = self.markerSuffix(entry)
+            }
+            if let done = watch.doneSuffix, done == watch.lockSuffix, let entry = fields["lockSuffix"] {
+                self.report("'lockSuffix' and 'doneSuffix' must differ", at: entry.value)
+            }
             watches.append(watch)
         }
         return watches.count == items.count ? watches : nil
+    }
+
+    /// Reads `doneSuffix` or `lockSuffix`: a dot and at least one more character, no slash, such as `.done`.
+    private mutating func markerSuffix(_ entry: Entry) -> String? {
+        guard let text = self.string(entry, expected: "a file name suffix such as \".done\"") else { return nil }
+        guard text.count >= 2, text.hasPrefix("."), !text.contains("/") else {
+            self.report(
+                "expected a file name suffix that starts with a dot, such as \".done\", for '\(entry.name)', "
+                    + "found '\(text)'",
+                at: entry.value
+            )
+            return nil
+        }
+        return text
     }
 
     // MARK: - rules
@@ -114,7 +140,7 @@ extension ConfigReader.Walker {
     /// Reads `rules:`, checking that names are unique and that each rule's `watch:` names a watched folder.
     ///
     /// - Parameter watchedFolders: the resolved watch paths, or `nil` when `watch:` itself had problems.
-    private mutating func rules(from entry: Entry, watchedFolders: [FilePath]?) -> [Rule]? {
+    private mutating func rules(from entry: Entry, watchedFolders: [FilePath]?, limits: JobLimits) -> [Rule]? {
         guard let items = self.items(of: entry, plural: "rules", singular: "rule") else { return nil }
         var rules: [Rule] = []
         var firstLines: [String: Int] = [:]
@@ -132,7 +158,7 @@ extension ConfigReader.Walker {
                     firstLines[name] = nameNode.mark?.line ?? 1
                 }
             }
-            if let rule = self.rule(from: item, number: index + 1, watchedFolders: watchedFolders) {
+            if let rule = self.rule(from: item, number: index + 1, watchedFolders: watchedFolders, limits: limits) {
                 rules.append(rule)
             }
         }
@@ -142,7 +168,7 @@ extension ConfigReader.Walker {
     /// Reads one rule.
     ///
     /// - Returns: the rule, or `nil` when a required key is missing or unusable.
-    private mutating func rule(from node: Node, number: Int, watchedFolders: [FilePath]?) -> Rule? {
+    private mutating func rule(from node: Node, number: Int, watchedFolders: [FilePath]?, limits: JobLimits) -> Rule? {
         let writtenName = node.mapping?["name"]?.scalar?.string ?? ""
         let label = writtenName.isEmpty ? "in rule \(number)" : "in rule '\(writtenName)'"
         guard let fields = self.fields(of: node, for: "rules", label: label, allowed: Self.ruleKeys) else { return nil }
@@ -165,6 +191,9 @@ extension ConfigReader.Walker {
         let concurrency = fields["concurrency"].flatMap { self.positiveInteger($0) }
         let watches = fields["watch"].map { self.ruleWatches($0, watchedFolders: watchedFolders) }
         let ownership = self.ownership(from: fields)
+        let sourcePolicy = self.sourcePolicy(from: fields)
+        let quarantine = fields["quarantine"].flatMap { self.path($0.value, for: $0.name) }
+        let limits = self.limits(from: fields, base: limits)
         guard let name, let match, let format, let output else { return nil }
         return Rule(
             name: name,
@@ -178,8 +207,85 @@ extension ConfigReader.Walker {
             onConflict: onConflict ?? .rename,
             concurrency: concurrency,
             watches: watches ?? [],
-            ownership: ownership
+            ownership: ownership,
+            sourcePolicy: sourcePolicy,
+            quarantine: quarantine,
+            limits: limits
         )
+    }
+
+    /// Reads `source` and `doneFolder`: `move` needs the folder, and the folder means nothing without `move`.
+    private mutating func sourcePolicy(from fields: Fields) -> SourcePolicy {
+        let folder = fields["doneFolder"].flatMap { self.path($0.value, for: $0.name) }
+        let choice = fields["source"].flatMap {
+            self.choice($0, of: SourcePolicy.Choice.self, expected: "keep, move or delete")
+        }
+        switch choice {
+        case .move:
+            if let folder { return .move(to: folder) }
+            if let entry = fields["source"] {
+                self.report("'source: move' needs 'doneFolder', the folder the sources are moved to", at: entry.value)
+            }
+        case .delete:
+            return .delete
+        case .keep, nil:
+            break
+        }
+        if choice != .move, let entry = fields["doneFolder"] {
+            self.report("'doneFolder' is only used with 'source: move'", at: entry.value)
+        }
+        return .keep
+    }
+
+    /// Reads the limit keys of a rule or of `settings:`; what is not set keeps its value from `base`.
+    private mutating func limits(from fields: Fields, base: JobLimits) -> JobLimits {
+        var limits = base
+        if let entry = fields["jobTimeout"], let timeout = self.duration(entry) {
+            if timeout > .zero {
+                limits.timeout = timeout
+            } else {
+                self.report("'jobTimeout' must be longer than 0", at: entry.value)
+            }
+        }
+        if let entry = fields["memoryLimit"], let bytes = self.byteSize(entry) {
+            if bytes >= JobLimits.smallestMemory {
+                limits.memory = bytes
+            } else {
+                self.report(
+                    "'memoryLimit' must be at least \(ValueParsing.describe(bytes: JobLimits.smallestMemory)), which a "
+                        + "worker needs for itself",
+                    at: entry.value
+                )
+            }
+        }
+        if let entry = fields["cpuTimeLimit"], let time = self.duration(entry) {
+            if time >= .seconds(1) {
+                limits.cpuTime = time
+            } else {
+                self.report("'cpuTimeLimit' must be at least 1s", at: entry.value)
+            }
+        }
+        if let entry = fields["maxOutputSize"], let bytes = self.byteSize(entry) {
+            if bytes > 0 {
+                limits.outputSize = bytes
+            } else {
+                self.report("'maxOutputSize' must be larger than 0", at: entry.value)
+            }
+        }
+        if let entry = fields["maxPixels"] {
+            limits.pixels = self.positiveInteger(entry) ?? limits.pixels
+        }
+        if let entry = fields["maxFrames"] {
+            limits.frames = self.positiveInteger(entry) ?? limits.frames
+        }
+        if let entry = fields["maxDuration"], let duration = self.duration(entry) {
+            if duration > .zero {
+                limits.duration = duration
+            } else {
+                self.report("'maxDuration' must be longer than 0", at: entry.value)
+            }
+        }
+        return limits
     }
 
     /// Reads `owner`, `group` and `mode`. Names are looked up now, so that a typo is an error of the rules file.
@@ -590,11 +696,15 @@ extension ConfigReader.Walker {
         if let entry = fields["gracePeriod"] {
             settings.gracePeriod = self.duration(entry) ?? settings.gracePeriod
         }
-        if let entry = fields["jobTimeout"], let timeout = self.duration(entry) {
-            if timeout > .zero {
-                settings.jobTimeout = timeout
+        settings.limits = self.limits(from: fields, base: settings.limits)
+        if let entry = fields["niceness"] {
+            settings.niceness = self.wholeNumber(entry, in: 0...19, what: "between 0 and 19") ?? settings.niceness
+        }
+        if let entry = fields["ioPriority"], let text = self.string(entry, expected: "idle or a level from 0 to 7") {
+            if let priority = IOPriority(text) {
+                settings.ioPriority = priority
             } else {
-                self.report("'jobTimeout' must be longer than 0", at: entry.value)
+                self.report("expected idle or a level from 0 to 7 for 'ioPriority', found '\(text)'", at: entry.value)
             }
         }
         if let entry = fields["workerJobs"] {

@@ -29,12 +29,18 @@ package enum ConfigSummary {
             case .always: line += "; polled every \(watch.pollInterval)"
             case .never: line += "; never polled"
             }
+            if let done = watch.doneSuffix {
+                line += "; a file waits for its \(done) marker"
+            }
+            if let lock = watch.lockSuffix {
+                line += "; a file waits while its \(lock) marker or a \(lock) in its folder exists"
+            }
             lines.append(line + ")")
         }
         lines.append("")
         lines.append("Rules (tried in order, the first match wins):")
         for (index, rule) in config.rules.enumerated() {
-            lines += Self.describe(rule, number: index + 1)
+            lines += Self.describe(rule, number: index + 1, defaults: config.settings.limits)
         }
         lines.append("")
         lines += Self.describe(config.settings)
@@ -42,7 +48,7 @@ package enum ConfigSummary {
     }
 
     /// The lines for one rule: a heading, then options, output and filters, indented under it.
-    private static func describe(_ rule: Rule, number: Int) -> [String] {
+    private static func describe(_ rule: Rule, number: Int, defaults: JobLimits) -> [String] {
         let patterns = rule.match.map(\.pattern).joined(separator: ", ")
         var lines = ["  \(number). \(rule.name): \(patterns) → \(rule.to.name) (\(rule.to.engine.rawValue) engine)"]
         let indent = "       "
@@ -71,7 +77,30 @@ package enum ConfigSummary {
         if !filters.isEmpty {
             lines.append(indent + "only:    " + filters.joined(separator: "; "))
         }
+        switch rule.sourcePolicy {
+        case .keep: break
+        case .move(let folder): lines.append(indent + "source:  moved to \(folder) once its output is verified")
+        case .delete: lines.append(indent + "source:  deleted once its output is verified")
+        }
+        if let quarantine = rule.quarantine {
+            lines.append(indent + "failed:  source moved to \(quarantine), with a reason file")
+        }
+        if rule.limits != defaults {
+            lines.append(indent + "limits:  " + Self.describe(rule.limits).joined(separator: ", "))
+        }
         return lines
+    }
+
+    /// The limits that are set, such as `timeout 30m`, `memory 4GB`, `pixels ≤ 50000000`.
+    private static func describe(_ limits: JobLimits) -> [String] {
+        var parts = ["timeout \(ValueParsing.describe(limits.timeout))"]
+        if let memory = limits.memory { parts.append("memory \(ValueParsing.describe(bytes: memory))") }
+        if let cpu = limits.cpuTime { parts.append("CPU time \(ValueParsing.describe(cpu))") }
+        if let size = limits.outputSize { parts.append("output ≤ \(ValueParsing.describe(bytes: size))") }
+        if let pixels = limits.pixels { parts.append("pixels ≤ \(pixels)") }
+        if let frames = limits.frames { parts.append("frames ≤ \(frames)") }
+        if let duration = limits.duration { parts.append("duration ≤ \(ValueParsing.describe(duration))") }
+        return parts
     }
 
     /// The options that were set, such as `quality 85%`, `height ≤ 720`, `strip metadata`.
@@ -117,9 +146,10 @@ package enum ConfigSummary {
         return [
             "Settings: quiet period \(ValueParsing.describe(settings.quietPeriod)), "
                 + "grace period \(ValueParsing.describe(settings.gracePeriod)), "
-                + "job timeout \(ValueParsing.describe(settings.jobTimeout)), "
                 + "new worker every \(settings.workerJobs) jobs",
             "Concurrency: " + lanes.joined(separator: ", "),
+            "Job limits: " + Self.describe(settings.limits).joined(separator: ", "),
+            "Workers: niceness \(settings.niceness), I/O priority \(settings.ioPriority), no network",
         ]
     }
 

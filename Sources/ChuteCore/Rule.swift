@@ -27,6 +27,15 @@ package struct Rule: Sendable, Equatable {
     /// `owner`, `group` and `mode`: who owns the outputs, sidecars and folders the rule writes, and their permissions;
     /// whatever is unset comes from the target folder.
     package var ownership: OutputOwnership
+    /// `source` (`keep`|`move`|`delete`, default keep) and `doneFolder`: what happens to a source once its output is
+    /// verified and in place.
+    package var sourcePolicy: SourcePolicy
+    /// `quarantine` (path, default none): where the sources of jobs that failed for a reason of their own (damaged,
+    /// refused, over a limit, crashing the worker) are moved, each with a reason file.
+    package var quarantine: FilePath?
+    /// The job limits: the settings' values, with whichever of `jobTimeout`, `memoryLimit`, `cpuTimeLimit`,
+    /// `maxOutputSize`, `maxPixels`, `maxFrames` and `maxDuration` the rule sets.
+    package var limits: JobLimits
 
     package init(
         name: String,
@@ -40,7 +49,10 @@ package struct Rule: Sendable, Equatable {
         onConflict: ConflictPolicy = .rename,
         concurrency: Int? = nil,
         watches: [FilePath] = [],
-        ownership: OutputOwnership = OutputOwnership()
+        ownership: OutputOwnership = OutputOwnership(),
+        sourcePolicy: SourcePolicy = .keep,
+        quarantine: FilePath? = nil,
+        limits: JobLimits = JobLimits()
     ) {
         self.name = name
         self.match = match
@@ -54,6 +66,9 @@ package struct Rule: Sendable, Equatable {
         self.concurrency = concurrency
         self.watches = watches
         self.ownership = ownership
+        self.sourcePolicy = sourcePolicy
+        self.quarantine = quarantine
+        self.limits = limits
     }
 }
 
@@ -93,4 +108,19 @@ package enum ConflictPolicy: String, Sendable, Equatable, CaseIterable, Codable 
     case skip
     /// Replace the existing file; the sidecar records the replacement as a warning.
     case overwrite
+}
+
+/// What happens to a source after its output was verified and put in place.
+package enum SourcePolicy: Sendable, Equatable {
+    /// Leave it where it is (the default).
+    case keep
+    /// Move it to this folder, below which it keeps its sub-folder path; a taken name gets `-1`, `-2`, ….
+    case move(to: FilePath)
+    /// Delete it.
+    case delete
+
+    /// The values of the `source` key.
+    package enum Choice: String, Sendable, CaseIterable {
+        case keep, move, delete
+    }
 }

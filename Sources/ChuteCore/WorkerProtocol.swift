@@ -11,6 +11,9 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
     package var output: FilePath
     package var format: TargetFormat
     package var options: ConversionOptions
+    /// The job's limits: the worker applies the resource limits to itself for the job, the engine checks the input's
+    /// headers against the size limits.
+    package var limits: JobLimits
 
     package init(
         jobID: String,
@@ -18,7 +21,8 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
         input: FilePath,
         output: FilePath,
         format: TargetFormat,
-        options: ConversionOptions
+        options: ConversionOptions,
+        limits: JobLimits = JobLimits()
     ) {
         self.jobID = jobID
         self.engine = engine
@@ -26,6 +30,7 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
         self.output = output
         self.format = format
         self.options = options
+        self.limits = limits
     }
 }
 

@@ -14,7 +14,7 @@ struct FFmpegError: Error, CustomStringConvertible {
         case unsupportedStream
         /// Reading or decoding the input's packets.
         case decode
-        /// The input is larger than Chute's limits (pixels per frame).
+        /// The input is larger than Chute's or the rule's limits (pixels per frame, frames, duration).
         case limitExceeded
         /// Building or running a filter graph (scaling, rotation, resampling).
         case filter
@@ -79,10 +79,14 @@ struct FFmpegError: Error, CustomStringConvertible {
     /// The failure as a worker reports it.
     ///
     /// A damaged or truncated input is `corruptInput`; a container or codec Chute does not read is
-    /// `unsupportedInput`; a frame beyond the pixel limit is `limitExceeded`; a missing encoder is
+    /// `unsupportedInput`; a frame beyond the pixel limit, or memory running out, is `limitExceeded`; a missing encoder is
     /// `engineUnavailable`; a failed write or verification is `outputFailed` (`diskFull` for `ENOSPC`); the rest is
     /// `internalError`.
     var conversionFailure: ConversionFailure {
+        // An allocation refused at any stage: the job's memoryLimit (RLIMIT_DATA) or the machine's memory.
+        if self.status == chute_averror(ENOMEM) {
+            return ConversionFailure(.limitExceeded, "out of memory (the job's memoryLimit or the machine's): \(self)")
+        }
         switch self.code {
         case .openInput:
             if self.status == chute_averror(ENOENT) {
@@ -107,6 +111,9 @@ struct FFmpegError: Error, CustomStringConvertible {
         case .writeOutput:
             if self.status == chute_averror(ENOSPC) || self.status == chute_averror(EDQUOT) {
                 return ConversionFailure(.diskFull, "disk full: cannot write the output: \(self)")
+            }
+            if self.status == chute_averror(EFBIG) {
+                return ConversionFailure(.limitExceeded, "the output grew beyond the job's maxOutputSize: \(self)")
             }
             return ConversionFailure(.outputFailed, "cannot write the output: \(self)")
         case .verify:

@@ -113,6 +113,7 @@ package struct MediaEngine: ConversionEngine {
         let started = clock.now
         let container = try InputContainer(file: input)
         let sources = (0..<container.streamCount).map { SourceStream(container.stream(at: $0)) }
+        try Self.checkLimits(request.limits, sources: sources, declaredDuration: container.declaredDuration)
         let bestVideo = av_find_best_stream(container.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         let bestAudio = av_find_best_stream(container.context, AVMEDIA_TYPE_AUDIO, -1, max(-1, bestVideo), nil, 0)
 
@@ -170,6 +171,48 @@ package struct MediaEngine: ConversionEngine {
             elapsed: elapsed
         )
         return report
+    }
+
+    /// Refuses an input whose headers declare a picture larger than `maxPixels`, a duration longer than
+    /// `maxDuration` or more frames than `maxFrames` (the video streams' frame counts, else their duration times
+    /// their frame rate), before anything is decoded.
+    private static func checkLimits(
+        _ limits: JobLimits,
+        sources: [SourceStream],
+        declaredDuration: Double?
+    ) throws(FFmpegError) {
+        if let limit = limits.duration, let declared = declaredDuration,
+            declared > Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+        {
+            throw FFmpegError(
+                .limitExceeded,
+                "duration",
+                detail: "the input lasts \(OutputVerifier.seconds(declared)); the rule's maxDuration is "
+                    + "\(ValueParsing.describe(limit))"
+            )
+        }
+        for source in sources where source.kind == .video {
+            if let limit = limits.pixels, source.width * source.height > limit {
+                throw FFmpegError(
+                    .limitExceeded,
+                    "max_pixels",
+                    detail: "the \(source.codecName) stream is \(source.width)x\(source.height) pixels; the rule's "
+                        + "maxPixels is \(limit)"
+                )
+            }
+            let frames =
+                source.frameCount
+                ?? declaredDuration.flatMap { duration in
+                    source.frameRate.map { Int((duration * $0).rounded()) }
+                }
+            if let limit = limits.frames, let frames, frames > limit {
+                throw FFmpegError(
+                    .limitExceeded,
+                    "nb_frames",
+                    detail: "the \(source.codecName) stream has \(frames) frames; the rule's maxFrames is \(limit)"
+                )
+            }
+        }
     }
 
     /// Fails when the input's audio and video end well before the duration its header declares: the file was cut

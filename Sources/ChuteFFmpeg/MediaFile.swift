@@ -118,10 +118,17 @@ final class MediaFile {
         self.isKept = true
     }
 
-    /// Describes a failed system call on the output; a full disk or quota gets words a person recognises.
+    /// Describes a failed system call on the output; a full disk or quota gets words a person recognises,
+    /// and `EFBIG` is the job's `maxOutputSize` (the worker's `RLIMIT_FSIZE`).
     static func outputFailure(_ action: String, _ error: Errno) -> ConversionFailure {
         if error == .noSpace || error == .diskQuotaExceeded {
             return ConversionFailure(.diskFull, "disk full: \(action): \(error)")
+        }
+        if error == .fileTooLarge {
+            return ConversionFailure(
+                .limitExceeded,
+                "the output grew beyond the job's maxOutputSize: \(action): \(error)"
+            )
         }
         return ConversionFailure(.outputFailed, "\(action): \(error)")
     }

@@ -26,6 +26,8 @@ struct SourceStream {
     let displayMatrix: DisplayMatrix?
     /// Video: frames per second (the average, else the container's base rate), when known.
     let frameRate: Double?
+    /// Video: the frame count the container declares, when it does.
+    let frameCount: Int?
     /// Video: how many frames the codec reorders (B-frames), 0 when it does not.
     let reorderDelay: Int
     /// Bits per second, 0 when the container does not say.
@@ -59,6 +61,7 @@ struct SourceStream {
         let base = stream.pointee.r_frame_rate
         let rate = average.num > 0 && average.den > 0 ? average : base
         self.frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
+        self.frameCount = stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil
         self.reorderDelay = Int(parameters.video_delay)
         self.bitRate = Int(parameters.bit_rate)
         self.sampleRate = Int(parameters.sample_rate)

@@ -123,7 +123,7 @@ package struct ImageEngine: ConversionEngine {
             try Self.withMagick(library) { () throws(MagickError) in
                 try headers.read(bytes, coder: coder, headersOnly: true)
             }
-            try Self.checkLimits(Self.frameSizes(of: headers), library: library)
+            try Self.checkLimits(Self.frameSizes(of: headers), library: library, limits: request.limits)
         }
         progress(JobProgress(fraction: 0.1))
 
@@ -137,7 +137,7 @@ package struct ImageEngine: ConversionEngine {
             }
         }
         if !pingable {
-            try Self.checkLimits(Self.frameSizes(of: images), library: library)
+            try Self.checkLimits(Self.frameSizes(of: images), library: library, limits: request.limits)
         }
         report.details["inputFormat"] = images.format
         report.details["inputFrames"] = String(images.imageCount)
@@ -162,12 +162,26 @@ package struct ImageEngine: ConversionEngine {
         return sizes
     }
 
-    /// Refuses frames wider, taller or larger than the ImageMagick policy allows.
+    /// Refuses frames wider, taller or larger than the ImageMagick policy allows, larger than the job's `maxPixels`,
+    /// or more of them than its `maxFrames`.
     private static func checkLimits(
         _ sizes: [(width: Int, height: Int)],
-        library: MagickLibrary
+        library: MagickLibrary,
+        limits: JobLimits
     ) throws(ConversionFailure) {
+        if let frames = limits.frames, sizes.count > frames {
+            throw ConversionFailure(
+                .limitExceeded,
+                "image has \(sizes.count) frames; the rule's maxFrames is \(frames)"
+            )
+        }
         for (width, height) in sizes {
+            if let pixels = limits.pixels, width * height > pixels {
+                throw ConversionFailure(
+                    .limitExceeded,
+                    "image is \(width)x\(height) = \(width * height) pixels; the rule's maxPixels is \(pixels)"
+                )
+            }
             if width > library.widthLimit || height > library.heightLimit {
                 throw ConversionFailure(
                     .limitExceeded,

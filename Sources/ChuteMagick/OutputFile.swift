@@ -74,10 +74,17 @@ struct OutputFile: ~Copyable {
         }
     }
 
-    /// Describes a failed system call; a full disk or quota gets words a person recognises.
+    /// Describes a failed system call; a full disk or quota gets words a person recognises,
+    /// and `EFBIG` is the job's `maxOutputSize` (the worker's `RLIMIT_FSIZE`).
     private static func failure(_ action: String, _ error: Errno) -> ConversionFailure {
         if error == .noSpace || error == .diskQuotaExceeded {
             return ConversionFailure(.diskFull, "disk full: \(action): \(error)")
+        }
+        if error == .fileTooLarge {
+            return ConversionFailure(
+                .limitExceeded,
+                "the output grew beyond the job's maxOutputSize: \(action): \(error)"
+            )
         }
         return ConversionFailure(.outputFailed, "\(action): \(error)")
     }

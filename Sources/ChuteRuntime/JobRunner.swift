@@ -39,12 +39,10 @@ package struct PendingCommit: Sendable {
 /// writes the sidecar. Splitting them lets a lane give its worker the next job while the last output is committed.
 /// Each step is recorded in the ``Journal`` before it happens, so that a restart after a kill settles the job.
 package struct JobRunner: Sendable {
-    private let timeout: Duration
     private let journal: Journal
     private let logger: Logger
 
-    package init(timeout: Duration, journal: Journal, logger: Logger) {
-        self.timeout = timeout
+    package init(journal: Journal, logger: Logger) {
         self.journal = journal
         self.logger = logger
     }
@@ -101,11 +99,12 @@ package struct JobRunner: Sendable {
             input: job.source,
             output: temporary,
             format: job.rule.to,
-            options: job.rule.options
+            options: job.rule.options,
+            limits: job.rule.limits
         )
         logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
         var progressLog = ProgressLog(start: ContinuousClock.now)
-        let outcome = await worker.perform(request, timeout: self.timeout) { progress in
+        let outcome = await worker.perform(request) { progress in
             progressLog.record(progress, to: logger)
         }
         record.sha256 = await hashing

@@ -72,7 +72,7 @@ package struct JobRuntime: Service {
     }
 
     private func runLane(_ engine: EngineKind) async {
-        let runner = JobRunner(timeout: self.settings.jobTimeout, journal: self.journal, logger: self.logger)
+        let runner = JobRunner(journal: self.journal, logger: self.logger)
         var worker: WorkerProcess?
         await withDiscardingTaskGroup { commits in
             while let job = await self.queue.next(for: engine) {

@@ -25,7 +25,7 @@ package final class WorkerProcess {
     private let process: Process
     private let requests: FileHandle
     private var replies: AsyncStream<WorkerReply>.AsyncIterator
-    private let termination: AsyncStream<String>
+    private let termination: AsyncStream<Termination>
     /// The job the child is running, for its standard-error lines.
     private let currentJob = CurrentJob()
     /// The C libraries the worker loaded, from its `ready` message.
@@ -51,13 +51,11 @@ package final class WorkerProcess {
         process.standardOutput = output
         let errors = Pipe()
         process.standardError = errors
-        let (termination, terminated) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
+        let (termination, terminated) = AsyncStream.makeStream(of: Termination.self, bufferingPolicy: .unbounded)
         process.terminationHandler = { process in
-            let how =
-                process.terminationReason == .uncaughtSignal
-                ? "was killed by signal \(process.terminationStatus) (\(signalName(process.terminationStatus)))"
-                : "exited with status \(process.terminationStatus)"
-            terminated.yield(how)
+            let signalled = process.terminationReason == .uncaughtSignal
+            let status = process.terminationStatus
+            terminated.yield(Termination(signal: signalled ? status : nil, status: status))
             terminated.finish()
         }
         do {
@@ -76,7 +74,7 @@ package final class WorkerProcess {
         self.termination = termination
         guard case .ready(let libraries) = await self.replies.next() else {
             self.isDead = true
-            let how = await self.exitDescription()
+            let how = await self.exit()
             throw ConversionFailure(.engineUnavailable, "the \(engine.rawValue) worker \(how) before it was ready")
         }
         self.libraries = libraries
@@ -85,15 +83,15 @@ package final class WorkerProcess {
     /// Runs one conversion.
     ///
     /// - Parameters:
-    ///   - request: the job.
-    ///   - timeout: the wall-clock limit; past it the child is killed and the job fails with `.timedOut`.
+    ///   - request: the job; past its wall-clock limit (`limits.timeout`) the child is killed and the job fails with
+    ///     `.timedOut`, and a child the kernel ends for going over its CPU time limit fails it with `.limitExceeded`.
     ///   - progress: called with each progress report.
     /// - Returns: the outcome. Cancelling the calling task kills the child and returns `.cancelled`.
     package func perform(
         _ request: ConversionRequest,
-        timeout: Duration,
         progress: (JobProgress) -> Void
     ) async -> Outcome {
+        let timeout = request.limits.timeout
         self.jobCount += 1
         let pid = self.pid
         self.currentJob.set(request.jobID)
@@ -135,11 +133,11 @@ package final class WorkerProcess {
             return .failed(failure)
         case .ready, .progress, nil:
             self.isDead = true
-            let how = await self.exitDescription()
+            let exit = await self.exit()
             if ContinuousClock.now - started >= timeout {
                 return .failed(ConversionFailure(.timedOut, "the job ran longer than \(timeout) and was stopped"))
             }
-            return .failed(ConversionFailure(.workerCrashed, "the worker process \(how) during the job"))
+            return .failed(exit.failure(limits: request.limits))
         }
     }
 
@@ -147,7 +145,7 @@ package final class WorkerProcess {
     package func shutDown() async {
         try? self.requests.close()
         guard !self.isDead else {
-            _ = await self.exitDescription()
+            _ = await self.exit()
             return
         }
         let pid = self.pid
@@ -155,12 +153,12 @@ package final class WorkerProcess {
             try? await Task.sleep(for: .seconds(1))
             if !Task.isCancelled { kill(pid, SIGKILL) }
         }()
-        _ = await self.exitDescription()
+        _ = await self.exit()
         self.isDead = true
     }
 
-    private func exitDescription() async -> String {
-        await self.termination.first { _ in true } ?? "exited"
+    private func exit() async -> Termination {
+        await self.termination.first { _ in true } ?? Termination(signal: nil, status: 0)
     }
 
     private static func startReader(
@@ -201,6 +199,37 @@ package final class WorkerProcess {
 }
 
 extension WorkerProcess {
+    /// How the child process ended.
+    private struct Termination: Sendable, CustomStringConvertible {
+        /// The signal that ended it, or `nil` when it exited.
+        var signal: Int32?
+        /// The exit status, or the signal number.
+        var status: Int32
+
+        var description: String {
+            guard let signal else { return "exited with status \(self.status)" }
+            return "was killed by signal \(signal) (\(signalName(signal)))"
+        }
+
+        /// The failure of the job that was running: the kernel's signal for the CPU time limit names the limit; any
+        /// other end is a crash (which running out of memory can also cause).
+        func failure(limits: JobLimits) -> ConversionFailure {
+            switch self.signal {
+            case SIGXCPU where limits.cpuTime != nil:
+                let limit = ValueParsing.describe(limits.cpuTime ?? .zero)
+                return ConversionFailure(.limitExceeded, "the job used more CPU time than its cpuTimeLimit of \(limit)")
+            case SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP:
+                let hint = limits.memory.map {
+                    " (the job's memoryLimit is \(ValueParsing.describe(bytes: $0)); running out of it can end a worker "
+                        + "this way)"
+                }
+                return ConversionFailure(.workerCrashed, "the worker process \(self) during the job\(hint ?? "")")
+            default:
+                return ConversionFailure(.workerCrashed, "the worker process \(self) during the job")
+            }
+        }
+    }
+
     /// The id of the job a worker is running, shared with the thread that logs the worker's standard error.
     private final class CurrentJob: Sendable {
         private let id = Mutex<String?>(nil)

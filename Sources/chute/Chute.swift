@@ -214,13 +214,15 @@ extension Chute {
                     throw ValidationError(error.issues.map(\.message).joined(separator: "\n"))
                 }
             }
+            var limits = JobLimits()
+            limits.timeout = .seconds(self.timeout)
             let conversion = OneShotConversion(
                 input: FilePath(self.input),
                 output: FilePath(self.output),
                 options: options,
                 overwrite: self.overwrite,
                 workerExecutable: currentExecutable(),
-                timeout: .seconds(self.timeout),
+                limits: limits,
                 logger: logger
             )
             do {
@@ -241,11 +243,23 @@ extension Chute {
         @Option(help: "The engine to run: image, video or audio.")
         var engine: String
 
+        @Option(help: "CPU scheduling niceness, 0 to 19.")
+        var niceness = Settings().niceness
+
+        @Option(name: .customLong("io-priority"), help: "I/O scheduling: idle, or a best-effort level from 0 to 7.")
+        var ioPriority = Settings().ioPriority.description
+
         func run() throws {
             guard let kind = EngineKind(rawValue: self.engine) else {
                 throw ValidationError("unknown engine '\(self.engine)'")
             }
-            let status = WorkerMain.run(engine: kind)
+            guard (0...19).contains(self.niceness) else {
+                throw ValidationError("--niceness must be from 0 to 19")
+            }
+            guard let ioPriority = IOPriority(self.ioPriority) else {
+                throw ValidationError("--io-priority must be idle or a level from 0 to 7")
+            }
+            let status = WorkerMain.run(engine: kind, niceness: self.niceness, ioPriority: ioPriority)
             if status != 0 { throw ExitCode(status) }
         }
     }

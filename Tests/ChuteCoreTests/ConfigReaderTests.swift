@@ -148,19 +148,22 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(watch: ["watch:", "  - path: inbox", "    recurse: false"]),
         "rules.yaml:3:5: unknown key 'recurse' in watch entry 1 (did you mean 'recursive'?); "
-            + "allowed keys: path, recursive, ignore, poll, pollInterval"
+            + "allowed keys: path, recursive, ignore, poll, pollInterval, doneSuffix, lockSuffix"
     ),
     (
         yaml(rule: standardRule + ["qualty: 0.5"]),
         "rules.yaml:8:5: unknown key 'qualty' in rule 'photos' (did you mean 'quality'?); allowed keys: "
             + "name, match, to, output, quality, width, height, strip, upscale, videoCodec, crf, videoBitrate, preset, "
             + "maxFrameRate, audioCodec, audioBitrate, channels, sampleRate, allAudio, rename, keepStructure, "
-            + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge, owner, group, mode"
+            + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge, owner, group, mode, source, "
+            + "doneFolder, quarantine, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, "
+            + "maxDuration"
     ),
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-            + "retryDelay, gracePeriod, jobTimeout, workerJobs, concurrency"
+            + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, jobTimeout, memoryLimit, "
+            + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -291,7 +294,7 @@ private let badSettingsValueCases: [(String, String)] = [
         )
         #expect(config.settings.quietPeriod == .milliseconds(500))
         #expect(config.settings.gracePeriod == .seconds(60))
-        #expect(config.settings.jobTimeout == .seconds(5400))
+        #expect(config.settings.limits.timeout == .seconds(5400))
         #expect(config.settings.workerJobs == 50)
         #expect(config.settings.concurrency == [.image: 3, .video: 1])
     }
@@ -613,7 +616,8 @@ private let badSettingsValueCases: [(String, String)] = [
                 "rules.yaml:21:16: invalid duration 'soon' for 'quietPeriod': expected a number and a unit "
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-                    + "retryDelay, gracePeriod, jobTimeout, workerJobs, concurrency",
+                    + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, jobTimeout, memoryLimit, "
+                    + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration",
             ]
         )
     }
@@ -761,6 +765,7 @@ private let badSettingsValueCases: [(String, String)] = [
               - path: scans
                 recursive: false
                 ignore: ["*.nef", "raw-*"]
+                doneSuffix: .done
             rules:
               - name: heic-to-jpg
                 match: "*.heic"
@@ -782,9 +787,14 @@ private let badSettingsValueCases: [(String, String)] = [
                 type: [video, image]
                 minAge: 90s
                 maxAge: 30d
+                source: move
+                doneFolder: done
+                quarantine: failed
+                maxDuration: 3h
             settings:
               quietPeriod: 1s
               concurrency: {video: 1}
+              memoryLimit: 2GB
             """
         )
         #expect(
@@ -793,7 +803,7 @@ private let badSettingsValueCases: [(String, String)] = [
 
                 Watching:
                   /srv/chute/inbox (with sub-folders)
-                  /srv/chute/scans (this folder only; also ignoring *.nef, raw-*)
+                  /srv/chute/scans (this folder only; also ignoring *.nef, raw-*; a file waits for its .done marker)
 
                 Rules (tried in order, the first match wins):
                   1. heic-to-jpg: *.heic → jpg (image engine)
@@ -803,9 +813,14 @@ private let badSettingsValueCases: [(String, String)] = [
                        options: height ≤ 720
                        output:  /srv/chute/out/videos/{date}-{stem}, flattened, on conflict skip, at most 1 at once
                        only:    type image or video; size at least 2.5MB; age 1.5m to 30d; below /srv/chute/scans
+                       source:  moved to /srv/chute/done once its output is verified
+                       failed:  source moved to /srv/chute/failed, with a reason file
+                       limits:  timeout 30m, memory 2GB, duration ≤ 3h
 
-                Settings: quiet period 1s, grace period 30s, job timeout 30m, new worker every 200 jobs
+                Settings: quiet period 1s, grace period 30s, new worker every 200 jobs
                 Concurrency: image auto, video 1, audio auto
+                Job limits: timeout 30m, memory 2GB
+                Workers: niceness 10, I/O priority 7, no network
                 """
         )
     }
@@ -858,6 +873,97 @@ private let badSettingsValueCases: [(String, String)] = [
                 == [
                     "rules.yaml:3:11: unknown value 'sometimes' for 'poll'; expected one of: auto, always, never",
                     "rules.yaml:4:19: 'pollInterval' must be at least 100ms",
+                ]
+        )
+    }
+}
+
+/// Job limits, worker priorities, source and failure policies, and marker files.
+@Suite struct ReliabilityConfigTests {
+    @Test func settingsGiveTheLimitsAndARuleOverridesThem() throws {
+        let config = try parsed(
+            yaml(
+                rule: standardRule + ["maxPixels: 50000000", "cpuTimeLimit: 90s"],
+                tail: [
+                    "settings:", "  jobTimeout: 1h", "  memoryLimit: 2GB", "  maxOutputSize: 10GB", "  maxFrames: 50",
+                    "  maxDuration: 3h", "  niceness: 19", "  ioPriority: idle",
+                ]
+            )
+        )
+        var expected = JobLimits()
+        expected.timeout = .seconds(3600)
+        expected.memory = 2_000_000_000
+        expected.outputSize = 10_000_000_000
+        expected.frames = 50
+        expected.duration = .seconds(3 * 3600)
+        #expect(config.settings.limits == expected)
+        expected.pixels = 50_000_000
+        expected.cpuTime = .seconds(90)
+        #expect(config.rules[0].limits == expected)
+        #expect(config.settings.niceness == 19)
+        #expect(config.settings.ioPriority == .idle)
+        let defaults = try parsed(yaml())
+        #expect(defaults.rules[0].limits == JobLimits())
+        #expect(defaults.settings.niceness == 10)
+        #expect(defaults.settings.ioPriority == .bestEffort(7))
+    }
+
+    @Test func badLimitsAreErrorsAtTheirValue() {
+        #expect(
+            problems(
+                yaml(
+                    rule: standardRule + ["memoryLimit: 10MB", "cpuTimeLimit: 200ms", "maxFrames: 0"],
+                    tail: ["settings:", "  niceness: 20", "  ioPriority: realtime"]
+                )
+            )
+                == [
+                    "rules.yaml:8:18: 'memoryLimit' must be at least 100MB, which a worker needs for itself",
+                    "rules.yaml:9:19: 'cpuTimeLimit' must be at least 1s",
+                    "rules.yaml:10:16: 'maxFrames' must be a whole number greater than 0, found 0",
+                    "rules.yaml:12:13: 'niceness' must be between 0 and 19, found 20",
+                    "rules.yaml:13:15: expected idle or a level from 0 to 7 for 'ioPriority', found 'realtime'",
+                ]
+        )
+    }
+
+    @Test func readsSourcePoliciesAndQuarantine() throws {
+        let moved = try parsed(yaml(rule: standardRule + ["source: move", "doneFolder: done", "quarantine: failed"]))
+        #expect(moved.rules[0].sourcePolicy == .move(to: base.appending("done")))
+        #expect(moved.rules[0].quarantine == base.appending("failed"))
+        #expect(try parsed(yaml(rule: standardRule + ["source: delete"])).rules[0].sourcePolicy == .delete)
+        let defaults = try parsed(yaml())
+        #expect(defaults.rules[0].sourcePolicy == .keep)
+        #expect(defaults.rules[0].quarantine == nil)
+    }
+
+    @Test func sourcePolicyMistakesAreErrors() {
+        #expect(
+            problems(yaml(rule: standardRule + ["source: move"]))
+                == ["rules.yaml:8:13: 'source: move' needs 'doneFolder', the folder the sources are moved to"]
+        )
+        #expect(
+            problems(yaml(rule: standardRule + ["source: keep", "doneFolder: done"]))
+                == ["rules.yaml:9:17: 'doneFolder' is only used with 'source: move'"]
+        )
+        #expect(
+            problems(yaml(rule: standardRule + ["source: shred"]))
+                == ["rules.yaml:8:13: unknown value 'shred' for 'source'; expected one of: keep, move, delete"]
+        )
+    }
+
+    @Test func readsMarkerSuffixes() throws {
+        let config = try parsed(
+            yaml(watch: ["watch:", "  - path: inbox", "    doneSuffix: .done", "    lockSuffix: .lock"])
+        )
+        #expect(config.watches[0].doneSuffix == ".done")
+        #expect(config.watches[0].lockSuffix == ".lock")
+        #expect(
+            problems(yaml(watch: ["watch:", "  - path: inbox", "    doneSuffix: done", "    lockSuffix: a/.b"]))
+                == [
+                    "rules.yaml:3:17: expected a file name suffix that starts with a dot, such as \".done\", for "
+                        + "'doneSuffix', found 'done'",
+                    "rules.yaml:4:17: expected a file name suffix that starts with a dot, such as \".done\", for "
+                        + "'lockSuffix', found 'a/.b'",
                 ]
         )
     }

@@ -33,4 +33,17 @@ int chute_file_system_type(const char *path, uint32_t *type);
 /// neither owns the file nor has CAP_LEASE, EINVAL on file systems without leases (NFS, SMB, FUSE).
 int chute_file_has_writers(int fd);
 
+/// Sets a thread's I/O scheduling class and level (`ioprio_set(2)`, which glibc does not wrap; Linux keeps it per
+/// thread, and new threads inherit their creator's): `ioClass` 2 is best-effort with `level` 0 (highest) to 7
+/// (lowest), 3 is idle (`level` ignored). `thread` 0 is the calling thread.
+/// Returns 0, or -1 with errno set.
+int chute_set_io_priority(pid_t thread, int ioClass, int level);
+
+/// Denies the calling process, and every process it starts, new network sockets: `socket(2)` with any domain but
+/// AF_UNIX fails with EACCES, and io_uring, which can create sockets too, is unavailable (ENOSYS). Sets
+/// `no_new_privs` and installs a seccomp filter on every thread of the process; neither can be undone. The filter allows every call on an
+/// architecture it was not written for (only x86-64 and AArch64 are known).
+/// Returns 0, or -1 with errno set (EINVAL where the kernel lacks seccomp filters).
+int chute_deny_network(void);
+
 #endif
