@@ -90,10 +90,17 @@ package struct ChuteApplication {
         self.logger.info("Chute stopped")
     }
 
-    /// One spec per watched folder; output folders inside a watched tree are excluded so outputs never become inputs.
+    /// One spec per watched folder; output, done and quarantine folders inside a watched tree are excluded, so that
+    /// what Chute writes or moves there never becomes an input.
     private func watchSpecs() -> [WatchSpec] {
-        self.config.watches.map { watch in
-            let excluded = self.config.rules.map(\.output).filter { $0 != watch.path && $0.starts(with: watch.path) }
+        let written = self.config.rules.flatMap { rule in
+            var folders = [rule.output]
+            if case .move(let folder) = rule.sourcePolicy { folders.append(folder) }
+            if let quarantine = rule.quarantine { folders.append(quarantine) }
+            return folders
+        }
+        return self.config.watches.map { watch in
+            let excluded = written.filter { $0 != watch.path && $0.starts(with: watch.path) }
             return WatchSpec(
                 root: watch.path,
                 recursive: watch.recursive,

@@ -57,6 +57,41 @@ package struct WatchConfig: Sendable, Equatable {
     }
 }
 
+extension WatchConfig {
+    /// Whether a file name is one of this watch's markers rather than an input: it ends with `doneSuffix` or
+    /// `lockSuffix`.
+    package func isMarker(_ name: String) -> Bool {
+        [self.doneSuffix, self.lockSuffix].contains { suffix in suffix.map { name.hasSuffix($0) } ?? false }
+    }
+
+    /// Why `path` must wait for its markers, or `nil` when it need not: its `doneSuffix` marker is missing, or its
+    /// `lockSuffix` marker or a folder-wide lock (a file named just the suffix) exists.
+    package func markerWait(for path: FilePath, exists: (FilePath) -> Bool) -> String? {
+        let name = path.lastComponent?.string ?? ""
+        let folder = path.removingLastComponent()
+        if let lock = self.lockSuffix {
+            if exists(folder.appending(name + lock)) { return "its lock file \(name + lock) exists" }
+            if exists(folder.appending(lock)) { return "the folder's lock file \(lock) exists" }
+        }
+        if let done = self.doneSuffix, !exists(folder.appending(name + done)) {
+            return "its marker \(name + done) is not there yet"
+        }
+        return nil
+    }
+
+    /// The files whose wait a change of the marker `path` may end: `NAME` for `NAME.done` or `NAME.lock`, and every
+    /// file of the folder for a folder-wide lock (`nil` then).
+    package func markedFile(by path: FilePath) -> (isFolderLock: Bool, file: FilePath?)? {
+        guard let name = path.lastComponent?.string else { return nil }
+        if let lock = self.lockSuffix, name == lock { return (true, nil) }
+        for suffix in [self.doneSuffix, self.lockSuffix].compactMap({ $0 })
+        where name.hasSuffix(suffix) && name.count > suffix.count {
+            return (false, path.removingLastComponent().appending(String(name.dropLast(suffix.count))))
+        }
+        return nil
+    }
+}
+
 /// Whether a watched folder is polled instead of watched with inotify.
 ///
 /// inotify reports only changes made through this machine's kernel: on NFS, SMB/CIFS and other network file systems
@@ -79,8 +114,9 @@ package struct Settings: Sendable, Equatable {
     /// `incompleteTimeout` (duration, default 10m): how long a quiet file that is still open for writing or whose
     /// structure is cut short is waited for; after that it is taken anyway, and a damaged file fails clearly.
     package var incompleteTimeout: Duration = .seconds(10 * 60)
-    /// `retryDelay` (duration, default 30s): how long a job postponed by a transient failure (a full disk) waits
-    /// before it is tried again; the wait doubles at each postponement in a row, up to 10 minutes.
+    /// `retryDelay` (duration, default 30s): how long a job postponed by a transient failure (a full disk, a source
+    /// that another program still holds or rewrote during the conversion) waits before it is tried again; the wait
+    /// doubles at each postponement in a row, up to 10 minutes.
     package var retryDelay: Duration = .seconds(30)
     /// `gracePeriod` (duration, default 30s): on SIGTERM/SIGINT, how long running jobs may take to finish before
     /// they are cancelled.

@@ -52,12 +52,30 @@ package enum MatchDecision: Sendable, Equatable {
 package struct RuleMatcher: Sendable {
     private let config: ChuteConfig
     private let ignores: [FilePath: IgnoreRules]
+    private let watches: [FilePath: WatchConfig]
+    /// The folders sources are moved to (done and quarantine folders), with what they are, for the reason.
+    private let parkingFolders: [(folder: FilePath, what: String)]
 
     package init(config: ChuteConfig) {
         self.config = config
         var ignores: [FilePath: IgnoreRules] = [:]
-        for watch in config.watches { ignores[watch.path] = IgnoreRules(extra: watch.ignore) }
+        var watches: [FilePath: WatchConfig] = [:]
+        for watch in config.watches {
+            ignores[watch.path] = IgnoreRules(extra: watch.ignore)
+            watches[watch.path] = watch
+        }
         self.ignores = ignores
+        self.watches = watches
+        self.parkingFolders = config.rules.flatMap { rule -> [(folder: FilePath, what: String)] in
+            var folders: [(folder: FilePath, what: String)] = []
+            if case .move(let folder) = rule.sourcePolicy {
+                folders.append((folder, "the done folder of rule '\(rule.name)'"))
+            }
+            if let quarantine = rule.quarantine {
+                folders.append((quarantine, "the quarantine folder of rule '\(rule.name)'"))
+            }
+            return folders
+        }
     }
 
     /// The watched folder that contains `path`, if any (the deepest one when watches nest).
@@ -94,6 +112,12 @@ package struct RuleMatcher: Sendable {
         }
         if ignore.ignoresFile(named: name) {
             return .ignored(reason: "'\(name)' is a temporary, system or Chute file name")
+        }
+        if let watch = self.watches[root], watch.isMarker(name) {
+            return .ignored(reason: "'\(name)' is a marker file (doneSuffix or lockSuffix)")
+        }
+        if let parking = self.parkingFolders.first(where: { path.starts(with: $0.folder) }) {
+            return .ignored(reason: "inside \(parking.what)")
         }
         var reasons: [String] = []
         for rule in self.config.rules {

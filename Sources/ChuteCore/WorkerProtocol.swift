@@ -99,6 +99,9 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
         case cancelled
         /// The input disappeared or changed while it was converted.
         case inputChanged
+        /// Another program still holds the source (it was rewritten during the conversion, or a lease or lock
+        /// refused the open): the job is tried again later, with back-off.
+        case sourceBusy
         /// Anything else; the message says what.
         case internalError
     }
@@ -109,7 +112,13 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
     /// Whether the job may succeed later without anything changing in its input: it is postponed and tried again,
     /// rather than recorded as failed.
     package var isTransient: Bool {
-        self.code == .diskFull
+        self.code == .diskFull || self.code == .sourceBusy
+    }
+
+    /// Whether the failure comes from the input itself (refused, damaged, over a limit, crashing or hanging its
+    /// worker), so that the rule's `quarantine` takes the source; the other failures are the output's or Chute's.
+    package var blamesTheInput: Bool {
+        [.unsupportedInput, .corruptInput, .limitExceeded, .timedOut, .workerCrashed].contains(self.code)
     }
 
     package init(_ code: Code, _ message: String) {

@@ -57,6 +57,8 @@ final class MediaFile {
             case .tooManySymbolicLinkLevels: throw ConversionFailure(.unsupportedInput, "input is a symbolic link")
             case .noSuchAddressOrDevice: throw ConversionFailure(.unsupportedInput, "not a regular file")
             case .noSuchFileOrDirectory: throw ConversionFailure(.inputChanged, "input disappeared before it was read")
+            case .resourceBusy, .textFileBusy, .wouldBlock:
+                throw ConversionFailure(.sourceBusy, "another program holds the input (\(error))")
             default: throw ConversionFailure(.internalError, "cannot open input: \(error)")
             }
         }

@@ -42,6 +42,11 @@ package actor Intake {
     private var recheck: Set<FilePath> = []
     /// When each file waiting to be ready was first found not ready.
     private var waitingSince: [FilePath: ContinuousClock.Instant] = [:]
+    /// Files waiting for a marker (a `doneSuffix` file to appear, a `lockSuffix` file to go), with their watched
+    /// folder; a change of the marker brings them back.
+    private var waitingForMarker: [FilePath: FilePath] = [:]
+    /// The watched folders that use markers.
+    private let markerWatches: [FilePath: WatchConfig]
     /// How many times in a row each file's job was postponed by a transient failure, for the back-off.
     private var postponements: [FilePath: Int] = [:]
     /// Files postponed by a transient failure, with their back-off; ``consume(_:)`` arms their timers.
@@ -67,6 +72,10 @@ package actor Intake {
 
     package init(config: ChuteConfig, queue: JobQueue, journal: Journal, logger: Logger) {
         self.matcher = RuleMatcher(config: config)
+        self.markerWatches = Dictionary(
+            config.watches.filter { $0.doneSuffix != nil || $0.lockSuffix != nil }.map { ($0.path, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
         self.queue = queue
         self.quietPeriod = config.settings.quietPeriod
         self.incompleteTimeout = config.settings.incompleteTimeout
@@ -88,15 +97,17 @@ package actor Intake {
                         retries.addTask {
                             do { try await Task.sleep(for: retry.delay) } catch { return }
                             let event = IntakeEvent(.appeared, path: retry.path, root: retry.root)
-                            guard let (ticket, delay) = await self.observe(event) else { return }
-                            await self.follow(ticket, after: delay)
+                            for (ticket, delay) in await self.observe(event) {
+                                await self.follow(ticket, after: delay)
+                            }
                         }
                     }
                 }
             }
             for await event in events {
-                guard let (ticket, delay) = await self.observe(event) else { continue }
-                group.addTask { await self.follow(ticket, after: delay) }
+                for (ticket, delay) in await self.observe(event) {
+                    group.addTask { await self.follow(ticket, after: delay) }
+                }
             }
             group.cancelAll()
         }
@@ -137,23 +148,40 @@ package actor Intake {
             break
         }
         if self.recheck.remove(job.source) != nil {
-            if let (ticket, _) = self.observe(IntakeEvent(.appeared, path: job.source, root: job.root)) {
+            for (ticket, _) in self.observe(IntakeEvent(.appeared, path: job.source, root: job.root)) {
                 _ = await self.settle(ticket)
             }
         }
     }
 
-    private func observe(_ event: IntakeEvent) -> (StabilityTracker.Ticket, Duration)? {
+    /// Starts or restarts the quiet period of the file an event is about, and of the files waiting for a marker that
+    /// the event creates or removes.
+    private func observe(_ event: IntakeEvent) -> [(StabilityTracker.Ticket, Duration)] {
+        var tickets: [(StabilityTracker.Ticket, Duration)] = []
+        if let watch = self.markerWatches[event.root], let marked = watch.markedFile(by: event.path) {
+            let folder = event.path.removingLastComponent()
+            let released = self.waitingForMarker.filter { path, _ in
+                marked.isFolderLock ? path.removingLastComponent() == folder : path == marked.file
+            }
+            for (path, root) in released {
+                self.waitingForMarker[path] = nil
+                let fingerprint = (try? SourceInspector.status(of: path))?.fingerprint
+                tickets.append((self.stability.touch(path, root: root, fingerprint: fingerprint), self.quietPeriod))
+            }
+        }
         switch event.change {
         case .removed:
             self.stability.forget(event.path)
             self.waitingSince[event.path] = nil
-            return nil
+            self.waitingForMarker[event.path] = nil
         case .appeared:
-            if self.produced.contains(event.path) { return nil }
+            guard !self.produced.contains(event.path) else { break }
             let fingerprint = (try? SourceInspector.status(of: event.path))?.fingerprint
-            return (self.stability.touch(event.path, root: event.root, fingerprint: fingerprint), self.quietPeriod)
+            tickets.append(
+                (self.stability.touch(event.path, root: event.root, fingerprint: fingerprint), self.quietPeriod)
+            )
         }
+        return tickets
     }
 
     /// Ends a quiet period; returns a new ticket and delay when the file must wait again.
@@ -210,9 +238,30 @@ package actor Intake {
             logger.debug("Waiting for minAge", metadata: ["rule.name": "\(rule)"])
             return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), after)
         case .matched(let rule, let plan, _):
-            if await self.handledBefore(path, fingerprint: status.fingerprint, logger: logger) {
+            if let earlier = await self.earlierOutcome(path, fingerprint: status.fingerprint, logger: logger) {
                 self.handled[path] = status.fingerprint
                 logger.debug("Already handled before a restart", metadata: ["rule.name": "\(rule.name)"])
+                // A kill between the output's commit and the source's move or delete leaves the source here.
+                if case .completed(let output) = earlier, rule.sourcePolicy != .keep {
+                    let job = Job(
+                        source: path,
+                        root: root,
+                        rule: rule,
+                        plan: plan,
+                        fingerprint: status.fingerprint,
+                        sniffed: sniffed,
+                        doneMarker: self.markerWatches[root]?.doneSuffix.map { self.marker(of: path, suffix: $0) }
+                    )
+                    await JobRunner.disposeOfSource(job, output: output, logger: logger)
+                }
+                return nil
+            }
+            if let watch = self.markerWatches[root],
+                let reason = watch.markerWait(for: path, exists: { access($0.string, F_OK) == 0 })
+            {
+                // Checked and recorded with no suspension between, so a marker event cannot slip in unseen.
+                self.waitingForMarker[path] = root
+                logger.debug("Waiting for a marker", metadata: ["reason": "\(LogText.escaped(reason))"])
                 return nil
             }
             if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed) }) {
@@ -235,7 +284,8 @@ package actor Intake {
                 rule: rule,
                 plan: plan,
                 fingerprint: status.fingerprint,
-                sniffed: sniffed
+                sniffed: sniffed,
+                doneMarker: self.markerWatches[root]?.doneSuffix.map { self.marker(of: path, suffix: $0) }
             )
             if await self.queue.submit(job) {
                 logger.debug("Job queued", metadata: ["job.id": "\(job.id)", "rule.name": "\(rule.name)"])
@@ -244,15 +294,24 @@ package actor Intake {
         return nil
     }
 
-    /// Whether the journal records a completed or failed job for this version of the source.
+    /// The completed or failed job the journal records for this version of the source.
     ///
     /// A journal that cannot be read is logged and the file is taken: a second output beats a lost one.
-    private func handledBefore(_ path: FilePath, fingerprint: SourceFingerprint, logger: Logger) async -> Bool {
+    private func earlierOutcome(
+        _ path: FilePath,
+        fingerprint: SourceFingerprint,
+        logger: Logger
+    ) async -> Journal.Outcome? {
         do {
-            return try await self.journal.isHandled(path, fingerprint: fingerprint)
+            return try await self.journal.outcome(of: path, fingerprint: fingerprint)
         } catch {
             logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
-            return false
+            return nil
         }
+    }
+
+    /// The `doneSuffix` marker of a file: `clip.mkv.done` beside `clip.mkv`.
+    private func marker(of path: FilePath, suffix: String) -> FilePath {
+        path.removingLastComponent().appending((path.lastComponent?.string ?? "") + suffix)
     }
 }

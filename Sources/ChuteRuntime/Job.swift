@@ -18,6 +18,9 @@ package struct Job: Sendable, Identifiable {
     package var fingerprint: SourceFingerprint
     /// The type recognised from its first bytes.
     package var sniffed: MediaType?
+    /// The marker file whose presence released the source (its watch's `doneSuffix`), which goes with the source
+    /// when the source is moved or deleted.
+    package var doneMarker: FilePath?
 
     package init(
         id: String = UUID().uuidString.lowercased(),
@@ -26,7 +29,8 @@ package struct Job: Sendable, Identifiable {
         rule: Rule,
         plan: OutputPlan,
         fingerprint: SourceFingerprint,
-        sniffed: MediaType?
+        sniffed: MediaType?,
+        doneMarker: FilePath? = nil
     ) {
         self.id = id
         self.source = source
@@ -35,6 +39,7 @@ package struct Job: Sendable, Identifiable {
         self.plan = plan
         self.fingerprint = fingerprint
         self.sniffed = sniffed
+        self.doneMarker = doneMarker
     }
 
     /// The engine lane the job runs in.

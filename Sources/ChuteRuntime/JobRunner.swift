@@ -14,8 +14,8 @@ package enum JobOutcome: Sendable, Equatable {
     case cancelled
     /// The source disappeared before the job started.
     case vanished
-    /// A transient failure (the target's disk is full): nothing was recorded, and the intake tries the file again
-    /// after a back-off.
+    /// A transient failure (the target's disk is full, the source is busy): nothing was recorded, and the intake
+    /// tries the file again after a back-off.
     case postponed(ConversionFailure)
 }
 
@@ -139,8 +139,9 @@ package struct JobRunner: Sendable {
         let logger = pending.logger
         if let now = try? SourceInspector.status(of: job.source), now.fingerprint != record.status.fingerprint {
             _ = unlink(pending.temporary.string)
+            // Someone is still writing it: the new version is taken later, whole.
             let failure = ConversionFailure(
-                .inputChanged,
+                .sourceBusy,
                 "the source changed while it was converted; the output was discarded"
             )
             return await self.fail(record, failure, logger)
@@ -191,10 +192,29 @@ package struct JobRunner: Sendable {
                 // The row stays `committing`; the next start finds the output by its inode and completes it.
                 logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             }
+            await Self.disposeOfSource(job, output: final, logger: logger)
             return .completed(final)
         } catch {
             _ = unlink(pending.temporary.string)
             return await self.fail(record, error, logger)
+        }
+    }
+
+    /// Applies the rule's `source` policy after a completed job; a source that cannot be moved or deleted stays where
+    /// it is, and the log says why.
+    package static func disposeOfSource(_ job: Job, output: FilePath, logger: Logger) async {
+        guard job.rule.sourcePolicy != .keep else { return }
+        do {
+            let moved = try await Blocking.run { () throws(ConversionFailure) in
+                try SourceDisposal.afterSuccess(job, output: output, marker: job.doneMarker)
+            }
+            if let moved {
+                logger.info("Source moved to the done folder", metadata: ["path": "\(LogText.escaped(moved.string))"])
+            } else {
+                logger.info("Source deleted after its output was verified")
+            }
+        } catch {
+            logger.warning("Source left in place", metadata: ["error": "\(LogText.escaped(error.message))"])
         }
     }
 
@@ -239,6 +259,17 @@ package struct JobRunner: Sendable {
                 "sidecar": "\(LogText.escaped(sidecarPath.string))",
             ]
         )
+        if let folder = record.job.rule.quarantine, failure.blamesTheInput {
+            let job = record.job
+            do {
+                let moved = try await Blocking.run { () throws(ConversionFailure) in
+                    try SourceDisposal.quarantine(job, into: folder, failure: failure, sidecar: sidecarPath)
+                }
+                logger.info("Source quarantined", metadata: ["path": "\(LogText.escaped(moved.string))"])
+            } catch {
+                logger.warning("Source not quarantined", metadata: ["error": "\(LogText.escaped(error.message))"])
+            }
+        }
         return .failed(failure)
     }
 }

@@ -91,20 +91,30 @@ package final class Journal: Sendable {
         return migrator
     }
 
-    /// Whether this version of a source has a completed or failed job.
-    package func isHandled(_ source: FilePath, fingerprint: SourceFingerprint) async throws -> Bool {
+    /// How an earlier job ended for a source.
+    package enum Outcome: Sendable, Equatable {
+        /// Completed, with the output it put in place.
+        case completed(output: FilePath)
+        case failed
+    }
+
+    /// How the job of this version of a source ended, or `nil` when it has no completed or failed job.
+    package func outcome(of source: FilePath, fingerprint: SourceFingerprint) async throws -> Outcome? {
         try await self.database.read { db in
-            try Bool.fetchOne(
+            let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT EXISTS (SELECT 1 FROM job WHERE source = ? AND device = ? AND inode = ? AND size = ?
-                      AND modified = ? AND state IN ('completed', 'failed'))
+                    SELECT state, output FROM job WHERE source = ? AND device = ? AND inode = ? AND size = ?
+                      AND modified = ? AND state IN ('completed', 'failed')
                     """,
                 arguments: [
                     Self.bytes(source), Int64(bitPattern: fingerprint.device), Int64(bitPattern: fingerprint.inode),
                     fingerprint.size, fingerprint.modifiedNanoseconds,
                 ]
-            ) ?? false
+            )
+            guard let row else { return nil }
+            let state: String = row["state"]
+            return state == State.completed.rawValue ? .completed(output: Self.path(row["output"])) : .failed
         }
     }
 

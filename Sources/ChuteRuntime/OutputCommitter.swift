@@ -181,7 +181,7 @@ package enum OutputCommitter {
         return ConversionFailure(full ? .diskFull : .outputFailed, "\(full ? "disk full: " : "")\(what): \(error)")
     }
 
-    private static func renameWithoutReplacing(_ source: FilePath, _ target: FilePath) -> Result<Void, Errno> {
+    static func renameWithoutReplacing(_ source: FilePath, _ target: FilePath) -> Result<Void, Errno> {
         if chute_rename_noreplace(AT_FDCWD, source.string, AT_FDCWD, target.string) == 0 { return .success(()) }
         let error = Errno(rawValue: errno)
         guard error == .invalidArgument || error == .noFunction || error == .notSupported else {
@@ -193,7 +193,7 @@ package enum OutputCommitter {
         return .success(())
     }
 
-    private static func syncDirectory(_ directory: FilePath) throws(ConversionFailure) {
+    static func syncDirectory(_ directory: FilePath) throws(ConversionFailure) {
         do {
             let descriptor = try FileDescriptor.open(directory, .readOnly, options: [.directory, .closeOnExec])
             defer { try? descriptor.close() }

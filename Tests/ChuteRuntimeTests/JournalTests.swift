@@ -34,14 +34,20 @@ import Testing
         let job = try self.job("a", output: directory.appending("out"))
 
         try await journal.begin(job)
-        #expect(try await !journal.isHandled(job.source, fingerprint: self.fingerprint), "running is not handled")
+        #expect(
+            try await journal.outcome(of: job.source, fingerprint: self.fingerprint) == nil,
+            "running is not handled"
+        )
         try await journal.finish(job.id, output: directory.appending("out/a.jpg"))
-        #expect(try await journal.isHandled(job.source, fingerprint: self.fingerprint))
+        #expect(
+            try await journal.outcome(of: job.source, fingerprint: self.fingerprint)
+                == .completed(output: directory.appending("out/a.jpg"))
+        )
 
         var changed = self.fingerprint
         changed.size += 1
-        #expect(try await !journal.isHandled(job.source, fingerprint: changed), "new content at the same path")
-        #expect(try await Journal(path: path).isHandled(job.source, fingerprint: self.fingerprint), "kept on disk")
+        #expect(try await journal.outcome(of: job.source, fingerprint: changed) == nil, "new content at the same path")
+        #expect(try await Journal(path: path).outcome(of: job.source, fingerprint: self.fingerprint) != nil)
     }
 
     @Test func recoveryRerunsUnpublishedJobsAndCompletesRenamedOutputs() async throws {
@@ -86,9 +92,12 @@ import Testing
         let written = try #require(Sidecar.read(at: out.appending("renamed-1.jpg.chute.json")))
         #expect(written.output?.path == out.appending("renamed-1.jpg").string)
         #expect(written.output?.size == 4)
-        #expect(try await journal.isHandled(renamed.source, fingerprint: self.fingerprint))
+        #expect(try await journal.outcome(of: renamed.source, fingerprint: self.fingerprint) != nil)
         for job in [running, unrenamed, cancelled] {
-            #expect(try await !journal.isHandled(job.source, fingerprint: self.fingerprint), "\(job.source) runs again")
+            #expect(
+                try await journal.outcome(of: job.source, fingerprint: self.fingerprint) == nil,
+                "\(job.source) runs again"
+            )
         }
         #expect(try await journal.recover().completed == 0, "settled once")
     }
