@@ -51,11 +51,12 @@ package enum WorkerMain {
                 FileHandle.standardError.write(Data("chute worker: \(problem)\n".utf8))
             }
             defer { WorkerSandbox.lift() }
+            let refusals = WorkerSandbox.refusedAllocations()
             do throws(ConversionFailure) {
                 let report = try engine.convert(request) { progress in send(.progress(progress)) }
                 send(.finished(report))
             } catch {
-                send(.failed(error))
+                send(.failed(WorkerSandbox.explain(error, limits: request.limits, refusalsBefore: refusals)))
             }
         }
         return 0

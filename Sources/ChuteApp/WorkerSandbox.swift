@@ -9,8 +9,9 @@ import Foundation
 /// SIGXCPU, which ends the worker, and the supervisor names the limit; past `maxOutputSize` a write fails with
 /// `EFBIG`, which the engine reports.
 /// Past `memoryLimit` (`RLIMIT_DATA`: the private writable memory, which is what decoders allocate; mapped libraries
-/// and reserved address space do not count) an allocation fails, which the libraries report as their own error or
-/// which ends the worker.
+/// and reserved address space do not count) an allocation fails; the libraries report that as an error of their own
+/// (or the worker ends), and ``explain(_:limits:refusalsBefore:)`` names the limit from the count of refused
+/// allocations.
 enum WorkerSandbox {
     /// Lowers the CPU and I/O priority, turns off core dumps (a hostile file that crashes a decoder leaves no copy of
     /// the worker's memory on disk), and denies new network sockets to this process and anything it could start.
@@ -67,6 +68,25 @@ enum WorkerSandbox {
             problems += Self.setSoftLimit(RLIMIT_FSIZE, to: UInt(size), name: "maxOutputSize")
         }
         return problems
+    }
+
+    /// How many allocations the C library has refused in this process so far.
+    static func refusedAllocations() -> UInt {
+        UInt(chute_refused_allocations())
+    }
+
+    /// A failure that came with refused allocations ran into the memory limit, whatever the library made of it (a
+    /// decoder may call it damaged data): it becomes `limitExceeded`, naming the limit, with the library's message.
+    ///
+    /// - Parameter refusalsBefore: ``refusedAllocations()`` before the job.
+    static func explain(_ failure: ConversionFailure, limits: JobLimits, refusalsBefore: UInt) -> ConversionFailure {
+        let refused = Self.refusedAllocations() - refusalsBefore
+        guard refused > 0, let memory = limits.memory, failure.code != .limitExceeded else { return failure }
+        return ConversionFailure(
+            .limitExceeded,
+            "the job ran out of memory: \(refused) allocations beyond its memoryLimit of "
+                + "\(ValueParsing.describe(bytes: memory)) were refused (\(failure.message))"
+        )
     }
 
     /// Raises the limits ``apply(_:)`` set back to the ceilings the worker was started with.

@@ -46,4 +46,9 @@ int chute_set_io_priority(pid_t thread, int ioClass, int level);
 /// Returns 0, or -1 with errno set (EINVAL where the kernel lacks seccomp filters).
 int chute_deny_network(void);
 
+/// How many allocations (malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign) the C library has refused
+/// in this process, from any code in it: Chute replaces those functions with ones that forward to glibc and count
+/// the refusals, which is how a worker knows that a failed job ran into its memory limit.
+unsigned long chute_refused_allocations(void);
+
 #endif
