@@ -43,9 +43,11 @@ package struct Sidecar: Sendable, Codable, Equatable {
         package var code: String
         package var message: String
 
+        /// - Parameter message: escaped and capped as ``LogText`` does: it may carry a decoder's words about a
+        ///   hostile file.
         package init(code: String, message: String) {
             self.code = code
-            self.message = message
+            self.message = LogText.escaped(message)
         }
     }
 
@@ -108,9 +110,15 @@ package struct Sidecar: Sendable, Codable, Equatable {
         self.endedAt = endedAt
         self.durationSeconds = durationSeconds
         self.error = error
-        self.warnings = warnings
-        self.details = details
+        self.warnings = warnings.prefix(Self.warningLimit).map { LogText.escaped($0) }
+        if warnings.count > Self.warningLimit {
+            self.warnings.append("… and \(warnings.count - Self.warningLimit) more warnings")
+        }
+        self.details = details.mapValues { LogText.escaped($0) }
     }
+
+    /// The most warnings a sidecar lists; each is escaped and capped as ``LogText`` does.
+    package static let warningLimit = 50
 
     /// The suffix appended to an output's name to name its sidecar.
     package static let fileSuffix = ".chute.json"
