@@ -238,20 +238,20 @@ package actor Intake {
             logger.debug("Waiting for minAge", metadata: ["rule.name": "\(rule)"])
             return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), after)
         case .matched(let rule, let plan, _):
+            let job = Job(
+                source: path,
+                root: root,
+                rule: rule,
+                plan: plan,
+                fingerprint: status.fingerprint,
+                sniffed: sniffed,
+                doneMarker: self.markerWatches[root]?.doneSuffix.map { self.marker(of: path, suffix: $0) }
+            )
             if let earlier = await self.earlierOutcome(path, fingerprint: status.fingerprint, logger: logger) {
                 self.handled[path] = status.fingerprint
                 logger.debug("Already handled before a restart", metadata: ["rule.name": "\(rule.name)"])
                 // A kill between the output's commit and the source's move or delete leaves the source here.
                 if case .completed(let output) = earlier, rule.sourcePolicy != .keep {
-                    let job = Job(
-                        source: path,
-                        root: root,
-                        rule: rule,
-                        plan: plan,
-                        fingerprint: status.fingerprint,
-                        sniffed: sniffed,
-                        doneMarker: self.markerWatches[root]?.doneSuffix.map { self.marker(of: path, suffix: $0) }
-                    )
                     await JobRunner.disposeOfSource(job, output: output, logger: logger)
                 }
                 return nil
@@ -278,15 +278,6 @@ package actor Intake {
                 )
             }
             self.waitingSince[path] = nil
-            let job = Job(
-                source: path,
-                root: root,
-                rule: rule,
-                plan: plan,
-                fingerprint: status.fingerprint,
-                sniffed: sniffed,
-                doneMarker: self.markerWatches[root]?.doneSuffix.map { self.marker(of: path, suffix: $0) }
-            )
             if await self.queue.submit(job) {
                 logger.debug("Job queued", metadata: ["job.id": "\(job.id)", "rule.name": "\(rule.name)"])
             }

@@ -91,10 +91,7 @@ package enum OutputCommitter {
         as plan: OutputPlan,
         policy: ConflictPolicy
     ) throws(ConversionFailure) -> (path: FilePath, warning: String?) {
-        let (stem, ext) = NameTemplate.split(plan.name)
-        let suffix = ext.isEmpty ? "" : "." + ext
-        for attempt in 0..<1000 {
-            let name = attempt == 0 ? plan.name : "\(stem)-\(attempt)\(suffix)"
+        for name in Self.candidateNames(plan.name) {
             let candidate = plan.directory.appending(name)
             if policy == .overwrite {
                 let existed = (try? SourceInspector.status(of: candidate)) != nil
@@ -119,8 +116,19 @@ package enum OutputCommitter {
                 throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(errno)")
             }
         }
-        throw ConversionFailure(.outputFailed, "no free name for \(plan.path) after 1000 attempts")
+        throw ConversionFailure(.outputFailed, "no free name for \(plan.path) after \(Self.nameAttempts) attempts")
     }
+
+    /// The names tried for a file that must not replace another: `name` itself, then `-1`, `-2`, … before its
+    /// extension, up to ``nameAttempts`` in all.
+    static func candidateNames(_ name: String) -> some Sequence<String> {
+        let (stem, ext) = NameTemplate.split(name)
+        let suffix = ext.isEmpty ? "" : "." + ext
+        return (0..<Self.nameAttempts).lazy.map { $0 == 0 ? name : "\(stem)-\($0)\(suffix)" }
+    }
+
+    /// How many names ``candidateNames(_:)`` offers.
+    static let nameAttempts = 1000
 
     /// Writes a job's sidecar as pretty-printed JSON, atomically (temporary name, sync, rename), owned and permitted
     /// like the output (``applyOwnership(_:to:isFolder:)``).

@@ -92,11 +92,8 @@ package enum SourceDisposal {
         _ = relative.removePrefix(job.root)
         let directory = folder.appending(relative.removingLastComponent().components)
         try OutputCommitter.makeDirectory(directory)
-        let name = job.source.lastComponent?.string ?? job.id
-        let (stem, ext) = NameTemplate.split(name)
-        let suffix = ext.isEmpty ? "" : "." + ext
-        for attempt in 0..<1000 {
-            let target = directory.appending(attempt == 0 ? name : "\(stem)-\(attempt)\(suffix)")
+        for name in OutputCommitter.candidateNames(job.source.lastComponent?.string ?? job.id) {
+            let target = directory.appending(name)
             switch OutputCommitter.renameWithoutReplacing(job.source, target) {
             case .success:
                 try OutputCommitter.syncDirectory(directory)
@@ -110,7 +107,10 @@ package enum SourceDisposal {
                 throw ConversionFailure(.outputFailed, "cannot move the source to \(target): \(error)")
             }
         }
-        throw ConversionFailure(.outputFailed, "no free name for the source in \(directory) after 1000 attempts")
+        throw ConversionFailure(
+            .outputFailed,
+            "no free name for the source in \(directory) after \(OutputCommitter.nameAttempts) attempts"
+        )
     }
 
     /// A move across file systems: copies to a hidden name in the target folder, syncs, renames into place (never

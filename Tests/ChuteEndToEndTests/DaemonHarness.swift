@@ -94,6 +94,16 @@ final class DaemonHarness {
         return self.sidecars().filter { !$0.key.contains("zz-sentinel-") }
     }
 
+    /// Moves files made in `staging` into the inbox, each in one rename, as a finished upload arrives.
+    func moveIn(_ names: [String], from staging: FilePath) throws {
+        for name in names {
+            try FileManager.default.moveItem(
+                atPath: staging.appending(name).string,
+                toPath: self.inbox.appending(name).string
+            )
+        }
+    }
+
     /// Every `.chute-*` temporary file anywhere in the tree.
     func temporaryFiles() -> [String] {
         self.directory.files().filter { ($0.split(separator: "/").last ?? "").hasPrefix(".chute-") }

@@ -44,12 +44,7 @@ struct LimitsEndToEndTests {
         )
         try MediaFixtures.makeClip(at: staging.appending("long.mkv"), seconds: 4, codecArguments: MediaFixtures.h264AAC)
         try MediaFixtures.makeClip(at: staging.appending("many.mov"), seconds: 2, codecArguments: MediaFixtures.h264AAC)
-        for name in ["big.png", "small.png", "anim.gif", "long.mkv", "many.mov"] {
-            try FileManager.default.moveItem(
-                atPath: staging.appending(name).string,
-                toPath: harness.inbox.appending(name).string
-            )
-        }
+        try harness.moveIn(["big.png", "small.png", "anim.gif", "long.mkv", "many.mov"], from: staging)
         let sidecars = try await harness.waitForSidecars(5)
         let expected = [
             "big.jpg.chute.json": "image is 1500x1000 = 1500000 pixels; the rule's maxPixels is 1000000",
@@ -111,12 +106,7 @@ struct LimitsEndToEndTests {
             seconds: 1,
             codecArguments: MediaFixtures.h264AAC
         )
-        for name in ["slow.mkv", "noise.tif", "huge.mov"] {
-            try FileManager.default.moveItem(
-                atPath: staging.appending(name).string,
-                toPath: harness.inbox.appending(name).string
-            )
-        }
+        try harness.moveIn(["slow.mkv", "noise.tif", "huge.mov"], from: staging)
         let sidecars = try await harness.waitForSidecars(3, timeout: 150)
         let cpu = try #require(sidecars["slow.mp4.chute.json"])
         #expect(cpu.error?.code == "limitExceeded")

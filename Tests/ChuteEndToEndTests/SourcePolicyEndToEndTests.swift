@@ -66,12 +66,7 @@ struct SourcePolicyEndToEndTests {
         try Fixtures.makeImage(at: staging.appending("good.png"), width: 64, height: 48)
         try Fixtures.makeRandomFile(at: staging.appending("noise.png"), bytes: 4096)
         let noise = try Data(contentsOf: URL(fileURLWithPath: staging.appending("noise.png").string))
-        for name in ["good.png", "noise.png"] {
-            try FileManager.default.moveItem(
-                atPath: staging.appending(name).string,
-                toPath: harness.inbox.appending(name).string
-            )
-        }
+        try harness.moveIn(["good.png", "noise.png"], from: staging)
         let sidecars = try await harness.waitForSidecars(2)
         #expect(sidecars["good.jpg.chute.json"]?.status == .completed)
         #expect(sidecars["noise.jpg.chute.json"]?.error?.code == "unsupportedInput")
@@ -104,11 +99,9 @@ struct SourcePolicyEndToEndTests {
         defer { harness.stop() }
         // The daemon kills itself right after the first output's rename, before its sidecar, journal row and move.
         try await harness.start(environment: ["CHUTE_TEST_KILL_AFTER_RENAME": "1"])
-        try Fixtures.makeImage(at: harness.directory.appending("photo.png"), width: 64, height: 48)
-        try FileManager.default.moveItem(
-            atPath: harness.directory.appending("photo.png").string,
-            toPath: harness.inbox.appending("photo.png").string
-        )
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("photo.png"), width: 64, height: 48)
+        try harness.moveIn(["photo.png"], from: staging)
         let exit = try await #require(harness.daemon).waitForExit(timeout: 60)
         #expect(exit.signalled)
         #expect(FileManager.default.fileExists(atPath: harness.inbox.appending("photo.png").string))
@@ -192,10 +185,7 @@ struct BusySourceEndToEndTests {
         let daemon = try #require(harness.daemon)
         let staging = try harness.directory.makeDirectory("staging")
         try Fixtures.makeImage(at: staging.appending("big.png"), width: 2000, height: 1500)
-        try FileManager.default.moveItem(
-            atPath: staging.appending("big.png").string,
-            toPath: harness.inbox.appending("big.png").string
-        )
+        try harness.moveIn(["big.png"], from: staging)
         try await daemon.waitForLog("Job started", "big.png")
         // A new modification time is a new version of the file, as a writer's last touch would make it.
         try CommandLineTool.run(["touch", "-d", "2001-02-03 04:05:06", harness.inbox.appending("big.png").string])
