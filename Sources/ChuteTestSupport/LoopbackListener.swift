@@ -1,0 +1,144 @@
+import Foundation
+import Synchronization
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP listener on 127.0.0.1 that counts every connection made to it: the canary of the hostile-input tests,
+/// whose payloads point at it and which must see none.
+///
+/// A thread of its own waits in `poll` on the listening socket and on a pipe that ``stop()`` writes to; each
+/// connection is accepted, its first bytes (the request line, if the client sent one quickly) are kept for the
+/// failure message, and it is closed.
+///
+/// The corresponding C functions are `socket`, `bind`, `listen`, `getsockname`, `pipe`, `poll` and `accept`.
+package final class LoopbackListener: Sendable {
+    /// The port the kernel picked.
+    package let port: Int
+    private let socket: Int32
+    /// Written by ``stop()`` to wake the thread.
+    private let wake: (read: Int32, write: Int32)
+    /// What each connection sent first (possibly nothing).
+    private let accepted = Mutex<[String]>([])
+    /// How many of the first connections were ``checkThatItCounts()``'s.
+    private let ignored = Mutex(0)
+    private let stopped = DispatchSemaphore(value: 0)
+    private let isStopping = Mutex(false)
+
+    /// Binds a fresh port on 127.0.0.1 and starts accepting.
+    ///
+    /// - Throws: the `Errno` of the failing call.
+    package init() throws {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw Errno(rawValue: errno) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && listen(socket, 64) == 0
+                    && getsockname(socket, address, &length) == 0
+            }
+        }
+        var pipeEnds: [Int32] = [0, 0]
+        // pipe2 and accept4 are not imported (GNU extensions); the close-on-exec flag is set apart, so that the
+        // daemon the test starts inherits neither end.
+        guard bound, pipe(&pipeEnds) == 0, fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC) == 0,
+            fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC) == 0
+        else {
+            let error = Errno(rawValue: errno)
+            close(socket)
+            throw error
+        }
+        self.socket = socket
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+        self.wake = (pipeEnds[0], pipeEnds[1])
+        let thread = Thread { [self] in self.acceptUntilStopped() }
+        thread.name = "chute-test-loopback-listener"
+        thread.start()
+    }
+
+    /// How many connections were made so far (not counting ``checkThatItCounts()``'s own).
+    package var connections: Int { self.requests.count }
+
+    /// The first bytes each connection sent, escaped, for a failure message.
+    package var requests: [String] {
+        let ignored = self.ignored.withLock { $0 }
+        return self.accepted.withLock { Array($0.dropFirst(ignored)) }
+    }
+
+    /// Connects once and waits until that connection is counted, then leaves it out of ``connections``: a listener
+    /// that cannot count would make every "no connection" check pass.
+    ///
+    /// - Throws: the `Errno` of `socket` or `connect`, or ``DeadlineExceeded``.
+    package func checkThatItCounts() async throws {
+        let before = self.accepted.withLock { $0.count }
+        let client = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard client >= 0 else { throw Errno(rawValue: errno) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(self.port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        let error = Errno(rawValue: errno)
+        close(client)
+        guard connected else { throw error }
+        let counted = try await waitUntil("the listener to count the test's own connection", timeout: 10) {
+            let count = self.accepted.withLock { $0.count }
+            return count > before ? count : nil
+        }
+        self.ignored.withLock { $0 = counted }
+    }
+
+    /// Stops accepting, waits for the thread and closes the socket. Safe to call more than once.
+    package func stop() {
+        let first = self.isStopping.withLock { stopping in
+            defer { stopping = true }
+            return !stopping
+        }
+        guard first else { return }
+        var byte: UInt8 = 1
+        _ = write(self.wake.write, &byte, 1)
+        self.stopped.wait()
+        close(self.socket)
+        close(self.wake.read)
+        close(self.wake.write)
+    }
+
+    private func acceptUntilStopped() {
+        defer { self.stopped.signal() }
+        while true {
+            var descriptors = [
+                pollfd(fd: self.socket, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: self.wake.read, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&descriptors, 2, -1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0, descriptors[1].revents == 0 else { return }
+            let connection = accept(self.socket, nil, nil)
+            guard connection >= 0 else { continue }
+            self.accepted.withLock { $0.append(Self.firstBytes(of: connection)) }
+            close(connection)
+        }
+    }
+
+    /// Whatever the client sends within 200 ms, at most 512 bytes, with control characters escaped.
+    private static func firstBytes(of connection: Int32) -> String {
+        var descriptor = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 200) > 0 else { return "" }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = read(connection, &buffer, buffer.count)
+        let text = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+        return text.unicodeScalars.map { scalar in
+            scalar.properties.generalCategory == .control ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+        }.joined()
+    }
+}
