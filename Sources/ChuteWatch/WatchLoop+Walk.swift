@@ -56,11 +56,24 @@ extension WatchLoop {
 
     /// Whether a sub-folder is entered and watched: the spec is recursive, the depth is within the limit, its name is
     /// not ignored, and it is neither excluded nor another root (which it then belongs to alone).
+    ///
+    /// A folder beyond the depth limit is logged, once: nothing below it is ever converted, which the person who
+    /// dropped a deep tree (or made one on purpose) should be able to find out.
     func mayEnter(_ path: FilePath, named name: FilePath.Component, root: Int, depth: Int) -> Bool {
         let spec = self.specs[root]
-        guard spec.recursive, depth <= DirectoryWatcher.maximumDepth else { return false }
+        guard spec.recursive else { return false }
         guard !spec.ignore.ignoresFolder(named: name.string), !spec.excluded.contains(path) else { return false }
-        return !self.specs.contains { $0.root == path }
+        guard !self.specs.contains(where: { $0.root == path }) else { return false }
+        guard depth <= DirectoryWatcher.maximumDepth else {
+            if self.foldersTooDeep.paths.insert(path).inserted {
+                self.logger.warning(
+                    "Folder not entered: too deep below the watched folder; nothing in it is converted",
+                    metadata: ["path": "\(path.escapedForLog)", "depth.limit": "\(DirectoryWatcher.maximumDepth)"]
+                )
+            }
+            return false
+        }
+        return true
     }
 
     /// The watches of a folder and of every folder below it.

@@ -48,6 +48,14 @@ struct WatchLoop: ~Copyable {
     var reportedWatchLimit = false
     /// The roots that are polled instead of watched, by spec index.
     var polled: [Int: PolledRoot] = [:]
+    /// The folders left out for being too deep, each logged once (a root that is polled meets them at every listing).
+    let foldersTooDeep = FolderSet()
+
+    /// A set of folders that a non-mutating walk (``mayEnter(_:named:root:depth:)``, used by the polling listing too)
+    /// can add to.
+    final class FolderSet {
+        var paths: Set<FilePath> = []
+    }
 
     /// - Parameters:
     ///   - inotify: the instance; the loop takes it over.

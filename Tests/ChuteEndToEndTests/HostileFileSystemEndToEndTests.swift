@@ -265,7 +265,8 @@ struct HostileFileSystemEndToEndTests {
     }
 
     /// A tree 60 folders deep converts, keeping its structure in the outbox; the watcher enters folders down to 64
-    /// levels below the root, so a file 100 levels down is not converted (nothing is read there).
+    /// levels below the root, so a file 100 levels down is not converted (nothing is read there), and the daemon
+    /// says which folder it did not enter.
     @Test func deepTreesAreConvertedDownToTheDepthLimit() async throws {
         let scenario = try HostileScenario()
         defer { scenario.stop() }
@@ -283,9 +284,12 @@ struct HostileFileSystemEndToEndTests {
         let shallow = (["deep60"] + Array(repeating: "d", count: 59)).joined(separator: "/") + "/photo.jpg"
         try await scenario.waitForSidecars(1)
         scenario.expectCompleted(shallow)
+        // Below level 64 nothing is watched or listed: the daemon says so once, for the first folder it leaves out.
+        let beyond = (["deep100"] + Array(repeating: "d", count: 64)).joined(separator: "/")
+        try await scenario.daemon.waitForLog("Folder not entered", beyond, timeout: 10)
         try await scenario.finish(
             "deep trees",
-            note: "60 levels converted with their structure, 100 levels left at level 64"
+            note: "60 levels converted with their structure, 100 levels logged and left at level 64"
         )
         #expect(scenario.sidecarFiles().filter { $0.hasPrefix("deep100") }.isEmpty)
     }

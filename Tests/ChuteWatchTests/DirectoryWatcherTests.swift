@@ -106,10 +106,14 @@ struct DirectoryWatcherTests {
         func folder(_ root: FilePath, depth: Int) -> FilePath {
             root.appending(Array(repeating: "d", count: depth).joined(separator: "/"))
         }
-        try await WatchFixture.run(prepare: { root, _ in
-            try Files.makeFolders(folder(root, depth: 65))
-            for depth in [64, 65] { try Files.write(folder(root, depth: depth).appending("file-\(depth).jpg")) }
-        }) { fixture in
+        let notEntered = "Folder not entered: too deep below the watched folder; nothing in it is converted"
+        try await WatchFixture.run(
+            expectedProblems: [notEntered],
+            prepare: { root, _ in
+                try Files.makeFolders(folder(root, depth: 66))
+                for depth in [64, 65] { try Files.write(folder(root, depth: depth).appending("file-\(depth).jpg")) }
+            }
+        ) { fixture in
             let deepest = folder(fixture.root, depth: 64).appending("file-64.jpg")
             let tooDeep = folder(fixture.root, depth: 65).appending("file-65.jpg")
             #expect(fixture.events(about: deepest) == [FileEvent(kind: .found, path: deepest, root: fixture.root)])
@@ -118,6 +122,25 @@ struct DirectoryWatcherTests {
             try await fixture.sync()
             #expect(fixture.events(about: deepest).map(\.kind) == [.found, .written])
             #expect(fixture.events(about: tooDeep).isEmpty)
+            // The first folder left out is logged (not the ones below it, which are never listed).
+            let logged = fixture.logs.records(containing: "Folder not entered")
+            #expect(logged.map { $0.metadata["path"] } == [folder(fixture.root, depth: 65).string])
+            #expect(fixture.logs.problems.map(\.message) == [notEntered])
+        }
+    }
+
+    @Test func aFolderTooDeepIsLoggedOnceThoughEveryListingMeetsIt() async throws {
+        let tooDeep = Array(repeating: "d", count: 65).joined(separator: "/")
+        let notEntered = "Folder not entered: too deep below the watched folder; nothing in it is converted"
+        try await WatchFixture.run(
+            poll: .always,
+            expectedProblems: [notEntered],
+            prepare: { root, _ in try Files.makeFolders(root.appending(tooDeep)) }
+        ) { fixture in
+            // Each sync waits for a new listing, which walks down to the same folder again.
+            for _ in 0..<3 { try await fixture.sync() }
+            let logged = fixture.logs.records(containing: "Folder not entered")
+            #expect(logged.map { $0.metadata["path"] } == [fixture.root.appending(tooDeep).string])
         }
     }
 
