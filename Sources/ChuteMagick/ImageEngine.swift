@@ -117,6 +117,11 @@ package struct ImageEngine: ConversionEngine {
         guard let coder = Self.decoders[type] else {
             throw ConversionFailure(.unsupportedInput, "the content is \(type.rawValue), not an image Chute decodes")
         }
+        if type == .png, let size = Self.declaredPNGSize(bytes) {
+            // libpng refuses a PNG beyond the policy's width or height before ImageMagick's ping can, and ImageMagick
+            // then reports no reason at all: the IHDR chunk says it first.
+            try Self.checkLimits([size], library: library)
+        }
         let pingable = library.decodesFromMemory(coder)
         if pingable {
             let headers = Wand()
@@ -153,6 +158,16 @@ package struct ImageEngine: ConversionEngine {
         report.details["inputWidth"] = String(images.width)
         report.details["inputHeight"] = String(images.height)
         return images
+    }
+
+    /// The width and height in a PNG's IHDR chunk, which the format requires first, right after the signature; `nil`
+    /// when the bytes do not start that way (the coder then says what is wrong).
+    private static func declaredPNGSize(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
+        guard bytes.count >= 24, bytes[12..<16].elementsEqual("IHDR".utf8) else { return nil }
+        func bigEndian(at offset: Int) -> Int {
+            bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        return (bigEndian(at: 16), bigEndian(at: 20))
     }
 
     /// Each image's size, in list order.

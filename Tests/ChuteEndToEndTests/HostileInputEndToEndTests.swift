@@ -114,7 +114,7 @@ struct HostileInputEndToEndTests {
         )
     }
 
-    /// Pixel bombs (a valid 12000×12000 PNG squeezed into 150 KB, a JPEG declaring
+    /// Pixel bombs (a PNG declaring 100000×100000, a valid 12000×12000 PNG squeezed into 150 KB, a JPEG declaring
     /// 65500×65500, a 1×1 GIF on a 65535×65535 screen, the corpus's 44-byte GIF and BMP bombs), frame bombs (30 000
     /// GIF frames; an APNG announcing 2³¹−1 frames, which ImageMagick 6 reads as one still image) and video whose
     /// headers declare 16000×16000 or 100000×100000 frames are refused from their headers or by the libraries'
@@ -135,6 +135,10 @@ struct HostileInputEndToEndTests {
             "-pix_fmt", "gray", zlibBomb.string,
         ])
         var cases: [(name: String, output: String, payload: Data, codes: Set<String>)] = [
+            (
+                "huge.png", "huge.jpg", HostilePayloads.pngDeclaring(width: 100_000, height: 100_000, from: png),
+                ["limitExceeded"]
+            ),
             (
                 "zlib-bomb.png", "zlib-bomb.jpg", try Data(contentsOf: URL(fileURLWithPath: zlibBomb.string)),
                 ["limitExceeded"]

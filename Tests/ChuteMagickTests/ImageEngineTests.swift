@@ -215,6 +215,29 @@ import Testing
         #expect(failure?.message.contains("width or height exceeds limit") == true)
     }
 
+    @Test(arguments: [(20000, 16), (16, 20000), (100_000, 100_000), (12000, 12000)])
+    func pngDeclaringMoreThanThePolicyIsALimitFromItsHeader(width: Int, height: Int) throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("declared.png")
+        try MagickTool.convert(["-size", "16x16", "xc:red", input.string])
+        // Rewrite the IHDR's width and height (bytes 16 to 23, big-endian) and its CRC: only the header lies. libpng
+        // refuses sizes beyond the policy without a word, which ImageMagick passes on as no reason at all.
+        var bytes = try input.readBytes()
+        for (offset, value) in [(16, width), (20, height)] {
+            let bigEndian = (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) }
+            bytes.replaceSubrange(offset..<(offset + 4), with: bigEndian)
+        }
+        let crc = Self.crc32(bytes[12..<29])
+        bytes.replaceSubrange(29..<33, with: (0..<4).map { UInt8(truncatingIfNeeded: crc >> (24 - 8 * $0)) })
+        try input.write(bytes)
+
+        let failure = Conversion.failure(input, to: "jpg", output: directory.file("out.jpg"))
+
+        #expect(failure?.code == .limitExceeded, "\(String(describing: failure))")
+        #expect(failure?.message.contains("image is \(width)x\(height)") == true, "\(String(describing: failure))")
+        #expect(!directory.file("out.jpg").exists)
+    }
+
     @Test func truncatedJPEGIsCorrupt() throws {
         let directory = try TemporaryDirectory()
         let whole = directory.file("whole.jpg")
@@ -370,6 +393,16 @@ import Testing
     }
 
     /// The size and EXIF orientation `identify` reports.
+    /// The CRC-32 that PNG chunks carry.
+    private static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
     private static func sizeAndOrientation(of path: FilePath) throws -> (String, String) {
         let fields = try MagickTool.identify("%wx%h %[orientation]", path).split(separator: " ")
         return (String(fields.first ?? ""), String(fields.dropFirst().first ?? ""))
