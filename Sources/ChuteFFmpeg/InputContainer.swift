@@ -11,7 +11,8 @@ import CFFmpeg
 /// No `interrupt_callback` is installed: a job's time limit is enforced by the supervisor, which kills the worker
 /// process, and reading a regular file never blocks indefinitely.
 ///
-/// The corresponding C functions are `avformat_open_input`, `avformat_find_stream_info` and `avformat_close_input`.
+/// The corresponding C functions are `av_probe_input_buffer2`, `avformat_open_input`, `avformat_find_stream_info` and
+/// `avformat_close_input`.
 struct InputContainer: ~Copyable {
     /// The demuxers Chute allows, as `format_whitelist` takes them (names from `ffmpeg -demuxers`).
     static let demuxers = [
@@ -36,6 +37,31 @@ struct InputContainer: ~Copyable {
     /// - Throws: ``FFmpegError`` with code `openInput` when the container is not one Chute reads, or is damaged.
     init(file: MediaFile) throws(FFmpegError) {
         let io = try IOContext(reading: file)
+        let demuxers = Self.demuxers.joined(separator: ",")
+        // Probed here rather than inside avformat_open_input (which runs the same probe), so that content in a format
+        // Chute refuses is named and refused as such instead of failing like a damaged file: a playlist behind an
+        // ID3 tag passes the magic-byte check as MP3, and FFmpeg's probe skips the tag and finds `hls`.
+        var format: UnsafePointer<AVInputFormat>?
+        try FFmpegError.check(
+            av_probe_input_buffer2(io.context, &format, "", nil, 0, 0),
+            .openInput,
+            "av_probe_input_buffer2"
+        )
+        guard let format else {
+            throw FFmpegError(.openInput, "av_probe_input_buffer2", status: chute_averror_invaliddata())
+        }
+        // A demuxer's name lists the formats it serves (`mov,mp4,m4a,3gp,3g2,mj2`); one allowed is enough, as for
+        // format_whitelist.
+        let name = String(cString: format.pointee.name)
+        guard name.split(separator: ",").contains(where: { Self.demuxers.contains(String($0)) }) else {
+            let longName = format.pointee.long_name.map { " (\(String(cString: $0)))" } ?? ""
+            throw FFmpegError(
+                .openInput,
+                "av_probe_input_buffer2",
+                status: chute_averror_demuxer_not_found(),
+                detail: "the content is \(name)\(longName), not a format Chute reads; no demuxer was opened for it"
+            )
+        }
         guard let allocated = avformat_alloc_context() else {
             throw FFmpegError(.openInput, "avformat_alloc_context", status: chute_averror(ENOMEM))
         }
@@ -44,7 +70,7 @@ struct InputContainer: ~Copyable {
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
         let settings = [
-            ("format_whitelist", Self.demuxers.joined(separator: ",")), ("protocol_whitelist", "file"),
+            ("format_whitelist", demuxers), ("protocol_whitelist", "file"),
             ("probesize", String(Self.probeBytes)), ("analyzeduration", String(Self.probeMicroseconds)),
             ("max_streams", String(Self.streamLimit)),
             // QuickTime external data references stay off (FFmpeg's default), whatever a file asks for.
@@ -55,7 +81,7 @@ struct InputContainer: ~Copyable {
         }
         var opened: UnsafeMutablePointer<AVFormatContext>? = allocated
         // On failure avformat_open_input frees the context and sets it to nil; the IOContext is ours to free.
-        try FFmpegError.check(avformat_open_input(&opened, nil, nil, &options), .openInput, "avformat_open_input")
+        try FFmpegError.check(avformat_open_input(&opened, nil, format, &options), .openInput, "avformat_open_input")
         guard let context = opened else {
             throw FFmpegError(.openInput, "avformat_open_input", status: chute_averror_invaliddata())
         }

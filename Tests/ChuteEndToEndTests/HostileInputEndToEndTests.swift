@@ -15,7 +15,9 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct HostileInputEndToEndTests {
     /// Playlists, manifests and scripts are recognised by content, whatever their name, and refused before any
-    /// demuxer sees them. A session description is simply not recognised.
+    /// demuxer sees them; one hidden behind an ID3 tag passes the magic-byte check as MP3 and is refused as soon as
+    /// FFmpeg's probe names it `hls`, which is not an allowed demuxer. A session description is simply not
+    /// recognised.
     @Test func playlistsManifestsAndScriptsPosingAsMediaAreRefused() async throws {
         let scenario = try HostileScenario()
         defer { scenario.stop() }
@@ -34,6 +36,7 @@ struct HostileInputEndToEndTests {
             ("tracks.ogg", "tracks.m4a", Data(HostilePayloads.xspf(url: url, marker: video).utf8), "refused"),
             ("dash.mp4", "dash.mp4", Data(HostilePayloads.dash(url: url, marker: video).utf8), "playlist"),
             ("stream.mkv", "stream.mp4", Data(HostilePayloads.sdp(port: scenario.listener.port).utf8), "recognise"),
+            ("tagged.mp3", "tagged.m4a", HostilePayloads.id3ThenHLS(url: url, marker: video), "the content is hls"),
         ]
         for (name, _, payload, _) in cases {
             try scenario.drop(name, payload)

@@ -110,6 +110,27 @@ struct BadInputTests {
         #expect(!FileManager.default.fileExists(atPath: output.string))
     }
 
+    @Test func playlistBehindAnID3TagIsRefusedAsAPlaylist() throws {
+        let directory = try TemporaryDirectory(prefix: "media")
+        defer { directory.remove() }
+        // An ID3v2.3 tag with one TIT2 frame passes the magic-byte check as MP3; FFmpeg's probe skips the tag and
+        // finds the playlist behind it.
+        let frame = Array("TIT2".utf8) + [0, 0, 0, 5, 0, 0, 3] + Array("song".utf8)
+        let tag = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, UInt8(frame.count)] + frame
+        let input = directory.appending("song.mp3")
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n"
+        try Data(tag + Array(playlist.utf8)).write(to: URL(fileURLWithPath: input.string))
+        let output = directory.appending("out.m4a")
+
+        let failure = try #require(throws: ConversionFailure.self) {
+            try Conversion.run(input, to: "m4a", output: output)
+        }
+
+        #expect(failure.code == .unsupportedInput, "\(failure)")
+        #expect(failure.message.contains("the content is hls"), "\(failure)")
+        #expect(!FileManager.default.fileExists(atPath: output.string))
+    }
+
     @Test func imageIsNotMedia() throws {
         let directory = try TemporaryDirectory(prefix: "media")
         defer { directory.remove() }
