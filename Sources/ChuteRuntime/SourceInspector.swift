@@ -90,9 +90,13 @@ package enum SourceInspector {
 
     /// The SHA-256 of a file's content as lowercase hex, read in 1 MiB chunks.
     ///
-    /// - Throws: the `Errno` of `open` or `read`.
+    /// The file is opened like the other checks here, without following a symlink and without blocking: the job
+    /// runner hashes a source right after an `lstat` found a regular file, and a FIFO swapped in meanwhile would
+    /// otherwise hold the hashing thread, and the job with it, until someone wrote to it.
+    ///
+    /// - Throws: the `Errno` of `read`; `EINVAL` when the file cannot be opened or is not a regular file.
     package static func sha256(of path: FilePath) throws -> String {
-        let descriptor = try FileDescriptor.open(path, .readOnly, options: [.noFollow, .closeOnExec])
+        guard let (descriptor, _) = Self.openRegularFile(path) else { throw Errno.invalidArgument }
         defer { try? descriptor.close() }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
