@@ -100,14 +100,19 @@ package enum SafeName {
     /// The longest output name, in UTF-8 bytes, leaving room for a `-NNN` collision suffix and temp prefixes.
     package static let maximumBytes = 200
 
-    /// Replaces control characters and `/` with `_`, refuses `.`/`..` and leading dashes, and caps the length at a
-    /// character boundary, keeping the extension.
+    /// Replaces control characters, bidirectional overrides and `/` with `_`, refuses `.`/`..` and leading dashes,
+    /// and caps the length at a character boundary, keeping the extension.
+    ///
+    /// The overrides are the ones ``LogText`` escapes: in a file listing, `invoice<U+202E>gnp.jpg` reads as
+    /// `invoicegpj.png`, so an uploader could make an output look like another type.
     package static func sanitized(_ name: String) -> String {
         var cleaned = String(
             String.UnicodeScalarView(
                 name.unicodeScalars.map { scalar in
-                    scalar.properties.generalCategory == .control || scalar == "/" || scalar == "\u{7F}"
-                        ? "_" : scalar
+                    let isBidiControl =
+                        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+                    return scalar.properties.generalCategory == .control || isBidiControl || scalar == "/"
+                        || scalar == "\u{7F}" ? "_" : scalar
                 }
             )
         )

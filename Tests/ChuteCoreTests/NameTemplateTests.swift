@@ -57,6 +57,11 @@ import Testing
         #expect(template.render(sourceName: "a\u{07}b\nc.png", format: self.jpg, rule: "r", date: "") == "a_b_c.jpg")
         #expect(template.render(sourceName: "-rf.png", format: self.jpg, rule: "r", date: "") == "_rf.jpg")
         #expect(template.render(sourceName: "x\u{7F}.png", format: self.jpg, rule: "r", date: "") == "x_.jpg")
+        // Bidirectional overrides and isolates, which would make a listing show another extension.
+        let override = template.render(sourceName: "invoice\u{202E}gnp.png", format: self.jpg, rule: "r", date: "")
+        #expect(override == "invoice_gnp.jpg")
+        let isolates = template.render(sourceName: "a\u{2066}b\u{2069}.png", format: self.jpg, rule: "r", date: "")
+        #expect(isolates == "a_b_.jpg")
     }
 
     @Test func sanitisingRefusesDotNamesAndLeadingDashes() {

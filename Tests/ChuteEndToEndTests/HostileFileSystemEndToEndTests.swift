@@ -229,6 +229,8 @@ struct HostileFileSystemEndToEndTests {
             ("photo[0].png", "photo[0].jpg"),
             ("..png", "..jpg"),
             ("\(long).png", String(repeating: "a", count: 196) + ".jpg"),
+            // A right-to-left override would make a listing show this output's name as "invoicegpj.png".
+            ("invoice\u{202E}gnp.jpg", "invoice_gnp.jpg"),
             // Canonically equivalent twins (NFC and NFD): two files, two outputs, neither overwrites the other.
             ("caf\u{E9}.png", "caf\u{E9}.jpg"),
             ("cafe\u{301}.png", "cafe\u{301}.jpg"),
