@@ -120,7 +120,7 @@ package struct ImageEngine: ConversionEngine {
         if type == .png, let size = Self.declaredPNGSize(bytes) {
             // libpng refuses a PNG beyond the policy's width or height before ImageMagick's ping can, and ImageMagick
             // then reports no reason at all: the IHDR chunk says it first.
-            try Self.checkLimits([size], library: library)
+            try Self.checkLimits([size], library: library, limits: request.limits)
         }
         let pingable = library.decodesFromMemory(coder)
         if pingable {
