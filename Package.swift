@@ -47,6 +47,7 @@ let package = Package(
         .target(
             name: "ChuteCore",
             dependencies: [
+                "CChuteLinux",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -144,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "ChuteRuntimeTests",
             dependencies: [
-                "ChuteRuntime", "ChuteCore", "ChuteTestSupport",
+                "ChuteRuntime", "ChuteCore", "ChuteTestSupport", "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

@@ -6,9 +6,11 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/ioprio.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -104,4 +106,74 @@ int chute_deny_network(void) {
     errno = EINVAL;
     return -1;
 #endif
+}
+
+int chute_open_beneath_by_component(int rootfd, const char *relative, int flags) {
+    char path[4096];
+    if (strlen(relative) >= sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(path, relative);
+    int current = dup(rootfd);
+    if (current < 0) {
+        return -1;
+    }
+    char *rest = path;
+    for (;;) {
+        while (*rest == '/') {
+            rest++;
+        }
+        char *slash = strchr(rest, '/');
+        if (slash != NULL) {
+            *slash = 0;
+        }
+        if (strcmp(rest, "..") == 0 || *rest == 0) {
+            close(current);
+            errno = EXDEV;
+            return -1;
+        }
+        int next = slash != NULL
+            ? openat(current, rest, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            : openat(current, rest, flags | O_NOFOLLOW | O_CLOEXEC);
+        int saved = errno;
+        close(current);
+        if (next < 0 || slash == NULL) {
+            errno = saved;
+            return next;
+        }
+        current = next;
+        rest = slash + 1;
+    }
+}
+
+int chute_open_beneath(const char *root, const char *relative, int flags) {
+    int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) {
+        return -1;
+    }
+    struct open_how how;
+    memset(&how, 0, sizeof(how));
+    how.flags = (unsigned long long)(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    int fd = (int)syscall(SYS_openat2, rootfd, relative, &how, sizeof(how));
+    if (fd < 0 && errno == ENOSYS) {
+        fd = chute_open_beneath_by_component(rootfd, relative, flags);
+    }
+    int saved = errno;
+    close(rootfd);
+    errno = saved;
+    return fd;
+}
+
+int chute_stat_beneath(const char *root, const char *relative, struct stat *info) {
+    int fd = chute_open_beneath(root, relative, O_PATH | O_NOFOLLOW);
+    if (fd < 0) {
+        return -1;
+    }
+    int result = fstat(fd, info);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return result;
 }

@@ -37,6 +37,10 @@ package struct WatchConfig: Sendable, Equatable {
     /// `lockSuffix` (such as `.lock`, default none): a file is not taken while a marker named after it with this
     /// suffix (`clip.mkv.lock`), or a file named just the suffix (`.lock`) in its folder, exists.
     package var lockSuffix: String?
+    /// `allowHardLinks` (bool, default false): take files that have more than one name. Refused by default: a hard
+    /// link gives an upload a file elsewhere that the uploader could not otherwise reach (and a `source: delete`
+    /// would then delete it); download tools that hard-link finished files into a drop folder need it.
+    package var allowHardLinks: Bool
 
     package init(
         path: FilePath,
@@ -45,7 +49,8 @@ package struct WatchConfig: Sendable, Equatable {
         poll: PollMode = .auto,
         pollInterval: Duration = .seconds(10),
         doneSuffix: String? = nil,
-        lockSuffix: String? = nil
+        lockSuffix: String? = nil,
+        allowHardLinks: Bool = false
     ) {
         self.path = path
         self.recursive = recursive
@@ -54,6 +59,7 @@ package struct WatchConfig: Sendable, Equatable {
         self.pollInterval = pollInterval
         self.doneSuffix = doneSuffix
         self.lockSuffix = lockSuffix
+        self.allowHardLinks = allowHardLinks
     }
 }
 

@@ -5,7 +5,10 @@ extension ConfigReader.Walker {
     /// The top-level keys.
     private static let topLevelKeys = ["watch", "rules", "settings"]
     /// The keys of one `watch:` entry.
-    private static let watchKeys = ["path", "recursive", "ignore", "poll", "pollInterval", "doneSuffix", "lockSuffix"]
+    private static let watchKeys = [
+        "path", "recursive", "ignore", "poll", "pollInterval", "doneSuffix", "lockSuffix",
+        "allowHardLinks",
+    ]
     /// The keys of a rule that set conversion options (``ConversionOptions``).
     static let optionKeys = [
         "quality", "width", "height", "strip", "upscale", "videoCodec", "crf", "videoBitrate", "preset", "maxFrameRate",
@@ -106,6 +109,9 @@ extension ConfigReader.Walker {
                 } else {
                     self.report("'pollInterval' must be at least 100ms", at: entry.value)
                 }
+            }
+            if let entry = fields["allowHardLinks"] {
+                watch.allowHardLinks = self.bool(entry) ?? watch.allowHardLinks
             }
             if let entry = fields["doneSuffix"] {
                 watch.doneSuffix = self.markerSuffix(entry)

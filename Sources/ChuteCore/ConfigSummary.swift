@@ -29,6 +29,9 @@ package enum ConfigSummary {
             case .always: line += "; polled every \(watch.pollInterval)"
             case .never: line += "; never polled"
             }
+            if watch.allowHardLinks {
+                line += "; hard links allowed"
+            }
             if let done = watch.doneSuffix {
                 line += "; a file waits for its \(done) marker"
             }

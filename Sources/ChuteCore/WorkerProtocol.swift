@@ -14,6 +14,11 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
     /// The job's limits: the worker applies the resource limits to itself for the job, the engine checks the input's
     /// headers against the size limits.
     package var limits: JobLimits
+    /// The watched folder the input is below: the input is looked up beneath it without following any symbolic
+    /// link (``InputOpening``). `nil` for `chute convert`, which opens what it was given.
+    package var root: FilePath?
+    /// Whether the input may be a hard link (its watch's `allowHardLinks`).
+    package var allowsHardLinks: Bool
 
     package init(
         jobID: String,
@@ -22,7 +27,9 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
         output: FilePath,
         format: TargetFormat,
         options: ConversionOptions,
-        limits: JobLimits = JobLimits()
+        limits: JobLimits = JobLimits(),
+        root: FilePath? = nil,
+        allowsHardLinks: Bool = false
     ) {
         self.jobID = jobID
         self.engine = engine
@@ -31,6 +38,8 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
         self.format = format
         self.options = options
         self.limits = limits
+        self.root = root
+        self.allowsHardLinks = allowsHardLinks
     }
 }
 

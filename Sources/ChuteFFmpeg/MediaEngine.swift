@@ -75,7 +75,7 @@ package struct MediaEngine: ConversionEngine {
         guard request.format.category == .video || request.format.category == .audio else {
             throw ConversionFailure(.internalError, "the media engine does not write \(request.format.name)")
         }
-        let input = try MediaFile.open(readingAt: request.input)
+        let input = try MediaFile.open(reading: request)
         guard input.size > 0 else { throw ConversionFailure(.corruptInput, "empty file") }
         guard let type = MediaType.sniff(input.header(count: 512)) else {
             throw ConversionFailure(.unsupportedInput, "the content is not in a video or audio format Chute recognises")

@@ -40,39 +40,12 @@ final class MediaFile {
         }
     }
 
-    /// Opens an input for reading and checks that it is a regular file.
+    /// Opens a job's input (``InputOpening``).
     ///
-    /// `O_NOFOLLOW` refuses a symbolic link in the last component, and `O_NONBLOCK` makes opening a FIFO return at
-    /// once instead of waiting for a writer. The corresponding C functions are `open` and `fstat`.
-    ///
-    /// - Throws: `unsupportedInput` for a symbolic link, FIFO, socket, device or directory; `inputChanged` when the
-    ///   file is gone; `internalError` for other failures.
-    static func open(readingAt path: FilePath) throws(ConversionFailure) -> MediaFile {
-        let descriptor = path.withPlatformString { name in
-            Self.retryingOnInterrupt { Glibc.open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
-        }
-        guard descriptor >= 0 else {
-            let error = Errno(rawValue: errno)
-            switch error {
-            case .tooManySymbolicLinkLevels: throw ConversionFailure(.unsupportedInput, "input is a symbolic link")
-            case .noSuchAddressOrDevice: throw ConversionFailure(.unsupportedInput, "not a regular file")
-            case .noSuchFileOrDirectory: throw ConversionFailure(.inputChanged, "input disappeared before it was read")
-            case .resourceBusy, .textFileBusy, .wouldBlock:
-                throw ConversionFailure(.sourceBusy, "another program holds the input (\(error))")
-            default: throw ConversionFailure(.internalError, "cannot open input: \(error)")
-            }
-        }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            let error = Errno(rawValue: errno)
-            close(descriptor)
-            throw ConversionFailure(.internalError, "cannot inspect input: \(error)")
-        }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            close(descriptor)
-            throw ConversionFailure(.unsupportedInput, "not a regular file")
-        }
-        return MediaFile(descriptor: descriptor, path: path, size: Int64(status.st_size), isNew: false)
+    /// - Throws: as ``InputOpening/open(_:)`` does.
+    static func open(reading request: ConversionRequest) throws(ConversionFailure) -> MediaFile {
+        let (descriptor, size) = try InputOpening.open(request)
+        return MediaFile(descriptor: descriptor, path: request.input, size: size, isNew: false)
     }
 
     /// Creates an output, which must not exist, with mode 0644, open for writing and reading back.

@@ -109,7 +109,7 @@ package struct ImageEngine: ConversionEngine {
         report: inout ConversionReport,
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> Wand {
-        let bytes = try InputFile(openingAt: request.input).readAll(limit: Self.inputByteLimit)
+        let bytes = try InputFile(opening: request).readAll(limit: Self.inputByteLimit)
         guard !bytes.isEmpty else { throw ConversionFailure(.corruptInput, "empty file") }
         guard let type = MediaType.sniff(bytes) else {
             throw ConversionFailure(.unsupportedInput, "the content is not in an image format Chute recognises")

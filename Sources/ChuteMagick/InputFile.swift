@@ -5,49 +5,20 @@ import SystemPackage
 import Glibc
 #endif
 
-/// An input file, opened so that neither a symbolic link nor a FIFO or device can stand in for it.
-///
-/// The file is opened once; everything afterwards uses that descriptor, so the path is never looked up twice.
+/// An input file, opened so that neither a symbolic link nor a FIFO or device can stand in for it
+/// (``InputOpening``); everything afterwards uses that descriptor.
 struct InputFile: ~Copyable {
     private let descriptor: CInt
     /// The size `fstat` reported when the file was opened, in bytes.
     let size: Int
 
-    /// Opens the file at `path` for reading and checks that it is a regular file.
+    /// Opens a job's input (``InputOpening``).
     ///
-    /// `O_NOFOLLOW` refuses a symbolic link in the last component, and `O_NONBLOCK` makes opening a FIFO return at
-    /// once instead of waiting for a writer. The corresponding C functions are `open` and `fstat`.
-    ///
-    /// - Parameter path: the input.
-    /// - Throws: `unsupportedInput` for a symbolic link, FIFO, socket, device or directory; `inputChanged` when the
-    ///   file is gone; `internalError` for other `open` failures.
-    init(openingAt path: FilePath) throws(ConversionFailure) {
-        let descriptor = path.withPlatformString { name in
-            retryingOnInterrupt { open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) }
-        }
-        guard descriptor >= 0 else {
-            let error = Errno(rawValue: errno)
-            switch error {
-            case .tooManySymbolicLinkLevels: throw ConversionFailure(.unsupportedInput, "input is a symbolic link")
-            case .noSuchAddressOrDevice: throw ConversionFailure(.unsupportedInput, "not a regular file")
-            case .noSuchFileOrDirectory: throw ConversionFailure(.inputChanged, "input disappeared before it was read")
-            case .resourceBusy, .textFileBusy, .wouldBlock:
-                throw ConversionFailure(.sourceBusy, "another program holds the input (\(error))")
-            default: throw ConversionFailure(.internalError, "cannot open input: \(error)")
-            }
-        }
-        var status = Glibc.stat()
-        guard fstat(descriptor, &status) == 0 else {
-            let error = Errno(rawValue: errno)
-            close(descriptor)
-            throw ConversionFailure(.internalError, "cannot inspect input: \(error)")
-        }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            close(descriptor)
-            throw ConversionFailure(.unsupportedInput, "not a regular file")
-        }
+    /// - Throws: as ``InputOpening/open(_:)`` does.
+    init(opening request: ConversionRequest) throws(ConversionFailure) {
+        let (descriptor, size) = try InputOpening.open(request)
         self.descriptor = descriptor
-        self.size = Int(status.st_size)
+        self.size = Int(size)
     }
 
     deinit {

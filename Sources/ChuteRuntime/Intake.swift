@@ -45,8 +45,8 @@ package actor Intake {
     /// Files waiting for a marker (a `doneSuffix` file to appear, a `lockSuffix` file to go), with their watched
     /// folder; a change of the marker brings them back.
     private var waitingForMarker: [FilePath: FilePath] = [:]
-    /// The watched folders that use markers.
-    private let markerWatches: [FilePath: WatchConfig]
+    /// The watched folders, for their markers and whether they allow hard links.
+    private let watches: [FilePath: WatchConfig]
     /// How many times in a row each file's job was postponed by a transient failure, for the back-off.
     private var postponements: [FilePath: Int] = [:]
     /// Files postponed by a transient failure, with their back-off; ``consume(_:)`` arms their timers.
@@ -72,10 +72,7 @@ package actor Intake {
 
     package init(config: ChuteConfig, queue: JobQueue, journal: Journal, logger: Logger) {
         self.matcher = RuleMatcher(config: config)
-        self.markerWatches = Dictionary(
-            config.watches.filter { $0.doneSuffix != nil || $0.lockSuffix != nil }.map { ($0.path, $0) },
-            uniquingKeysWith: { first, _ in first }
-        )
+        self.watches = Dictionary(config.watches.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         self.queue = queue
         self.quietPeriod = config.settings.quietPeriod
         self.incompleteTimeout = config.settings.incompleteTimeout
@@ -158,14 +155,14 @@ package actor Intake {
     /// the event creates or removes.
     private func observe(_ event: IntakeEvent) -> [(StabilityTracker.Ticket, Duration)] {
         var tickets: [(StabilityTracker.Ticket, Duration)] = []
-        if let watch = self.markerWatches[event.root], let marked = watch.markedFile(by: event.path) {
+        if let watch = self.watches[event.root], let marked = watch.markedFile(by: event.path) {
             let folder = event.path.removingLastComponent()
             let released = self.waitingForMarker.filter { path, _ in
                 marked.isFolderLock ? path.removingLastComponent() == folder : path == marked.file
             }
             for (path, root) in released {
                 self.waitingForMarker[path] = nil
-                let fingerprint = (try? SourceInspector.status(of: path))?.fingerprint
+                let fingerprint = (try? SourceInspector.status(of: path, beneath: root))?.fingerprint
                 tickets.append((self.stability.touch(path, root: root, fingerprint: fingerprint), self.quietPeriod))
             }
         }
@@ -176,7 +173,7 @@ package actor Intake {
             self.waitingForMarker[event.path] = nil
         case .appeared:
             guard !self.produced.contains(event.path) else { break }
-            let fingerprint = (try? SourceInspector.status(of: event.path))?.fingerprint
+            let fingerprint = (try? SourceInspector.status(of: event.path, beneath: event.root))?.fingerprint
             tickets.append(
                 (self.stability.touch(event.path, root: event.root, fingerprint: fingerprint), self.quietPeriod)
             )
@@ -187,7 +184,16 @@ package actor Intake {
     /// Ends a quiet period; returns a new ticket and delay when the file must wait again.
     private func settle(_ ticket: StabilityTracker.Ticket) async -> (StabilityTracker.Ticket, Duration)? {
         let path = ticket.path
-        guard let status = try? SourceInspector.status(of: path) else {
+        let status: SourceInspector.Status
+        do {
+            status = try SourceInspector.status(of: path, beneath: self.matcher.root(containing: path))
+        } catch {
+            if [.tooManySymbolicLinkLevels, .improperLink, .notDirectory].contains(error) {
+                self.logger.info(
+                    "Skipped: its path goes through a symbolic link, which is not followed",
+                    metadata: ["input.path": "\(LogText.escaped(path.string))"]
+                )
+            }
             self.stability.forget(path)
             return nil
         }
@@ -212,12 +218,20 @@ package actor Intake {
             logger.info("Skipped: not a regular file")
             return nil
         }
+        // A second name for a file that may lie outside the watched folder: refused before anything reads it.
+        guard status.linkCount <= 1 || self.watches[root]?.allowHardLinks == true else {
+            logger.info(
+                "Skipped: a hard link; the watch's allowHardLinks takes such files",
+                metadata: ["links": "\(status.linkCount)"]
+            )
+            return nil
+        }
         if self.handled[path] == status.fingerprint { return nil }
         if await self.queue.isActive(path) {
             self.recheck.insert(path)
             return nil
         }
-        let sniffed = await Blocking.run { SourceInspector.sniff(path) }
+        let sniffed = await Blocking.run { SourceInspector.sniff(path, beneath: root) }
         let facts = FileFacts(size: status.fingerprint.size, modified: status.fingerprint.modified, sniffed: sniffed)
         let now = Date()
         let decision = self.matcher.decide(
@@ -245,7 +259,8 @@ package actor Intake {
                 plan: plan,
                 fingerprint: status.fingerprint,
                 sniffed: sniffed,
-                doneMarker: self.markerWatches[root]?.doneSuffix.map { self.marker(of: path, suffix: $0) }
+                doneMarker: self.watches[root]?.doneSuffix.map { self.marker(of: path, suffix: $0) },
+                allowsHardLinks: self.watches[root]?.allowHardLinks == true
             )
             if let earlier = await self.earlierOutcome(path, fingerprint: status.fingerprint, logger: logger) {
                 self.handled[path] = status.fingerprint
@@ -256,7 +271,7 @@ package actor Intake {
                 }
                 return nil
             }
-            if let watch = self.markerWatches[root],
+            if let watch = self.watches[root],
                 let reason = watch.markerWait(for: path, exists: { access($0.string, F_OK) == 0 })
             {
                 // Checked and recorded with no suspension between, so a marker event cannot slip in unseen.
@@ -264,7 +279,7 @@ package actor Intake {
                 logger.debug("Waiting for a marker", metadata: ["reason": "\(LogText.escaped(reason))"])
                 return nil
             }
-            if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed) }) {
+            if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed, beneath: root) }) {
                 let now = ContinuousClock.now
                 let since = self.waitingSince[path] ?? now
                 if now - since < self.incompleteTimeout {

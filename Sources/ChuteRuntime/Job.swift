@@ -21,6 +21,8 @@ package struct Job: Sendable, Identifiable {
     /// The marker file whose presence released the source (its watch's `doneSuffix`), which goes with the source
     /// when the source is moved or deleted.
     package var doneMarker: FilePath?
+    /// Whether the source may be a hard link (its watch's `allowHardLinks`).
+    package var allowsHardLinks: Bool
 
     package init(
         id: String = UUID().uuidString.lowercased(),
@@ -30,7 +32,8 @@ package struct Job: Sendable, Identifiable {
         plan: OutputPlan,
         fingerprint: SourceFingerprint,
         sniffed: MediaType?,
-        doneMarker: FilePath? = nil
+        doneMarker: FilePath? = nil,
+        allowsHardLinks: Bool = false
     ) {
         self.id = id
         self.source = source
@@ -40,6 +43,7 @@ package struct Job: Sendable, Identifiable {
         self.fingerprint = fingerprint
         self.sniffed = sniffed
         self.doneMarker = doneMarker
+        self.allowsHardLinks = allowsHardLinks
     }
 
     /// The engine lane the job runs in.

@@ -63,13 +63,13 @@ package struct JobRunner: Sendable {
         let started = Date()
         let clockStart = ContinuousClock.now
 
-        guard let status = try? SourceInspector.status(of: job.source), status.isRegularFile else {
+        guard let status = try? SourceInspector.status(of: job.source, beneath: job.root), status.isRegularFile else {
             logger.info("Source vanished before its job started")
             return .ended(.vanished)
         }
-        let source = job.source
+        let (source, root) = (job.source, job.root)
         // The source is hashed while the worker converts it, so the worker never waits for the hash.
-        async let hashing = try? Blocking.run { try SourceInspector.sha256(of: source) }
+        async let hashing = try? Blocking.run { try SourceInspector.sha256(of: source, beneath: root) }
         var record = Record(job: job, status: status, sha256: nil, started: started, clockStart: clockStart)
         do {
             try await self.journal.begin(job)
@@ -100,7 +100,9 @@ package struct JobRunner: Sendable {
             output: temporary,
             format: job.rule.to,
             options: job.rule.options,
-            limits: job.rule.limits
+            limits: job.rule.limits,
+            root: job.root,
+            allowsHardLinks: job.allowsHardLinks
         )
         logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
         var progressLog = ProgressLog(start: ContinuousClock.now)
@@ -137,7 +139,9 @@ package struct JobRunner: Sendable {
         var record = pending.record
         let job = record.job
         let logger = pending.logger
-        if let now = try? SourceInspector.status(of: job.source), now.fingerprint != record.status.fingerprint {
+        if let now = try? SourceInspector.status(of: job.source, beneath: job.root),
+            now.fingerprint != record.status.fingerprint
+        {
             _ = unlink(pending.temporary.string)
             // Someone is still writing it: the new version is taken later, whole.
             let failure = ConversionFailure(

@@ -81,7 +81,9 @@ package enum SourceDisposal {
 
     /// Fails unless the source is still the version the job converted.
     private static func checkUnchanged(_ job: Job) throws(ConversionFailure) {
-        guard let now = try? SourceInspector.status(of: job.source), now.fingerprint == job.fingerprint else {
+        guard let now = try? SourceInspector.status(of: job.source, beneath: job.root),
+            now.fingerprint == job.fingerprint
+        else {
             throw ConversionFailure(.inputChanged, "the source changed or vanished after its job; it was left alone")
         }
     }

@@ -10,31 +10,64 @@ package enum SourceInspector {
     package struct Status: Sendable, Equatable {
         package var fingerprint: SourceFingerprint
         package var isRegularFile: Bool
+        /// How many names the file has: more than one for a hard link.
+        package var linkCount: Int
     }
 
     /// Reads a path's metadata without following a final symlink.
     ///
-    /// The corresponding C function is `lstat`.
-    /// - Throws: the `Errno` of `lstat` (`ENOENT` when the file is gone).
-    package static func status(of path: FilePath) throws(Errno) -> Status {
+    /// With `root`, the path is looked up below that folder without following any symbolic link on the way, not
+    /// even a folder that was swapped for one; a path that would leave `root` fails with `ELOOP` or `EXDEV`. The
+    /// corresponding C functions are `lstat`, or `openat2` with `O_PATH` and `fstat` (``chute_stat_beneath``).
+    /// - Parameter root: the watched folder the path is below, for a source; `nil` for Chute's own files.
+    /// - Throws: the `Errno` of the lookup (`ENOENT` when the file is gone).
+    package static func status(of path: FilePath, beneath root: FilePath? = nil) throws(Errno) -> Status {
         var info = stat()
-        let result = path.withPlatformString { lstat($0, &info) }
-        guard result == 0 else { throw Errno(rawValue: errno) }
+        if let root {
+            var relative = path
+            guard relative.removePrefix(root), !relative.isEmpty else { throw Errno.improperLink }
+            let result = root.withPlatformString { rootName in
+                relative.withPlatformString { chute_stat_beneath(rootName, $0, &info) }
+            }
+            guard result == 0 else { throw Errno(rawValue: errno) }
+        } else {
+            let result = path.withPlatformString { lstat($0, &info) }
+            guard result == 0 else { throw Errno(rawValue: errno) }
+        }
         let fingerprint = SourceFingerprint(
             device: UInt64(info.st_dev),
             inode: UInt64(info.st_ino),
             size: Int64(info.st_size),
             modifiedNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
         )
-        return Status(fingerprint: fingerprint, isRegularFile: info.st_mode & S_IFMT == S_IFREG)
+        return Status(
+            fingerprint: fingerprint,
+            isRegularFile: info.st_mode & S_IFMT == S_IFREG,
+            linkCount: Int(info.st_nlink)
+        )
+    }
+
+    /// Opens `path`, which is below the folder `root`, following no symbolic link on the way and never leaving
+    /// `root`. The corresponding C function is `openat2` (``chute_open_beneath``).
+    ///
+    /// - Returns: the descriptor, which the caller closes.
+    /// - Throws: `EXDEV` when the path is not below `root`; otherwise the lookup's `Errno`.
+    private static func open(_ path: FilePath, beneath root: FilePath, flags: Int32) throws(Errno) -> Int32 {
+        var relative = path
+        guard relative.removePrefix(root), !relative.isEmpty else { throw Errno.improperLink }
+        let descriptor = root.withPlatformString { rootName in
+            relative.withPlatformString { chute_open_beneath(rootName, $0, flags) }
+        }
+        guard descriptor >= 0 else { throw Errno(rawValue: errno) }
+        return descriptor
     }
 
     /// Recognises a regular file's type from its first 512 bytes.
     ///
     /// The file is opened without following symlinks and without blocking (a FIFO posing as media cannot hang it).
     /// - Returns: the type, or `nil` when the file cannot be read or is not recognised.
-    package static func sniff(_ path: FilePath) -> MediaType? {
-        guard let (descriptor, _) = Self.openRegularFile(path) else { return nil }
+    package static func sniff(_ path: FilePath, beneath root: FilePath? = nil) -> MediaType? {
+        guard let (descriptor, _) = Self.openRegularFile(path, beneath: root) else { return nil }
         defer { try? descriptor.close() }
         var header = [UInt8](repeating: 0, count: 512)
         let count = (try? header.withUnsafeMutableBytes { try descriptor.read(into: $0) }) ?? 0
@@ -49,9 +82,11 @@ package enum SourceInspector {
     /// tell about writers (a file of another user for a daemon without CAP_LEASE, a network file system), that check
     /// is skipped. The corresponding C functions are `fcntl` with `F_SETLEASE`, and `pread`.
     ///
-    /// - Parameter type: the type sniffed from the file's first bytes.
-    package static func notReady(_ path: FilePath, type: MediaType?) -> String? {
-        guard let (descriptor, size) = Self.openRegularFile(path) else { return nil }
+    /// - Parameters:
+    ///   - type: the type sniffed from the file's first bytes.
+    ///   - root: the watched folder, below which the path is looked up without following links.
+    package static func notReady(_ path: FilePath, type: MediaType?, beneath root: FilePath? = nil) -> String? {
+        guard let (descriptor, size) = Self.openRegularFile(path, beneath: root) else { return nil }
         defer { try? descriptor.close() }
         if chute_file_has_writers(descriptor.rawValue) == 1 {
             return "a process has it open for writing"
@@ -66,20 +101,25 @@ package enum SourceInspector {
         return "it looks incomplete: \(reason)"
     }
 
-    /// Opens a regular file for reading, without following a symlink and without blocking (a FIFO posing as media
-    /// cannot hang the supervisor).
+    /// Opens a regular file for reading, without following a symlink (with `root`, none on the whole way) and
+    /// without blocking (a FIFO posing as media cannot hang the supervisor).
     ///
     /// - Returns: the descriptor, which the caller closes, and the file's size; `nil` when it cannot be opened or is
     ///   not a regular file.
-    private static func openRegularFile(_ path: FilePath) -> (FileDescriptor, Int64)? {
-        guard
-            let descriptor = try? FileDescriptor.open(
+    private static func openRegularFile(_ path: FilePath, beneath root: FilePath?) -> (FileDescriptor, Int64)? {
+        let opened: FileDescriptor?
+        if let root {
+            opened = (try? Self.open(path, beneath: root, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK))
+                .map { FileDescriptor(rawValue: $0) }
+        } else {
+            opened = try? FileDescriptor.open(
                 path,
                 .readOnly,
                 options: [.noFollow, .nonBlocking, .closeOnExec],
                 retryOnInterrupt: true
             )
-        else { return nil }
+        }
+        guard let descriptor = opened else { return nil }
         var info = stat()
         guard fstat(descriptor.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             try? descriptor.close()
@@ -95,8 +135,8 @@ package enum SourceInspector {
     /// otherwise hold the hashing thread, and the job with it, until someone wrote to it.
     ///
     /// - Throws: the `Errno` of `read`; `EINVAL` when the file cannot be opened or is not a regular file.
-    package static func sha256(of path: FilePath) throws -> String {
-        guard let (descriptor, _) = Self.openRegularFile(path) else { throw Errno.invalidArgument }
+    package static func sha256(of path: FilePath, beneath root: FilePath? = nil) throws -> String {
+        guard let (descriptor, _) = Self.openRegularFile(path, beneath: root) else { throw Errno.invalidArgument }
         defer { try? descriptor.close() }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)

@@ -148,7 +148,7 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(watch: ["watch:", "  - path: inbox", "    recurse: false"]),
         "rules.yaml:3:5: unknown key 'recurse' in watch entry 1 (did you mean 'recursive'?); "
-            + "allowed keys: path, recursive, ignore, poll, pollInterval, doneSuffix, lockSuffix"
+            + "allowed keys: path, recursive, ignore, poll, pollInterval, doneSuffix, lockSuffix, allowHardLinks"
     ),
     (
         yaml(rule: standardRule + ["qualty: 0.5"]),
@@ -953,8 +953,15 @@ private let badSettingsValueCases: [(String, String)] = [
 
     @Test func readsMarkerSuffixes() throws {
         let config = try parsed(
-            yaml(watch: ["watch:", "  - path: inbox", "    doneSuffix: .done", "    lockSuffix: .lock"])
+            yaml(
+                watch: [
+                    "watch:", "  - path: inbox", "    doneSuffix: .done", "    lockSuffix: .lock",
+                    "    allowHardLinks: true",
+                ]
+            )
         )
+        #expect(config.watches[0].allowHardLinks)
+        #expect(try !parsed(yaml()).watches[0].allowHardLinks)
         #expect(config.watches[0].doneSuffix == ".done")
         #expect(config.watches[0].lockSuffix == ".lock")
         #expect(

@@ -120,12 +120,9 @@ struct HostileFileSystemEndToEndTests {
     /// A sub-folder is swapped for a symbolic link to a folder outside the tree after a file in it was reported, and
     /// before its quiet period ended: the daemon must not follow the link to the outside file of the same name.
     ///
-    /// What Chute does today (a known issue): every later step (the intake's `lstat`, sniff and readiness checks, the
-    /// hash, the worker's `open`) looks the path up again from `/`, and `O_NOFOLLOW` guards only its last
-    /// component, so the outside file is read and converted into the outbox. The fix opens the source beneath the
-    /// watch root (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` from a descriptor of the root, or the
-    /// supervisor's descriptor passed to the worker), which needs the root in `ConversionRequest` and in the
-    /// intake's and job runner's calls: areas being changed elsewhere, so it is described rather than made here.
+    /// Every step after the event (the intake's `lstat`, sniff and readiness checks, the hash, the worker's `open`)
+    /// looks the path up beneath the watched folder with `openat2` and `RESOLVE_NO_SYMLINKS`, so the swapped folder
+    /// leads nowhere; without that, `O_NOFOLLOW` guards only the last component and the outside file was converted.
     ///
     /// Its own marker and watch (not the scenario's), so that the scenario's checks still hold either way.
     @Test func folderSwappedForASymbolicLinkIsNotFollowed() async throws {
@@ -148,25 +145,20 @@ struct HostileFileSystemEndToEndTests {
         _ = try await waitUntil("upload-old/photo.jpg", timeout: 60) { scenario.sidecar("upload-old/photo.jpg") }
         try await scenario.finish("folder swapped for a symlink", note: "upload-old/photo.png converted")
         print(
-            "hostile: swapped folder (known issue): outside file converted: "
+            "hostile: swapped folder: outside file converted: "
                 + "\(scenario.sidecar("upload/photo.jpg")?.status == .completed), opened \(watch.events().count) times"
         )
-        withKnownIssue("the swapped path is looked up again from / and the outside file is read and converted") {
-            let converted = scenario.sidecar("upload/photo.jpg")
-            #expect(converted?.status != .completed, "the outside file was converted: \(String(describing: converted))")
-            #expect(watch.events().isEmpty, "the outside file was opened: \(watch.events())")
-        }
+        let converted = scenario.sidecar("upload/photo.jpg")
+        #expect(converted?.status != .completed, "the outside file was converted: \(String(describing: converted))")
+        #expect(watch.events().isEmpty, "the outside file was opened: \(watch.events())")
     }
 
     /// A hard link in the inbox to a file outside the tree (made by someone who can write both places, on the same
     /// file system) is a second name for the outside file: reading it reads the outside inode.
     ///
     /// Decision, as `security.md` §6 says: a regular file with more than one link is refused from its `lstat`,
-    /// before it is opened, with a clear log line, and the inode is never read. Chute does not do this yet (a known
-    /// issue): it sniffs, hashes and converts the link. The check belongs with the source policies in the intake
-    /// (next to its "not a regular file" skip) and the worker's `fstat` (for a link made later), together with a
-    /// rule or setting to allow links for setups that hard-link downloads into a drop folder on purpose; those are
-    /// areas being changed elsewhere, so it is described rather than made here.
+    /// before it is opened, with a clear log line, and the inode is never read; the worker's `fstat` refuses one too
+    /// (a link made later). A watch's `allowHardLinks` takes them, for tools that hard-link downloads on purpose.
     ///
     /// Its own marker and watch (not the scenario's), since the link's inode *is* the marker's.
     @Test func hardLinkToAFileOutsideTheRootIsRefusedUnread() async throws {
@@ -188,15 +180,13 @@ struct HostileFileSystemEndToEndTests {
         }
         try await scenario.finish("hard link")
         print(
-            "hostile: hard link (known issue): converted: \(scenario.sidecar("copy.jpg")?.status == .completed), "
+            "hostile: hard link: converted: \(scenario.sidecar("copy.jpg")?.status == .completed), "
                 + "outside inode opened or read \(watch.events().count) times"
         )
-        withKnownIssue("a hard link is converted, and its inode (the outside file) read") {
-            let converted = scenario.sidecar("copy.jpg")
-            #expect(converted == nil, "the hard link was converted: \(String(describing: converted))")
-            #expect(!scenario.daemon.logLines(containing: "copy.png", "Skipped").isEmpty)
-            #expect(watch.events().isEmpty, "the outside inode was read: \(watch.events())")
-        }
+        let converted = scenario.sidecar("copy.jpg")
+        #expect(converted == nil, "the hard link was converted: \(String(describing: converted))")
+        #expect(!scenario.daemon.logLines(containing: "copy.png", "Skipped: a hard link").isEmpty)
+        #expect(watch.events().isEmpty, "the outside inode was read: \(watch.events())")
     }
 
     /// Valid images under hostile names convert, each to an output whose name has its control characters

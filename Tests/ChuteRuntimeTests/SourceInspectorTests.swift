@@ -1,3 +1,4 @@
+import CChuteLinux
 import ChuteCore
 import ChuteRuntime
 import ChuteTestSupport
@@ -45,4 +46,52 @@ private final class ResultBox: @unchecked Sendable {
 
     func set(_ value: String?) { self.value = value }
     func get() -> String? { self.value }
+}
+
+/// Sources are looked up beneath their watched folder, never through a symbolic link on the way.
+@Suite struct BeneathRootTests {
+    @Test func aLinkAnywhereOnThePathIsRefusedAndAFinalOneDescribedItself() throws {
+        let directory = try TemporaryDirectory(prefix: "beneath")
+        defer { directory.remove() }
+        let root = try directory.makeDirectory("inbox")
+        let outside = try directory.makeDirectory("outside")
+        try Data("outside".utf8).write(to: URL(fileURLWithPath: outside.appending("a.jpg").string))
+        _ = try directory.makeDirectory("inbox/real")
+        try Data("inside".utf8).write(to: URL(fileURLWithPath: root.appending("real/a.jpg").string))
+        #expect(symlink(outside.string, root.appending("swapped").string) == 0)
+        #expect(symlink(outside.appending("a.jpg").string, root.appending("link.jpg").string) == 0)
+
+        let inside = try SourceInspector.status(of: root.appending("real/a.jpg"), beneath: root)
+        #expect(inside.isRegularFile && inside.fingerprint.size == 6)
+        #expect(throws: Errno.tooManySymbolicLinkLevels) {
+            try SourceInspector.status(of: root.appending("swapped/a.jpg"), beneath: root)
+        }
+        #expect(try !SourceInspector.status(of: root.appending("link.jpg"), beneath: root).isRegularFile)
+        #expect(SourceInspector.sniff(root.appending("swapped/a.jpg"), beneath: root) == nil)
+        #expect(throws: (any Error).self) { try SourceInspector.sha256(of: root.appending("link.jpg"), beneath: root) }
+    }
+
+    /// The lookup for kernels without `openat2`, tried directly since this kernel has it.
+    @Test func theComponentByComponentLookupRefusesLinksAndParents() throws {
+        let directory = try TemporaryDirectory(prefix: "beneath")
+        defer { directory.remove() }
+        let root = try directory.makeDirectory("inbox")
+        let outside = try directory.makeDirectory("outside")
+        try Data("outside".utf8).write(to: URL(fileURLWithPath: outside.appending("a.jpg").string))
+        _ = try directory.makeDirectory("inbox/real")
+        try Data("inside".utf8).write(to: URL(fileURLWithPath: root.appending("real/a.jpg").string))
+        #expect(symlink(outside.string, root.appending("swapped").string) == 0)
+        let rootDescriptor = open(root.string, O_RDONLY | O_DIRECTORY)
+        defer { close(rootDescriptor) }
+        func attempt(_ relative: String) -> Int32 {
+            let descriptor = chute_open_beneath_by_component(rootDescriptor, relative, O_RDONLY)
+            defer { if descriptor >= 0 { close(descriptor) } }
+            return descriptor >= 0 ? 0 : errno
+        }
+        #expect(attempt("real/a.jpg") == 0)
+        // A folder component that is a link is not a folder to O_NOFOLLOW.
+        #expect(attempt("swapped/a.jpg") == ENOTDIR)
+        #expect(attempt("real/../../outside/a.jpg") == EXDEV)
+        #expect(attempt("real//a.jpg") == 0)
+    }
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 
 /// Renames `oldpath` to `newpath` (both relative to their directory fds) unless `newpath` exists.
 /// Swift cannot call `renameat2` (glibc declares it only under _GNU_SOURCE, which Swift's Glibc module lacks).
@@ -45,6 +46,26 @@ int chute_set_io_priority(pid_t thread, int ioClass, int level);
 /// architecture it was not written for (only x86-64 and AArch64 are known).
 /// Returns 0, or -1 with errno set (EINVAL where the kernel lacks seccomp filters).
 int chute_deny_network(void);
+
+/// Opens `relative` (a path below the folder `root`) with `flags`, never leaving `root` and following no symbolic
+/// link on the way, not even in a folder part of the path (`openat2` with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS; where the kernel lacks `openat2`, one `openat` per component with O_NOFOLLOW). With
+/// O_PATH | O_NOFOLLOW a final symbolic link is opened itself, for `fstat`; otherwise it fails with ELOOP. `root`
+/// itself is looked up as usual: it is the configuration's. O_CLOEXEC is added.
+/// Returns the descriptor, or -1 with errno set (ELOOP or EXDEV when a link or `..` would lead elsewhere).
+int chute_open_beneath(const char *root, const char *relative, int flags);
+
+/// What chute_open_beneath does where the kernel lacks `openat2` (before Linux 5.6, as on many NAS systems): from
+/// the folder `rootfd`, each folder component is opened with O_PATH | O_NOFOLLOW, `..` and empty components are
+/// refused (EXDEV), and the last component is opened with `flags` | O_NOFOLLOW. A link fails with ENOTDIR (a folder
+/// component) or ELOOP (the last one).
+/// Returns the descriptor, or -1 with errno set.
+int chute_open_beneath_by_component(int rootfd, const char *relative, int flags);
+
+/// Like `lstat` for `relative` below `root`, with the lookup of chute_open_beneath: a symbolic link on the way fails
+/// (ELOOP or EXDEV), a final one is described itself. (O_PATH, which this needs, is not visible to Swift.)
+/// Returns 0, or -1 with errno set.
+int chute_stat_beneath(const char *root, const char *relative, struct stat *info);
 
 /// How many allocations (malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign) the C library has refused
 /// in this process, from any code in it: Chute replaces those functions with ones that forward to glibc and count
