@@ -9,6 +9,11 @@ packages=(
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
     libsqlite3-dev
     imagemagick ffmpeg libheif-examples rsync procps time
+    # For the Samba end-to-end test, which runs its own smbd (its own config, a free port on 127.0.0.1). Installing
+    # samba starts no smbd or nmbd in a container without systemd: invoke-rc.d finds no runlevel (and Debian's
+    # container images also deny it in policy-rc.d). On a systemd machine the packaged services start on 139/445,
+    # which the test does not use.
+    samba smbclient
 )
 
 missing=()
