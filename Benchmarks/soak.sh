@@ -42,7 +42,8 @@ fd_kinds() {
         awk '{ printf "%s%s x%d", (NR > 1 ? ", " : ""), $2, $1 } END { print "" }'
 }
 children() { (pgrep -P "$1" || true) | wc -l; }
-cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"; }  # utime + stime
+# utime, stime and their sum in seconds. /proc/PID/stat's second field, "(chute)", has no spaces.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print $14 / hz, $15 / hz, ($14 + $15) / hz }' "/proc/$1/stat"; }
 finished_jobs() { grep -c -E 'Job (completed|failed)' "$work/log" || true; }
 
 # Polls the daemon's descriptor count every 0.5 s until it has been the same for 3 s, or for 60 s at most; prints it.
@@ -86,7 +87,7 @@ YAML
 "$chute" run --config "$work/rules.yaml" 2> "$work/log" >/dev/null &
 daemon=$!
 deadline=$((SECONDS + 60))
-until grep -q "Watcher ready" "$work/log"; do
+until grep -qs "Watcher ready" "$work/log"; do
     [ "$SECONDS" -lt "$deadline" ] && kill -0 "$daemon" 2>/dev/null || { cat "$work/log" >&2; exit 1; }
     sleep 0.05
 done
@@ -139,7 +140,7 @@ fd_kinds_after=$(fd_kinds "$daemon")
 rss_after=$(status_kb "$daemon" VmRSS)
 hwm=$(status_kb "$daemon" VmHWM)
 workers_after=$(children "$daemon")
-supervisor_cpu=$(cpu_seconds "$daemon")
+read -r supervisor_user supervisor_sys supervisor_cpu < <(cpu_seconds "$daemon")
 threads=$(status_kb "$daemon" Threads)
 kill -TERM "$daemon"
 wait "$daemon" || true
@@ -173,8 +174,9 @@ printf '  files: inputs %d, sidecars %d, outputs %d, failed %d, duplicate output
 printf '  wall time         %8.2f s  (from each drop to its last job, summed over rounds)\n' "$wall"
 printf '  throughput        %8.1f files/s\n' "$(calc "$total / $wall")"
 [ "$rounds" -gt 1 ] && printf '%s\n' "${round_lines[@]}"
-printf '  supervisor CPU    %8.2f s  (user + sys over its whole life; %.2f ms per file), %d threads at the end\n' \
-    "$supervisor_cpu" "$(calc "$supervisor_cpu * 1000 / $total")" "$threads"
+printf '  supervisor CPU    %8.2f s  (user %.2f s + sys %.2f s over its whole life; %.2f ms per file)\n' \
+    "$supervisor_cpu" "$supervisor_user" "$supervisor_sys" "$(calc "$supervisor_cpu * 1000 / $total")"
+printf '  supervisor threads at the end: %d\n' "$threads"
 printf '  supervisor RSS    before %d KiB, after %d KiB (growth %d KiB), peak (VmHWM) %d KiB\n' \
     "$rss_before" "$rss_after" "$((rss_after - rss_before))" "$hwm"
 printf '  supervisor fds    before %d, after %d (settled; growth %d)\n' \
