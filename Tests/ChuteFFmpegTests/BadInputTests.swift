@@ -172,7 +172,9 @@ struct BadInputTests {
         try MediaFixtures.makeClip(at: target, width: nil, seconds: 1, codecArguments: ["-c:a", "pcm_s16le"])
         try FileManager.default.createSymbolicLink(atPath: input.string, withDestinationPath: target.string)
 
-        #expect(throws: ConversionFailure(.unsupportedInput, "input is a symbolic link")) {
+        #expect(
+            throws: ConversionFailure(.unsupportedInput, "the input's path has a symbolic link, which is not followed")
+        ) {
             try Conversion.run(input, to: "mp3", output: directory.appending("out.mp3"))
         }
     }
