@@ -51,14 +51,8 @@ private final class ResultBox: @unchecked Sendable {
 /// Sources are looked up beneath their watched folder, never through a symbolic link on the way.
 @Suite struct BeneathRootTests {
     @Test func aLinkAnywhereOnThePathIsRefusedAndAFinalOneDescribedItself() throws {
-        let directory = try TemporaryDirectory(prefix: "beneath")
+        let (directory, root, outside) = try Self.makeTree()
         defer { directory.remove() }
-        let root = try directory.makeDirectory("inbox")
-        let outside = try directory.makeDirectory("outside")
-        try Data("outside".utf8).write(to: URL(fileURLWithPath: outside.appending("a.jpg").string))
-        _ = try directory.makeDirectory("inbox/real")
-        try Data("inside".utf8).write(to: URL(fileURLWithPath: root.appending("real/a.jpg").string))
-        #expect(symlink(outside.string, root.appending("swapped").string) == 0)
         #expect(symlink(outside.appending("a.jpg").string, root.appending("link.jpg").string) == 0)
 
         let inside = try SourceInspector.status(of: root.appending("real/a.jpg"), beneath: root)
@@ -71,16 +65,23 @@ private final class ResultBox: @unchecked Sendable {
         #expect(throws: (any Error).self) { try SourceInspector.sha256(of: root.appending("link.jpg"), beneath: root) }
     }
 
-    /// The lookup for kernels without `openat2`, tried directly since this kernel has it.
-    @Test func theComponentByComponentLookupRefusesLinksAndParents() throws {
+    /// A watched folder `inbox` with `real/a.jpg`, a folder `outside` with its own `a.jpg`, and `inbox/swapped`, a
+    /// link to `outside`.
+    private static func makeTree() throws -> (TemporaryDirectory, root: FilePath, outside: FilePath) {
         let directory = try TemporaryDirectory(prefix: "beneath")
-        defer { directory.remove() }
         let root = try directory.makeDirectory("inbox")
         let outside = try directory.makeDirectory("outside")
         try Data("outside".utf8).write(to: URL(fileURLWithPath: outside.appending("a.jpg").string))
         _ = try directory.makeDirectory("inbox/real")
         try Data("inside".utf8).write(to: URL(fileURLWithPath: root.appending("real/a.jpg").string))
-        #expect(symlink(outside.string, root.appending("swapped").string) == 0)
+        guard symlink(outside.string, root.appending("swapped").string) == 0 else { throw Errno(rawValue: errno) }
+        return (directory, root, outside)
+    }
+
+    /// The lookup for kernels without `openat2`, tried directly since this kernel has it.
+    @Test func theComponentByComponentLookupRefusesLinksAndParents() throws {
+        let (directory, root, _) = try Self.makeTree()
+        defer { directory.remove() }
         let rootDescriptor = open(root.string, O_RDONLY | O_DIRECTORY)
         defer { close(rootDescriptor) }
         func attempt(_ relative: String) -> Int32 {
