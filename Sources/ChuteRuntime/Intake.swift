@@ -265,9 +265,14 @@ package actor Intake {
             if let earlier = await self.earlierOutcome(path, fingerprint: status.fingerprint, logger: logger) {
                 self.handled[path] = status.fingerprint
                 logger.debug("Already handled before a restart", metadata: ["rule.name": "\(rule.name)"])
-                // A kill between the output's commit and the source's move or delete leaves the source here.
-                if case .completed(let output) = earlier, rule.sourcePolicy != .keep {
+                // A kill between the job's record and the source's move, delete or quarantine leaves the source here.
+                switch earlier {
+                case .completed(let output):
                     await JobRunner.disposeOfSource(job, output: output, logger: logger)
+                case .failed(let failure?):
+                    await JobRunner.quarantineSource(job, failure: failure, logger: logger)
+                case .failed(nil):
+                    break
                 }
                 return nil
             }

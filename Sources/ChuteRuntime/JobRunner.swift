@@ -250,7 +250,7 @@ package struct JobRunner: Sendable {
             logger.error("Cannot record a failed job", metadata: ["error": "\(LogText.escaped(error.message))"])
         }
         do {
-            try await self.journal.finish(record.job.id, output: nil)
+            try await self.journal.fail(record.job.id, failure: failure)
         } catch {
             // The row stays `running`: the next start runs the job again, and its new sidecar replaces this one.
             logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
@@ -263,18 +263,24 @@ package struct JobRunner: Sendable {
                 "sidecar": "\(LogText.escaped(sidecarPath.string))",
             ]
         )
-        if let folder = record.job.rule.quarantine, failure.blamesTheInput {
-            let job = record.job
-            do {
-                let moved = try await Blocking.run { () throws(ConversionFailure) in
-                    try SourceDisposal.quarantine(job, into: folder, failure: failure, sidecar: sidecarPath)
-                }
-                logger.info("Source quarantined", metadata: ["path": "\(LogText.escaped(moved.string))"])
-            } catch {
-                logger.warning("Source not quarantined", metadata: ["error": "\(LogText.escaped(error.message))"])
-            }
-        }
+        CrashPoint.afterFailure.reached()
+        await Self.quarantineSource(record.job, failure: failure, logger: logger)
         return .failed(failure)
+    }
+
+    /// Moves the source of a job that failed because of the file itself into the rule's `quarantine` folder, if it
+    /// has one; a source that cannot be moved stays where it is, and the log says why.
+    package static func quarantineSource(_ job: Job, failure: ConversionFailure, logger: Logger) async {
+        guard let folder = job.rule.quarantine, failure.blamesTheInput else { return }
+        let sidecar = OutputCommitter.sidecarPath(for: job.plan.path)
+        do {
+            let moved = try await Blocking.run { () throws(ConversionFailure) in
+                try SourceDisposal.quarantine(job, into: folder, failure: failure, sidecar: sidecar)
+            }
+            logger.info("Source quarantined", metadata: ["path": "\(LogText.escaped(moved.string))"])
+        } catch {
+            logger.warning("Source not quarantined", metadata: ["error": "\(LogText.escaped(error.message))"])
+        }
     }
 }
 
@@ -334,19 +340,32 @@ private struct Record: Sendable {
 /// Where the crash tests make the daemon kill itself, to hit the windows that a kill from outside would seldom hit.
 ///
 /// `CHUTE_TEST_KILL_AFTER_RENAME=N` makes the daemon send itself SIGKILL right after the N-th output is renamed into
-/// place, before that output's sidecar and journal row are written. Unset, a crash point does nothing.
+/// place, before that output's sidecar and journal row are written; `CHUTE_TEST_KILL_AFTER_FAILURE=N` right after
+/// the N-th failed job is recorded, before its source is quarantined. Unset, a crash point does nothing.
 package enum CrashPoint: Sendable {
     case afterRename
+    case afterFailure
 
-    private static let counter = Atomic<Int>(0)
+    private static let renames = Atomic<Int>(0)
+    private static let failures = Atomic<Int>(0)
     private static let killAfterRename = ProcessInfo.processInfo.environment["CHUTE_TEST_KILL_AFTER_RENAME"]
+        .flatMap { Int($0) }
+    private static let killAfterFailure = ProcessInfo.processInfo.environment["CHUTE_TEST_KILL_AFTER_FAILURE"]
         .flatMap { Int($0) }
 
     /// Counts a pass through this point, and kills the process when the environment asks for it here.
     func reached() {
-        guard let limit = Self.killAfterRename else { return }
-        let count = Self.counter.add(1, ordering: .relaxed).newValue
-        if count == limit {
+        let count: Int
+        let limit: Int?
+        switch self {
+        case .afterRename:
+            limit = Self.killAfterRename
+            count = limit == nil ? 0 : Self.renames.add(1, ordering: .relaxed).newValue
+        case .afterFailure:
+            limit = Self.killAfterFailure
+            count = limit == nil ? 0 : Self.failures.add(1, ordering: .relaxed).newValue
+        }
+        if let limit, count == limit {
             kill(getpid(), SIGKILL)
         }
     }

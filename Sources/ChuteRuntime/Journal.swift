@@ -88,6 +88,13 @@ package final class Journal: Sendable {
                 table.column("updatedAt", .double).notNull()
             }
         }
+        migrator.registerMigration("failures") { db in
+            // Why a job failed, so that a restart can still quarantine its source.
+            try db.alter(table: "job") { table in
+                table.add(column: "failureCode", .text)
+                table.add(column: "failureMessage", .text)
+            }
+        }
         return migrator
     }
 
@@ -95,7 +102,8 @@ package final class Journal: Sendable {
     package enum Outcome: Sendable, Equatable {
         /// Completed, with the output it put in place.
         case completed(output: FilePath)
-        case failed
+        /// Failed; `nil` for a row written before failures were recorded.
+        case failed(ConversionFailure?)
     }
 
     /// How the job of this version of a source ended, or `nil` when it has no completed or failed job.
@@ -104,7 +112,8 @@ package final class Journal: Sendable {
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT state, output FROM job WHERE source = ? AND device = ? AND inode = ? AND size = ?
+                    SELECT state, output, failureCode, failureMessage FROM job WHERE source = ? AND device = ?
+                      AND inode = ? AND size = ?
                       AND modified = ? AND state IN ('completed', 'failed')
                     """,
                 arguments: [
@@ -114,7 +123,9 @@ package final class Journal: Sendable {
             )
             guard let row else { return nil }
             let state: String = row["state"]
-            return state == State.completed.rawValue ? .completed(output: Self.path(row["output"])) : .failed
+            guard state == State.failed.rawValue else { return .completed(output: Self.path(row["output"])) }
+            let code = (row["failureCode"] as String?).flatMap(ConversionFailure.Code.init(rawValue:))
+            return .failed(code.map { ConversionFailure($0, row["failureMessage"] ?? "") })
         }
     }
 
@@ -147,17 +158,22 @@ package final class Journal: Sendable {
         )
     }
 
-    /// Records a job's end: `output` for a completed job, `nil` for a failed one.
-    package func finish(_ jobID: String, output: FilePath?) async throws {
-        if let output {
-            try await self.update(
-                jobID,
-                sql: "state = 'completed', output = ?, sidecar = NULL",
-                arguments: [Self.bytes(output)]
-            )
-        } else {
-            try await self.update(jobID, sql: "state = 'failed', sidecar = NULL", arguments: [])
-        }
+    /// Records that a job completed with `output` in place.
+    package func finish(_ jobID: String, output: FilePath) async throws {
+        try await self.update(
+            jobID,
+            sql: "state = 'completed', output = ?, sidecar = NULL",
+            arguments: [Self.bytes(output)]
+        )
+    }
+
+    /// Records that a job failed, and why.
+    package func fail(_ jobID: String, failure: ConversionFailure) async throws {
+        try await self.update(
+            jobID,
+            sql: "state = 'failed', sidecar = NULL, failureCode = ?, failureMessage = ?",
+            arguments: [failure.code.rawValue, failure.message]
+        )
     }
 
     /// Forgets a job that was cancelled, so that its file runs again at the next start.

@@ -73,13 +73,13 @@ final class DaemonHarness {
         return result
     }
 
-    /// Waits until `count` sidecars exist, then proves no more are coming: it drops a sentinel file and waits for the
-    /// sentinel's own sidecar. Events are handled in order, so a duplicate job for an earlier file would have been
-    /// queued before the sentinel's. The sentinel's sidecar is left out of the result.
+    /// Waits until `count` sidecars exist (not counting earlier sentinels'), then proves no more are coming: it drops
+    /// a sentinel file and waits for the sentinel's own sidecar. Events are handled in order, so a duplicate job for
+    /// an earlier file would have been queued before the sentinel's. Sentinels' sidecars are left out of the result.
     @discardableResult
     func waitForSidecars(_ count: Int, timeout: Double = 90) async throws -> [String: Sidecar] {
         try await waitUntil("\(count) sidecars in \(self.outbox)", timeout: timeout) {
-            self.sidecars().count >= count ? true : nil
+            self.sidecars().keys.filter { !$0.contains("zz-sentinel-") }.count >= count ? true : nil
         }
         self.sentinels += 1
         let sentinel = "zz-sentinel-\(self.sentinels)"

@@ -116,6 +116,39 @@ struct SourcePolicyEndToEndTests {
         #expect(outputs == ["photo.jpg"])
     }
 
+    @Test func aKillBetweenAFailureAndItsQuarantineIsSettledAtRestart() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-jpg
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                    quarantine: ./quarantine
+                """,
+            settings: "  incompleteTimeout: 1s"
+        )
+        defer { harness.stop() }
+        // The daemon kills itself right after the failed job is recorded, before its source is quarantined.
+        try await harness.start(environment: ["CHUTE_TEST_KILL_AFTER_FAILURE": "1"])
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeRandomFile(at: staging.appending("noise.png"), bytes: 4096)
+        try harness.moveIn(["noise.png"], from: staging)
+        let exit = try await #require(harness.daemon).waitForExit(timeout: 60)
+        #expect(exit.signalled)
+        #expect(FileManager.default.fileExists(atPath: harness.inbox.appending("noise.png").string))
+        try await harness.start()
+        let quarantined = harness.directory.appending("quarantine/noise.png")
+        try await waitUntil("the failed source in quarantine") {
+            FileManager.default.fileExists(atPath: quarantined.string + ".reason.txt") ? true : nil
+        }
+        #expect(!FileManager.default.fileExists(atPath: harness.inbox.appending("noise.png").string))
+        let reason = try String(contentsOfFile: quarantined.string + ".reason.txt", encoding: .utf8)
+        #expect(reason.contains("error: unsupportedInput"))
+        // Not converted a second time: one failed sidecar, and no job at the restart.
+        #expect(harness.sidecars()["noise.jpg.chute.json"]?.error?.code == "unsupportedInput")
+        #expect(harness.daemon?.logLines(containing: "Job queued", "noise.png").isEmpty == true)
+    }
+
     @Test func aFileWaitsForItsDoneMarker() async throws {
         let harness = try DaemonHarness(watchOptions: "    doneSuffix: .done")
         defer { harness.stop() }

@@ -48,6 +48,15 @@ import Testing
         changed.size += 1
         #expect(try await journal.outcome(of: job.source, fingerprint: changed) == nil, "new content at the same path")
         #expect(try await Journal(path: path).outcome(of: job.source, fingerprint: self.fingerprint) != nil)
+
+        // A failure is recorded with its reason, for a quarantine after a restart.
+        let failed = try self.job("b", output: directory.appending("out"))
+        let failure = ConversionFailure(.corruptInput, "cut short")
+        try await journal.begin(failed)
+        try await journal.fail(failed.id, failure: failure)
+        #expect(
+            try await Journal(path: path).outcome(of: failed.source, fingerprint: self.fingerprint) == .failed(failure)
+        )
     }
 
     @Test func recoveryRerunsUnpublishedJobsAndCompletesRenamedOutputs() async throws {
