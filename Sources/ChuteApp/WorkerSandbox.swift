@@ -25,13 +25,27 @@ enum WorkerSandbox {
             case .idle: (3, 0)
             }
         // Linux keeps both priorities per thread, and new threads inherit their creator's: set every thread's now.
+        var nicenessError: Int32?
+        var ioError: Int32?
         for thread in Self.threads() {
             if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread), Int32(niceness)) != 0 {
-                problems.append("cannot set niceness \(niceness): \(String(cString: strerror(errno)))")
+                nicenessError = errno
             }
             if chute_set_io_priority(thread, ioClass, level) != 0 {
-                problems.append("cannot set I/O priority \(ioPriority): \(String(cString: strerror(errno)))")
+                ioError = errno
             }
+        }
+        if let nicenessError {
+            problems.append(
+                "cannot set niceness \(niceness): \(String(cString: strerror(nicenessError))); a daemon that is not "
+                    + "root cannot go below its own niceness, so set settings.niceness to at least that"
+            )
+        }
+        if let ioError {
+            problems.append(
+                "cannot set I/O priority \(ioPriority): \(String(cString: strerror(ioError))); a daemon that is not "
+                    + "root cannot raise its own, so set settings.ioPriority to idle or a higher level"
+            )
         }
         var none = rlimit(rlim_cur: 0, rlim_max: 0)
         if setrlimit(Int32(RLIMIT_CORE.rawValue), &none) != 0 {
