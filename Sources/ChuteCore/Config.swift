@@ -70,6 +70,11 @@ extension WatchConfig {
         [self.doneSuffix, self.lockSuffix].contains { suffix in suffix.map { name.hasSuffix($0) } ?? false }
     }
 
+    /// The `doneSuffix` marker of a file (`clip.mkv.done` beside `clip.mkv`), or `nil` when the watch has none.
+    package func doneMarker(of path: FilePath) -> FilePath? {
+        self.doneSuffix.map { path.removingLastComponent().appending((path.lastComponent?.string ?? "") + $0) }
+    }
+
     /// Why `path` must wait for its markers, or `nil` when it need not: its `doneSuffix` marker is missing, or its
     /// `lockSuffix` marker or a folder-wide lock (a file named just the suffix) exists.
     package func markerWait(for path: FilePath, exists: (FilePath) -> Bool) -> String? {
@@ -79,8 +84,8 @@ extension WatchConfig {
             if exists(folder.appending(name + lock)) { return "its lock file \(name + lock) exists" }
             if exists(folder.appending(lock)) { return "the folder's lock file \(lock) exists" }
         }
-        if let done = self.doneSuffix, !exists(folder.appending(name + done)) {
-            return "its marker \(name + done) is not there yet"
+        if let marker = self.doneMarker(of: path), !exists(marker) {
+            return "its marker \(marker.lastComponent?.string ?? "") is not there yet"
         }
         return nil
     }

@@ -259,7 +259,7 @@ package actor Intake {
                 plan: plan,
                 fingerprint: status.fingerprint,
                 sniffed: sniffed,
-                doneMarker: self.watches[root]?.doneSuffix.map { self.marker(of: path, suffix: $0) },
+                doneMarker: self.watches[root]?.doneMarker(of: path),
                 allowsHardLinks: self.watches[root]?.allowHardLinks == true
             )
             if let earlier = await self.earlierOutcome(path, fingerprint: status.fingerprint, logger: logger) {
@@ -319,10 +319,5 @@ package actor Intake {
             logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             return nil
         }
-    }
-
-    /// The `doneSuffix` marker of a file: `clip.mkv.done` beside `clip.mkv`.
-    private func marker(of path: FilePath, suffix: String) -> FilePath {
-        path.removingLastComponent().appending((path.lastComponent?.string ?? "") + suffix)
     }
 }
