@@ -46,8 +46,9 @@ package struct ChuteApplication {
                 "completed": "\(recovery.completed)", "unpublished": "\(recovery.unpublished)",
             ]
         )
-        for rule in self.config.rules {
-            for path in OutputCommitter.removeStaleTemporaries(below: rule.output) {
+        // Outputs, sidecars and sources moved across file systems are written under temporary names first.
+        for folder in Set(self.config.rules.flatMap(\.writtenFolders)) {
+            for path in OutputCommitter.removeStaleTemporaries(below: folder) {
                 self.logger.info("Removed a temporary file left by an earlier run", metadata: ["path": "\(path)"])
             }
         }
@@ -93,12 +94,7 @@ package struct ChuteApplication {
     /// One spec per watched folder; output, done and quarantine folders inside a watched tree are excluded, so that
     /// what Chute writes or moves there never becomes an input.
     private func watchSpecs() -> [WatchSpec] {
-        let written = self.config.rules.flatMap { rule in
-            var folders = [rule.output]
-            if case .move(let folder) = rule.sourcePolicy { folders.append(folder) }
-            if let quarantine = rule.quarantine { folders.append(quarantine) }
-            return folders
-        }
+        let written = self.config.rules.flatMap(\.writtenFolders)
         return self.config.watches.map { watch in
             let excluded = written.filter { $0 != watch.path && $0.starts(with: watch.path) }
             return WatchSpec(

@@ -72,6 +72,16 @@ package struct Rule: Sendable, Equatable {
     }
 }
 
+extension Rule {
+    /// The folders this rule writes into: its output folder, and its done and quarantine folders if it has them.
+    package var writtenFolders: [FilePath] {
+        var folders = [self.output]
+        if case .move(let folder) = self.sourcePolicy { folders.append(folder) }
+        if let quarantine = self.quarantine { folders.append(quarantine) }
+        return folders
+    }
+}
+
 /// Extra conditions on a matched file.
 package struct RuleFilters: Sendable, Equatable {
     /// `minSize` (byte size such as `10KB`, default none): smaller files are skipped.

@@ -23,7 +23,10 @@ struct SourcePolicyEndToEndTests {
         defer { harness.stop() }
         let done = try harness.directory.makeDirectory("inbox/done")
         try Data("an older file".utf8).write(to: URL(fileURLWithPath: done.appending("b.png").string))
+        // What a copy across file systems leaves when the daemon is killed in the middle of it.
+        try Data("half a copy".utf8).write(to: URL(fileURLWithPath: done.appending(".chute-old.moving").string))
         try await harness.start()
+        #expect(!FileManager.default.fileExists(atPath: done.appending(".chute-old.moving").string))
         let staging = try harness.directory.makeDirectory("staging/sub")
         try Fixtures.makeImage(at: staging.appending("a.png"), width: 64, height: 48)
         try Fixtures.makeImage(at: staging.removingLastComponent().appending("b.png"), width: 64, height: 48)
