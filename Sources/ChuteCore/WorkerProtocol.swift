@@ -136,6 +136,26 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
     }
 
     package var description: String { "\(self.code.rawValue): \(self.message)" }
+
+    /// A failed system call on an output, in words a person recognises: a full disk or quota is `diskFull` (tried
+    /// again later), `EFBIG` is the job's `maxOutputSize` (the worker's `RLIMIT_FSIZE`), the rest `outputFailed`.
+    ///
+    /// - Parameters:
+    ///   - action: what was being done, such as "cannot write output".
+    ///   - error: the system call's error.
+    package static func writing(_ action: String, _ error: any Error) -> ConversionFailure {
+        switch error as? Errno {
+        case .noSpace?, .diskQuotaExceeded?:
+            return ConversionFailure(.diskFull, "disk full: \(action): \(error)")
+        case .fileTooLarge?:
+            return ConversionFailure(
+                .limitExceeded,
+                "the output grew beyond the job's maxOutputSize: \(action): \(error)"
+            )
+        default:
+            return ConversionFailure(.outputFailed, "\(action): \(error)")
+        }
+    }
 }
 
 /// An engine that performs conversions inside a worker process.

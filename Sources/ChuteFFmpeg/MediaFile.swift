@@ -61,7 +61,7 @@ final class MediaFile {
         guard descriptor >= 0 else {
             let error = Errno(rawValue: errno)
             if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
-            throw Self.outputFailure("cannot create output", error)
+            throw ConversionFailure.writing("cannot create output", error)
         }
         return MediaFile(descriptor: descriptor, path: path, size: 0, isNew: true)
     }
@@ -88,24 +88,9 @@ final class MediaFile {
     /// - Throws: `outputFailed`; the file is then still removed with the last reference.
     func keep() throws(ConversionFailure) {
         guard Self.retryingOnInterrupt({ fsync(self.descriptor) }) == 0 else {
-            throw Self.outputFailure("cannot flush output", Errno(rawValue: errno))
+            throw ConversionFailure.writing("cannot flush output", Errno(rawValue: errno))
         }
         self.isKept = true
-    }
-
-    /// Describes a failed system call on the output; a full disk or quota gets words a person recognises,
-    /// and `EFBIG` is the job's `maxOutputSize` (the worker's `RLIMIT_FSIZE`).
-    static func outputFailure(_ action: String, _ error: Errno) -> ConversionFailure {
-        if error == .noSpace || error == .diskQuotaExceeded {
-            return ConversionFailure(.diskFull, "disk full: \(action): \(error)")
-        }
-        if error == .fileTooLarge {
-            return ConversionFailure(
-                .limitExceeded,
-                "the output grew beyond the job's maxOutputSize: \(action): \(error)"
-            )
-        }
-        return ConversionFailure(.outputFailed, "\(action): \(error)")
     }
 
     /// Calls `body`, a system call that returns -1 and sets `errno` on failure, again for as long as it fails with

@@ -27,7 +27,7 @@ struct OutputFile: ~Copyable {
         guard descriptor >= 0 else {
             let error = Errno(rawValue: errno)
             if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
-            throw Self.failure("cannot create output", error)
+            throw ConversionFailure.writing("cannot create output", error)
         }
         self.descriptor = descriptor
         self.path = path
@@ -48,7 +48,7 @@ struct OutputFile: ~Copyable {
             let count = retryingOnInterrupt {
                 Glibc.write(self.descriptor, bytes.baseAddress! + written, bytes.count - written)
             }
-            guard count >= 0 else { throw Self.failure("cannot write output", Errno(rawValue: errno)) }
+            guard count >= 0 else { throw ConversionFailure.writing("cannot write output", Errno(rawValue: errno)) }
             written += count
         }
     }
@@ -60,7 +60,7 @@ struct OutputFile: ~Copyable {
     consuming func finish() throws(ConversionFailure) {
         guard retryingOnInterrupt({ fsync(self.descriptor) }) == 0 else {
             // Leaving through a throw runs deinit, which closes and unlinks.
-            throw Self.failure("cannot flush output", Errno(rawValue: errno))
+            throw ConversionFailure.writing("cannot flush output", Errno(rawValue: errno))
         }
         // `discard self` would end the file's life here, but Swift only allows it for types whose stored properties
         // are all trivial, and FilePath is not; the flag does the same job.
@@ -70,22 +70,7 @@ struct OutputFile: ~Copyable {
         guard close(self.descriptor) == 0 else {
             let error = Errno(rawValue: errno)
             _ = self.path.withPlatformString { unlink($0) }
-            throw Self.failure("cannot close output", error)
+            throw ConversionFailure.writing("cannot close output", error)
         }
-    }
-
-    /// Describes a failed system call; a full disk or quota gets words a person recognises,
-    /// and `EFBIG` is the job's `maxOutputSize` (the worker's `RLIMIT_FSIZE`).
-    private static func failure(_ action: String, _ error: Errno) -> ConversionFailure {
-        if error == .noSpace || error == .diskQuotaExceeded {
-            return ConversionFailure(.diskFull, "disk full: \(action): \(error)")
-        }
-        if error == .fileTooLarge {
-            return ConversionFailure(
-                .limitExceeded,
-                "the output grew beyond the job's maxOutputSize: \(action): \(error)"
-            )
-        }
-        return ConversionFailure(.outputFailed, "\(action): \(error)")
     }
 }

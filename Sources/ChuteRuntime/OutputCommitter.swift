@@ -38,7 +38,7 @@ package enum OutputCommitter {
             if mkdir(folder.string, 0o700) == 0 {
                 _ = self.applyOwnership(ownership, to: folder, isFolder: true)
             } else if errno != EEXIST {
-                throw Self.failure("cannot create the output folder \(folder)", Errno(rawValue: errno))
+                throw ConversionFailure.writing("cannot create the output folder \(folder)", Errno(rawValue: errno))
             }
         }
     }
@@ -160,7 +160,7 @@ package enum OutputCommitter {
             guard rename(temporary.string, path.string) == 0 else { throw Errno(rawValue: errno) }
         } catch {
             _ = unlink(temporary.string)
-            throw Self.failure("cannot write the sidecar \(path)", error)
+            throw ConversionFailure.writing("cannot write the sidecar \(path)", error)
         }
         try self.syncDirectory(directory)
     }
@@ -180,13 +180,6 @@ package enum OutputCommitter {
             if unlink(path.string) == 0 { removed.append(path) }
         }
         return removed
-    }
-
-    /// A failed output step as a ``ConversionFailure``: `diskFull` (tried again later) when the file system is full,
-    /// `outputFailed` otherwise.
-    private static func failure(_ what: String, _ error: any Error) -> ConversionFailure {
-        let full = [Errno.noSpace, .diskQuotaExceeded].contains(error as? Errno)
-        return ConversionFailure(full ? .diskFull : .outputFailed, "\(full ? "disk full: " : "")\(what): \(error)")
     }
 
     static func renameWithoutReplacing(_ source: FilePath, _ target: FilePath) -> Result<Void, Errno> {
