@@ -8,6 +8,8 @@ packages=(
     libmagickwand-6.q16-dev
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
     libsqlite3-dev
+    # The sqlite3 shell, for the journal test that writes a journal as an older Chute did.
+    sqlite3
     imagemagick ffmpeg libheif-examples rsync procps time
     # For the Samba end-to-end test, which runs its own smbd (its own config, a free port on 127.0.0.1). Installing
     # samba starts no smbd or nmbd in a container without systemd: invoke-rc.d finds no runlevel (and Debian's

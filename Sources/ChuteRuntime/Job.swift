@@ -50,20 +50,26 @@ package struct Job: Sendable, Identifiable {
     package var engine: EngineKind { self.rule.to.engine }
 }
 
-/// What identifies one version of a file: its inode, size and modification time. New content at the same path
-/// gives a new fingerprint, so it is processed again.
+/// What identifies one version of a file: its inode, size, modification time and change time. New content at the
+/// same path gives a new fingerprint, so it is processed again; so does a file moved back into a watched folder,
+/// since a rename sets its change time (a file brought back from quarantine is a new arrival).
 package struct SourceFingerprint: Sendable, Hashable, Codable {
     package var device: UInt64
     package var inode: UInt64
     package var size: Int64
     /// Modification time in nanoseconds since the epoch.
     package var modifiedNanoseconds: Int64
+    /// Change time (`st_ctime`: content, rename, link count or permissions) in nanoseconds since the epoch; a
+    /// writer cannot set it back, unlike the modification time.
+    package var changedNanoseconds: Int64
 
-    package init(device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64) {
+    package init(device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64, changedNanoseconds: Int64 = 0)
+    {
         self.device = device
         self.inode = inode
         self.size = size
         self.modifiedNanoseconds = modifiedNanoseconds
+        self.changedNanoseconds = changedNanoseconds
     }
 
     /// The modification time as a `Date`.

@@ -15,8 +15,10 @@ import SystemPackage
 /// - `committing`: a rename keeps the inode, so the output is looked up by the recorded inode in its folder. Found,
 ///   it gets its sidecar and the job completes; not found, the rename never happened and the file runs again.
 ///
-/// A source whose path and fingerprint (device, inode, size, modification time) have a `completed` or `failed` row
-/// was handled and is not taken again; new content at the same path has another fingerprint and is.
+/// A source whose path and fingerprint (device, inode, size, modification and change time) have a `completed` or
+/// `failed` row was handled and is not taken again; new content at the same path has another fingerprint and is, and
+/// so has a file moved back into the watched folder (a rename sets its change time). Rows written before change
+/// times were recorded match on the rest of the fingerprint.
 ///
 /// The database uses write-ahead logging with full synchronisation: a row written is on disk before the step it
 /// records happens.
@@ -95,6 +97,13 @@ package final class Journal: Sendable {
                 table.add(column: "failureMessage", .text)
             }
         }
+        migrator.registerMigration("changeTimes") { db in
+            // The source's change time, part of its fingerprint; NULL in rows written before, which then match on
+            // the rest of the fingerprint as they always did.
+            try db.alter(table: "job") { table in
+                table.add(column: "changed", .integer)
+            }
+        }
         return migrator
     }
 
@@ -114,11 +123,12 @@ package final class Journal: Sendable {
                 sql: """
                     SELECT state, output, failureCode, failureMessage FROM job WHERE source = ? AND device = ?
                       AND inode = ? AND size = ?
-                      AND modified = ? AND state IN ('completed', 'failed')
+                      AND modified = ? AND (changed IS NULL OR changed = ?) AND state IN ('completed', 'failed')
+                    ORDER BY updatedAt DESC
                     """,
                 arguments: [
                     Self.bytes(source), Int64(bitPattern: fingerprint.device), Int64(bitPattern: fingerprint.inode),
-                    fingerprint.size, fingerprint.modifiedNanoseconds,
+                    fingerprint.size, fingerprint.modifiedNanoseconds, fingerprint.changedNanoseconds,
                 ]
             )
             guard let row else { return nil }
@@ -134,13 +144,14 @@ package final class Journal: Sendable {
         try await self.database.write { db in
             try db.execute(
                 sql: """
-                    INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, rule, state, outputFolder,
-                      updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)
+                    INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, changed, rule, state,
+                      outputFolder, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)
                     """,
                 arguments: [
                     job.id, Self.bytes(job.source), Int64(bitPattern: job.fingerprint.device),
                     Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
-                    job.fingerprint.modifiedNanoseconds, job.rule.name, Self.bytes(job.plan.directory),
+                    job.fingerprint.modifiedNanoseconds, job.fingerprint.changedNanoseconds, job.rule.name,
+                    Self.bytes(job.plan.directory),
                     Date().timeIntervalSince1970,
                 ]
             )

@@ -59,6 +59,57 @@ import Testing
         )
     }
 
+    @Test func aSourceMovedBackHasANewChangeTimeAndIsNotKnown() async throws {
+        let directory = try TemporaryDirectory(prefix: "journal")
+        defer { directory.remove() }
+        let journal = try Journal(path: directory.appending("journal.sqlite"))
+        var job = try self.job("a", output: directory.appending("out"))
+        job.fingerprint.changedNanoseconds = 10
+        let failure = ConversionFailure(.corruptInput, "cut short")
+        try await journal.begin(job)
+        try await journal.fail(job.id, failure: failure)
+        #expect(try await journal.outcome(of: job.source, fingerprint: job.fingerprint) == .failed(failure))
+        // A rename sets the change time: the same bytes, inode and modification time moved back are a new arrival.
+        var movedBack = job.fingerprint
+        movedBack.changedNanoseconds = 20
+        #expect(try await journal.outcome(of: job.source, fingerprint: movedBack) == nil)
+    }
+
+    @Test func aJournalWrittenBeforeChangeTimesIsMigratedAndStillKnowsItsSources() async throws {
+        let directory = try TemporaryDirectory(prefix: "journal")
+        defer { directory.remove() }
+        let path = directory.appending("journal.sqlite")
+        // The schema and one failed row as the journal had them before change times were recorded.
+        let sql = """
+            CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+            INSERT INTO grdb_migrations VALUES ('jobs'), ('failures');
+            CREATE TABLE job (id TEXT PRIMARY KEY, source BLOB NOT NULL, device INTEGER NOT NULL,
+              inode INTEGER NOT NULL, size INTEGER NOT NULL, modified INTEGER NOT NULL, rule TEXT NOT NULL,
+              state TEXT NOT NULL, outputFolder BLOB NOT NULL, outputInode INTEGER, output BLOB, sidecar BLOB,
+              updatedAt DOUBLE NOT NULL, failureCode TEXT, failureMessage TEXT);
+            CREATE INDEX index_job_on_source ON job(source);
+            INSERT INTO job (id, source, device, inode, size, modified, rule, state, outputFolder, updatedAt,
+              failureCode, failureMessage) VALUES ('old', CAST('/in/a.png' AS BLOB), 1, 2, 3, 4, 'r', 'failed',
+              CAST('/out' AS BLOB), 0, 'corruptInput', 'cut short');
+            """
+        try CommandLineTool.run(["sqlite3", path.string, sql])
+        let journal = try Journal(path: path)
+        var fingerprint = self.fingerprint
+        fingerprint.changedNanoseconds = 123
+        #expect(
+            try await journal.outcome(of: "/in/a.png", fingerprint: fingerprint)
+                == .failed(ConversionFailure(.corruptInput, "cut short"))
+        )
+        // New rows record the change time.
+        var job = try self.job("b", output: directory.appending("out"))
+        job.fingerprint = fingerprint
+        try await journal.begin(job)
+        try await journal.finish(job.id, output: directory.appending("out/b.jpg"))
+        #expect(try await journal.outcome(of: job.source, fingerprint: fingerprint) != nil)
+        fingerprint.changedNanoseconds = 124
+        #expect(try await journal.outcome(of: job.source, fingerprint: fingerprint) == nil)
+    }
+
     @Test func recoveryRerunsUnpublishedJobsAndCompletesRenamedOutputs() async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
