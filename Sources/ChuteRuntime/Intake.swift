@@ -34,7 +34,14 @@ package struct IntakeEvent: Sendable, Equatable {
 /// A quiet file that a rule takes must also be ready: no process may still have it open for writing, and its
 /// structure must be whole for its type (``SourceInspector/notReady(_:type:)``). Otherwise its quiet period starts
 /// again, until `incompleteTimeout` has passed since it was first found not ready; then it is taken anyway, so that a
-/// file that will never be whole still gets a clear failed job.
+/// file that will never be whole still gets a clear failed job. An empty file is not ready either: SMB and FTP clients
+/// create a file at 0 bytes, then fill it.
+///
+/// After a job, the rule's `source` policy (after a success) or its `quarantine` (after a failure of the file's own)
+/// waits until the source has been left alone: for a quiet period when its structure shows it whole, else for
+/// `incompleteTimeout`, since a writer that closes between chunks may still be adding to it. Then the source is only
+/// moved or deleted if it still has the fingerprint of its job; a source that changed meanwhile is left where it is,
+/// and its new version is taken as a new file.
 package actor Intake {
     private var stability = StabilityTracker()
     private var handled: [FilePath: SourceFingerprint] = [:]
@@ -52,6 +59,9 @@ package actor Intake {
     /// Files postponed by a transient failure, with their back-off; ``consume(_:)`` arms their timers.
     private let retries: AsyncStream<Retry>
     private let retryContinuation: AsyncStream<Retry>.Continuation
+    /// Sources to move, delete or quarantine once they have been left alone; ``consume(_:)`` arms their timers.
+    private let disposals: AsyncStream<Disposal>
+    private let disposalContinuation: AsyncStream<Disposal>.Continuation
     private let matcher: RuleMatcher
     private let queue: JobQueue
     private let journal: Journal
@@ -70,6 +80,20 @@ package actor Intake {
         var delay: Duration
     }
 
+    /// What to do with a job's source once it has been left alone for `delay` after the job.
+    private struct Disposal: Sendable {
+        enum Action: Sendable {
+            /// The rule's `source` policy, after the job put `output` in place.
+            case afterSuccess(output: FilePath)
+            /// The rule's `quarantine`, after the job failed because of the file itself.
+            case quarantine(ConversionFailure)
+        }
+
+        var job: Job
+        var action: Action
+        var delay: Duration
+    }
+
     package init(config: ChuteConfig, queue: JobQueue, journal: Journal, logger: Logger) {
         self.matcher = RuleMatcher(config: config)
         self.watches = Dictionary(config.watches.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
@@ -78,16 +102,32 @@ package actor Intake {
         self.incompleteTimeout = config.settings.incompleteTimeout
         self.retryDelay = config.settings.retryDelay
         (self.retries, self.retryContinuation) = AsyncStream.makeStream(of: Retry.self, bufferingPolicy: .unbounded)
+        (self.disposals, self.disposalContinuation) = AsyncStream.makeStream(
+            of: Disposal.self,
+            bufferingPolicy: .unbounded
+        )
         self.journal = journal
         self.logger = logger
     }
 
-    /// Consumes events until the sequence ends, arming one quiet-period timer per event, and brings back the files
-    /// whose jobs were postponed once their back-off is over.
+    /// Consumes events until the sequence ends, arming one quiet-period timer per event, brings back the files
+    /// whose jobs were postponed once their back-off is over, and disposes of the sources of ended jobs once they
+    /// have been left alone.
     ///
-    /// Timers still running when the sequence ends are cancelled: those files are found again at the next start.
+    /// Timers still running when the sequence ends are cancelled: those files are found again at the next start,
+    /// where the journal's record of their job disposes of them.
     nonisolated package func consume(_ events: some AsyncSequence<IntakeEvent, Never>) async {
         await withDiscardingTaskGroup { group in
+            group.addTask {
+                await withDiscardingTaskGroup { disposals in
+                    for await disposal in self.disposals {
+                        disposals.addTask {
+                            do { try await Task.sleep(for: disposal.delay) } catch { return }
+                            await self.dispose(disposal)
+                        }
+                    }
+                }
+            }
             group.addTask {
                 await withDiscardingTaskGroup { retries in
                     for await retry in self.retries {
@@ -128,9 +168,11 @@ package actor Intake {
             self.handled[job.source] = job.fingerprint
             self.produced.insert(output)
             self.postponements[job.source] = nil
-        case .failed:
+            await self.scheduleDisposal(job, .afterSuccess(output: output))
+        case .failed(let failure):
             self.handled[job.source] = job.fingerprint
             self.postponements[job.source] = nil
+            await self.scheduleDisposal(job, .quarantine(failure))
         case .postponed:
             // retryDelay, doubled at each postponement in a row, at most maximumRetryDelay.
             let count = self.postponements[job.source, default: 0]
@@ -268,9 +310,9 @@ package actor Intake {
                 // A kill between the job's record and the source's move, delete or quarantine leaves the source here.
                 switch earlier {
                 case .completed(let output):
-                    await JobRunner.disposeOfSource(job, output: output, logger: logger)
+                    await self.scheduleDisposal(job, .afterSuccess(output: output))
                 case .failed(let failure?):
-                    await JobRunner.quarantineSource(job, failure: failure, logger: logger)
+                    await self.scheduleDisposal(job, .quarantine(failure))
                 case .failed(nil):
                     break
                 }
@@ -303,6 +345,47 @@ package actor Intake {
             }
         }
         return nil
+    }
+
+    /// Arms the timer after which an ended job's source is moved, deleted or quarantined, if its rule says so: a quiet
+    /// period when the source's structure shows it whole, else `incompleteTimeout`.
+    private func scheduleDisposal(_ job: Job, _ action: Disposal.Action) async {
+        switch action {
+        case .afterSuccess:
+            guard job.rule.sourcePolicy != .keep else { return }
+        case .quarantine(let failure):
+            guard job.rule.quarantine != nil, failure.blamesTheInput else { return }
+        }
+        let (source, type, root) = (job.source, job.sniffed, job.root)
+        let whole = await Blocking.run { SourceInspector.isWhole(source, type: type, beneath: root) }
+        let delay = whole ? self.quietPeriod : self.incompleteTimeout
+        self.logger.debug(
+            "Source left alone until it has been quiet after its job",
+            metadata: ["input.path": "\(LogText.escaped(source.string))", "job.id": "\(job.id)", "delay": "\(delay)"]
+        )
+        self.disposalContinuation.yield(Disposal(job: job, action: action, delay: delay))
+    }
+
+    /// Moves, deletes or quarantines an ended job's source if it is still the version the job took; a source that
+    /// changed or went meanwhile is left alone (its new version is taken as a new file).
+    private func dispose(_ disposal: Disposal) async {
+        let job = disposal.job
+        var logger = self.logger
+        logger[metadataKey: "job.id"] = "\(job.id)"
+        logger[metadataKey: "rule.name"] = "\(job.rule.name)"
+        logger[metadataKey: "input.path"] = "\(LogText.escaped(job.source.string))"
+        guard let now = try? SourceInspector.status(of: job.source, beneath: job.root),
+            now.fingerprint == job.fingerprint
+        else {
+            logger.info("Source changed or gone since its job; left alone")
+            return
+        }
+        switch disposal.action {
+        case .afterSuccess(let output):
+            await JobRunner.disposeOfSource(job, output: output, logger: logger)
+        case .quarantine(let failure):
+            await JobRunner.quarantineSource(job, failure: failure, logger: logger)
+        }
     }
 
     /// The completed or failed job the journal records for this version of the source.

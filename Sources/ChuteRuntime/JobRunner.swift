@@ -67,6 +67,15 @@ package struct JobRunner: Sendable {
             logger.info("Source vanished before its job started")
             return .ended(.vanished)
         }
+        guard status.fingerprint == job.fingerprint else {
+            // Written again while the job waited in the queue: the new version is taken once it is quiet.
+            let failure = ConversionFailure(.sourceBusy, "the source changed after it was taken")
+            logger.warning(
+                "Job postponed; it is tried again later",
+                metadata: ["error.code": "\(failure.code.rawValue)", "error": "\(LogText.escaped(failure.message))"]
+            )
+            return .ended(.postponed(failure))
+        }
         let (source, root) = (job.source, job.root)
         // The source is hashed while the worker converts it, so the worker never waits for the hash.
         async let hashing = try? Blocking.run { try SourceInspector.sha256(of: source, beneath: root) }
@@ -79,6 +88,12 @@ package struct JobRunner: Sendable {
             )
         }
 
+        guard status.fingerprint.size > 0 else {
+            // Only taken once it stayed empty for incompleteTimeout: no engine has anything to read in it.
+            record.sha256 = await hashing
+            let failure = ConversionFailure(.corruptInput, "the file is empty (0 bytes), still after incompleteTimeout")
+            return .ended(await self.fail(record, failure, logger))
+        }
         guard let worker else {
             record.sha256 = await hashing
             return .ended(
@@ -132,7 +147,8 @@ package struct JobRunner: Sendable {
 
     /// Puts a converted output in place: checks that the source did not change during the conversion, records the
     /// output's inode and sidecar in the journal, renames the output under its planned (or a free) name, and writes
-    /// the sidecar.
+    /// the sidecar. The source is left where it is: the intake applies the rule's `source` policy once it has been
+    /// left alone for a while after the job (``Intake``).
     ///
     /// - Returns: `.completed`, or `.failed` with its sidecar written and the temporary file removed.
     package func commit(_ pending: PendingCommit) async -> JobOutcome {
@@ -196,7 +212,6 @@ package struct JobRunner: Sendable {
                 // The row stays `committing`; the next start finds the output by its inode and completes it.
                 logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             }
-            await Self.disposeOfSource(job, output: final, logger: logger)
             return .completed(final)
         } catch {
             _ = unlink(pending.temporary.string)
@@ -223,8 +238,17 @@ package struct JobRunner: Sendable {
     }
 
     /// Records a failed job: its sidecar, then its journal row. A transient failure is not recorded: its journal row
-    /// is dropped (so a restart tries it too) and the job is postponed.
+    /// is dropped (so a restart tries it too) and the job is postponed. So is any failure of a source that changed
+    /// after it was taken: a writer that closes between chunks makes a part of a file look damaged, and the whole
+    /// file is taken later. The source is not quarantined here: the intake does it once the source has been left
+    /// alone for a while after the job (``Intake``).
     private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) async -> JobOutcome {
+        var failure = failure
+        if !failure.isTransient, let now = try? SourceInspector.status(of: record.job.source, beneath: record.job.root),
+            now.fingerprint != record.job.fingerprint
+        {
+            failure = ConversionFailure(.sourceBusy, "the source changed after it was taken (\(failure.message))")
+        }
         if failure.isTransient {
             do {
                 try await self.journal.forget(record.job.id)
@@ -264,7 +288,6 @@ package struct JobRunner: Sendable {
             ]
         )
         CrashPoint.afterFailure.reached()
-        await Self.quarantineSource(record.job, failure: failure, logger: logger)
         return .failed(failure)
     }
 

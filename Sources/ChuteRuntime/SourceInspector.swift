@@ -76,8 +76,9 @@ package enum SourceInspector {
     }
 
     /// Why a file is not ready to be taken yet, or `nil` when it is: a process still has it open for writing (a
-    /// writer idle for longer than the quiet period), or its structure is cut short for its type (``Completeness``:
-    /// a writer that closes and re-opens between chunks).
+    /// writer idle for longer than the quiet period), it is empty (SMB and FTP clients create a file at 0 bytes,
+    /// then fill it), or its structure is cut short for its type (``Completeness``: a writer that closes and re-opens
+    /// between chunks).
     ///
     /// The file is opened once, read-only, without following symlinks and without blocking. Where the kernel cannot
     /// tell about writers (a file of another user for a daemon without CAP_LEASE, a network file system), that check
@@ -92,14 +93,31 @@ package enum SourceInspector {
         if chute_file_has_writers(descriptor.rawValue) == 1 {
             return "a process has it open for writing"
         }
-        guard let type else { return nil }
-        let verdict = Completeness.judge(type, size: size) { offset, count in
+        guard size > 0 else { return "it is empty" }
+        guard case .incomplete(let reason) = Self.judge(descriptor, size: size, type: type) else { return nil }
+        return "it looks incomplete: \(reason)"
+    }
+
+    /// Whether a file's structure shows it whole for its type (``Completeness``), so that no writer that closes
+    /// between chunks can still be adding to it; `false` when its type has no such check or it cannot be read.
+    ///
+    /// - Parameters:
+    ///   - type: the type sniffed from the file's first bytes.
+    ///   - root: the watched folder, below which the path is looked up without following links.
+    package static func isWhole(_ path: FilePath, type: MediaType?, beneath root: FilePath? = nil) -> Bool {
+        guard let (descriptor, size) = Self.openRegularFile(path, beneath: root) else { return false }
+        defer { try? descriptor.close() }
+        return size > 0 && Self.judge(descriptor, size: size, type: type) == .whole
+    }
+
+    /// ``Completeness/judge(_:size:read:)`` on an open file, reading it with `pread`; `.unknown` without a type.
+    private static func judge(_ descriptor: FileDescriptor, size: Int64, type: MediaType?) -> Completeness {
+        guard let type else { return .unknown }
+        return Completeness.judge(type, size: size) { offset, count in
             var bytes = [UInt8](repeating: 0, count: count)
             let read = bytes.withUnsafeMutableBytes { try? descriptor.read(fromAbsoluteOffset: offset, into: $0) }
             return read.map { Array(bytes.prefix($0)) }
         }
-        guard case .incomplete(let reason) = verdict else { return nil }
-        return "it looks incomplete: \(reason)"
     }
 
     /// Opens a regular file for reading, without following a symlink (with `root`, none on the whole way) and
