@@ -61,6 +61,45 @@ struct FragmentEndToEndTests {
         )
     }
 
+    @Test func aFailureOfASourceChangedDuringItsJobIsBusyNotFailedAndNotQuarantined() async throws {
+        // A 1 s job timeout that the conversion of a large PNG to HEIC always exceeds: a failure of the file's own.
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: slow
+                    match: "big.png"
+                    to: heic
+                    output: ./outbox
+                    jobTimeout: 1s
+                    quarantine: ./quarantine
+                  - name: sentinels
+                    match: "zz-sentinel-*.png"
+                    to: jpg
+                    output: ./outbox
+                """,
+            settings: "  retryDelay: 1s\n  concurrency: {image: 1}"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("big.png"), width: 4000, height: 3000)
+        try harness.moveIn(["big.png"], from: staging)
+        try await daemon.waitForLog("Job started", "big.png")
+        // A new version while the job runs: its timeout is not the file's fault, and the source must stay.
+        try CommandLineTool.run(["touch", "-d", "2001-02-03 04:05:06", harness.inbox.appending("big.png").string])
+        // The new version left alone times out too, and that failure is its own: failed once, then quarantined.
+        try await daemon.waitForLog("Source quarantined", "big.png")
+        #expect(daemon.logLines(containing: "Job failed", "big.png").count == 1)
+        #expect(!daemon.logLines(containing: "Job postponed", "big.png", "sourceBusy").isEmpty)
+        #expect(!daemon.logLines(containing: "Job failed", "big.png", "timedOut").isEmpty)
+        #expect(harness.directory.files(below: "quarantine").sorted() == ["big.png", "big.png.reason.txt"])
+        let attributes = try FileManager.default.attributesOfItem(
+            atPath: harness.directory.appending("quarantine/big.png").string
+        )
+        let modified = try #require(attributes[.modificationDate] as? Date)
+        #expect(Calendar(identifier: .gregorian).component(.year, from: modified) == 2001)
+    }
+
     @Test func anEmptyFileIsWaitedForUntilItIsFilled() async throws {
         let harness = try Self.harness(matching: "upload.png")
         defer { harness.stop() }
