@@ -37,6 +37,43 @@ struct SourceInspectorTests {
         #expect(!blocked, "sha256(of:) blocked in open(2) on a FIFO")
         #expect(hash == nil, "a FIFO was hashed as if it were a file")
     }
+
+    @Test func anEmptyFileIsNotReadyAndOnlyAStructureThatEndsIsWhole() throws {
+        let directory = try TemporaryDirectory(prefix: "inspector")
+        defer { directory.remove() }
+        let empty = directory.appending("upload.png")
+        #expect(FileManager.default.createFile(atPath: empty.string, contents: nil))
+        #expect(SourceInspector.notReady(empty, type: nil) == "it is empty")
+        #expect(!SourceInspector.isWhole(empty, type: .png))
+
+        let png = directory.appending("photo.png")
+        try Fixtures.makeImage(at: png, width: 64, height: 48)
+        #expect(SourceInspector.notReady(png, type: .png) == nil)
+        #expect(SourceInspector.isWhole(png, type: .png))
+        let part = directory.appending("part.png")
+        try Fixtures.truncatedCopy(of: png, to: part, keeping: 0.5)
+        #expect(!SourceInspector.isWhole(part, type: .png))
+        // Bytes of no known type have no structural end to look for: never whole.
+        let noise = directory.appending("noise.bin")
+        try Fixtures.makeRandomFile(at: noise, bytes: 4096)
+        #expect(!SourceInspector.isWhole(noise, type: SourceInspector.sniff(noise)))
+    }
+
+    /// A rename sets a file's change time, so a file moved back where it was has a new fingerprint.
+    @Test func aFileMovedAwayAndBackHasANewFingerprint() throws {
+        let directory = try TemporaryDirectory(prefix: "inspector")
+        defer { directory.remove() }
+        let file = directory.appending("noise.png")
+        try Fixtures.makeRandomFile(at: file, bytes: 64)
+        let before = try SourceInspector.status(of: file).fingerprint
+        let away = directory.appending("away.png")
+        try FileManager.default.moveItem(atPath: file.string, toPath: away.string)
+        try FileManager.default.moveItem(atPath: away.string, toPath: file.string)
+        let after = try SourceInspector.status(of: file).fingerprint
+        #expect(after.inode == before.inode && after.size == before.size)
+        #expect(after.modifiedNanoseconds == before.modifiedNanoseconds)
+        #expect(after != before)
+    }
 }
 
 /// The hash a thread produced, handed to the thread that waited for it.
