@@ -15,8 +15,15 @@ package actor JobQueue {
     private var lanes: [EngineKind: [Job]] = [:]
     private var activePaths: Set<FilePath> = []
     private var runningPerRule: [String: Int] = [:]
-    private var waiters: [EngineKind: [CheckedContinuation<Job?, Never>]] = [:]
+    private var waiters: [EngineKind: [Waiter]] = [:]
+    private var nextWaiterID = 0
     private var running = 0
+
+    /// A lane waiting in ``next(for:)``.
+    private struct Waiter {
+        var id: Int
+        var continuation: CheckedContinuation<Job?, Never>
+    }
 
     package init() {}
 
@@ -34,13 +41,29 @@ package actor JobQueue {
 
     /// Waits for the next job of a lane that its rule's limit allows to start.
     ///
-    /// - Returns: the job, now counted as running; `nil` once the queue is closed.
+    /// - Returns: the job, now counted as running; `nil` once the queue is closed or the calling task is cancelled
+    ///   (a lane whose service is cancelled outright must end, not wait for a job or a close that never come).
     package func next(for engine: EngineKind) async -> Job? {
+        guard !Task.isCancelled else { return nil }
         if let job = self.takeStartable(engine) { return job }
         guard case .accepting = self.state else { return nil }
-        return await withCheckedContinuation { continuation in
-            self.waiters[engine, default: []].append(continuation)
+        let id = self.nextWaiterID
+        self.nextWaiterID += 1
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                self.waiters[engine, default: []].append(Waiter(id: id, continuation: continuation))
+            }
+        } onCancel: {
+            // Runs on the cancelling thread: the waiter is removed on the actor, after it was added (the actor runs
+            // the code above without suspending until the continuation is stored).
+            Task { await self.endWait(id, engine: engine) }
         }
+    }
+
+    /// Gives `nil` to a waiting lane whose task was cancelled, unless a job or a close reached it first.
+    private func endWait(_ id: Int, engine: EngineKind) {
+        guard let index = self.waiters[engine]?.firstIndex(where: { $0.id == id }) else { return }
+        self.waiters[engine]!.remove(at: index).continuation.resume(returning: nil)
     }
 
     /// Records that a job handed out by ``next(for:)`` is over.
@@ -73,15 +96,15 @@ package actor JobQueue {
         self.state = .closed
         for job in self.lanes.values.joined() { self.activePaths.remove(job.source) }
         self.lanes = [:]
-        for continuation in self.waiters.values.joined() { continuation.resume(returning: nil) }
+        for waiter in self.waiters.values.joined() { waiter.continuation.resume(returning: nil) }
         self.waiters = [:]
     }
 
     private func dispatch(_ engine: EngineKind) {
         while var waiting = self.waiters[engine], !waiting.isEmpty, let job = self.takeStartable(engine) {
-            let continuation = waiting.removeFirst()
+            let waiter = waiting.removeFirst()
             self.waiters[engine] = waiting
-            continuation.resume(returning: job)
+            waiter.continuation.resume(returning: job)
         }
     }
 

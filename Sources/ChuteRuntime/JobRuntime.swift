@@ -7,7 +7,8 @@ import SystemPackage
 /// worker process.
 ///
 /// On graceful shutdown it stops handing out queued jobs, lets running jobs finish for up to the grace period, then
-/// cancels them (their workers are killed and their temporary files removed) and returns.
+/// cancels them (their workers are killed and their temporary files removed) and returns. Cancelled outright, it
+/// does the same at once: no lane stays parked waiting for work.
 package struct JobRuntime: Service {
     private let queue: JobQueue
     private let intake: Intake
@@ -56,8 +57,13 @@ package struct JobRuntime: Service {
                 }
             }
             group.addTask {
-                // Returns at the start of graceful shutdown; throws only if the service is cancelled outright.
-                guard (try? await gracefulShutdown()) != nil else { return }
+                // Returns at the start of graceful shutdown; throws only if the service is cancelled outright (the
+                // group does so when another service ends early): then the queue closes at once, and the running
+                // jobs are cancelled with the lanes.
+                guard (try? await gracefulShutdown()) != nil else {
+                    await queue.close()
+                    return
+                }
                 await queue.close()
                 let running = await queue.counts.running
                 if running > 0 {
