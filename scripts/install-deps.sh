@@ -8,7 +8,7 @@ packages=(
     libmagickwand-6.q16-dev
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
     libsqlite3-dev
-    # The sqlite3 shell, for the journal test that writes a journal as an older Chute did.
+    # The sqlite3 shell, for the journal tests that read a journal or write one as an older Chute did.
     sqlite3
     imagemagick ffmpeg libheif-examples rsync procps time
     # For the Samba end-to-end test, which runs its own smbd (its own config, a free port on 127.0.0.1). Installing

@@ -10,7 +10,7 @@ package enum JobOutcome: Sendable, Equatable {
     case completed(FilePath)
     /// The job failed; its sidecar says why.
     case failed(ConversionFailure)
-    /// Shutdown stopped the job; its journal row was dropped, so it runs again at the next start.
+    /// Shutdown stopped the job; its journal row says `interrupted`, so it runs again at the next start.
     case cancelled
     /// The source disappeared before the job started.
     case vanished
@@ -129,7 +129,7 @@ package struct JobRunner: Sendable {
         case .cancelled:
             _ = unlink(temporary.string)
             do {
-                try await self.journal.forget(job.id)
+                try await self.journal.interrupt(job.id)
             } catch {
                 // The row stays `running`, which the next start also takes as interrupted.
                 logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])

@@ -8,10 +8,11 @@ import SystemPackage
 /// finished work nor forgets interrupted work.
 ///
 /// A job's row goes `running` (the worker converts), then `committing` (the output is converted and synced under its
-/// temporary name, whose inode is recorded with the sidecar to write), then `completed` or `failed`. A kill can stop
-/// it anywhere; ``recover(logger:)`` settles what it finds at the next start:
-/// - `running`: nothing was published; the row is dropped and the file runs again (its temporary output is removed
-///   as stale).
+/// temporary name, whose inode is recorded with the sidecar to write), then `completed` or `failed`; a job that
+/// shutdown cancels goes from `running` to `interrupted`. A kill can stop it anywhere; ``recover()`` settles what it
+/// finds at the next start:
+/// - `running` or `interrupted`: nothing was published; the row is dropped and the file runs again (its temporary
+///   output is removed as stale).
 /// - `committing`: a rename keeps the inode, so the output is looked up by the recorded inode in its folder. Found,
 ///   it gets its sidecar and the job completes; not found, the rename never happened and the file runs again.
 ///
@@ -23,16 +24,17 @@ import SystemPackage
 /// The database uses write-ahead logging with full synchronisation: a row written is on disk before the step it
 /// records happens.
 ///
-/// - Important: Every call waits on GRDB's own serial queue, never blocking Swift's cooperative pool.
+/// - Important: Every call waits on GRDB's own serial queue, never blocking Swift's cooperative pool. A write, once
+///   asked for, is done even if the asking task is cancelled: shutdown cancels the jobs whose end it records.
 package final class Journal: Sendable {
     /// Where a job stands.
     enum State: String {
-        case running, committing, completed, failed
+        case running, committing, completed, failed, interrupted
     }
 
-    /// What ``recover(logger:)`` settled.
+    /// What ``recover()`` settled.
     package struct Recovery: Sendable, Equatable {
-        /// Jobs that were converting: they run again.
+        /// Jobs that were converting, or that shutdown cancelled: they run again.
         package var interrupted = 0
         /// Jobs whose output was renamed into place before the kill: completed now, with their sidecar.
         package var completed = 0
@@ -141,7 +143,7 @@ package final class Journal: Sendable {
 
     /// Records that a job starts converting.
     package func begin(_ job: Job) async throws {
-        try await self.database.write { db in
+        try await self.write { db in
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, changed, rule, state,
@@ -187,15 +189,21 @@ package final class Journal: Sendable {
         )
     }
 
-    /// Forgets a job that was cancelled, so that its file runs again at the next start.
+    /// Records that shutdown cancelled a job before its output was put in place, so that its file runs again at the
+    /// next start.
+    package func interrupt(_ jobID: String) async throws {
+        try await self.update(jobID, sql: "state = 'interrupted'", arguments: [])
+    }
+
+    /// Forgets a job that was postponed, so that its file runs again.
     package func forget(_ jobID: String) async throws {
-        try await self.database.write { db in
+        try await self.write { db in
             try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [jobID])
         }
     }
 
     private func update(_ jobID: String, sql: String, arguments: StatementArguments) async throws {
-        try await self.database.write { db in
+        try await self.write { db in
             try db.execute(
                 sql: "UPDATE job SET \(sql), updatedAt = ? WHERE id = ?",
                 arguments: arguments + [Date().timeIntervalSince1970, jobID]
@@ -208,10 +216,11 @@ package final class Journal: Sendable {
     /// - Returns: what was settled, for the log.
     /// - Throws: when the database cannot be read or written.
     package func recover() async throws -> Recovery {
-        try await self.database.write { db in
+        try await self.write { db in
             var recovery = Recovery()
-            recovery.interrupted = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM job WHERE state = 'running'") ?? 0
-            try db.execute(sql: "DELETE FROM job WHERE state = 'running'")
+            let unfinished = "state IN ('running', 'interrupted')"
+            recovery.interrupted = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM job WHERE \(unfinished)") ?? 0
+            try db.execute(sql: "DELETE FROM job WHERE \(unfinished)")
             let rows = try Row.fetchAll(
                 db,
                 sql: "SELECT id, outputFolder, outputInode, sidecar FROM job WHERE state = 'committing'"
@@ -238,6 +247,17 @@ package final class Journal: Sendable {
                 }
             }
             return recovery
+        }
+    }
+
+    /// Runs `updates` in a transaction on GRDB's writer queue and waits for it, without regard to cancellation.
+    ///
+    /// GRDB's async `write` throws `CancellationError` in a cancelled task, which would lose the very record that
+    /// says a job was cancelled, or leave an output renamed into place unrecorded. The callback form it wraps here
+    /// always runs, and is short.
+    private func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            self.database.asyncWrite(updates) { _, result in continuation.resume(with: result) }
         }
     }
 

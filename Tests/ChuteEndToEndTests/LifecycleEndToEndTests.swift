@@ -1,0 +1,49 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// The daemon's life on the real `chute run`: one daemon per journal, signals that reload the rules or report status,
+/// watched folders that appear after the start, and a shutdown in the middle of a job.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct LifecycleEndToEndTests {
+    @Test func sigtermInTheMiddleOfAJobRecordsItAsInterruptedAndTheRestartRunsIt() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-heic
+                    match: "*.png"
+                    to: heic
+                    output: ./outbox
+                """,
+            settings: "  concurrency: {image: 1}",
+            gracePeriod: "1s"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        // A 3000x2000 HEIC encode takes several seconds, far beyond the grace period.
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("slow.png"), width: 3000, height: 2000)
+        try harness.moveIn(["slow.png"], from: staging)
+        try await daemon.waitForLog("Job started", "slow.png")
+
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: 30)
+        #expect(exit.status == 0 && !exit.signalled)
+        #expect(daemon.logLines(containing: "Job cancelled by shutdown").count == 1)
+        #expect(daemon.logLines(containing: "Cannot update the journal").isEmpty, "\(daemon.log)")
+        #expect(daemon.logLines(containing: " error ").isEmpty, "\(daemon.log)")
+        let journal = harness.directory.appending(".chute/journal.sqlite")
+        let states = try CommandLineTool.run(["sqlite3", journal.string, "SELECT state FROM job"]).standardOutput
+            .split(separator: "\n").map(String.init)
+        #expect(states == ["interrupted"])
+
+        try await harness.start()
+        let restarted = try #require(harness.daemon)
+        let opened = try await restarted.waitForLog("Journal opened")
+        #expect(opened[0].contains("interrupted=1"), "\(opened[0])")
+        let sidecars = try await harness.waitForSidecars(1, timeout: 240)
+        #expect(sidecars["slow.heic.chute.json"]?.status == .completed)
+    }
+}
