@@ -9,6 +9,8 @@ import UnixSignals
 
 /// The daemon: the watcher feeding the intake, the intake feeding the job queue, and the job runtime running jobs in
 /// worker processes, all under one `ServiceGroup` that turns SIGTERM and SIGINT into a graceful shutdown.
+///
+/// One daemon runs per journal: a second one on the same journal refuses to start, naming the first one's process id.
 package struct ChuteApplication {
     private let config: ChuteConfig
     private let journalPath: FilePath
@@ -34,9 +36,13 @@ package struct ChuteApplication {
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
     ///
-    /// - Throws: when the journal cannot be opened, the watcher cannot start or a service fails.
+    /// - Throws: ``JournalLockError`` when another daemon runs on the journal; when the journal cannot be opened,
+    ///   the watcher cannot start or a service fails.
     package func run() async throws {
-        // Before anything else: the jobs a killed run left are settled, and their temporary files removed below.
+        // Before anything else: no other daemon may run on this journal, or both would convert every file.
+        let lock = try JournalLock(journal: self.journalPath)
+        defer { withExtendedLifetime(lock) {} }
+        // Then the jobs a killed run left are settled, and their temporary files removed below.
         let journal = try Journal(path: self.journalPath)
         let recovery = try await journal.recover()
         self.logger.info(

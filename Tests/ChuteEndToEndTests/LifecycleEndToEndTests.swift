@@ -8,6 +8,26 @@ import Testing
 /// watched folders that appear after the start, and a shutdown in the middle of a job.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct LifecycleEndToEndTests {
+    @Test func aSecondDaemonOnTheSameJournalRefusesToStart() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try await harness.start()
+        let first = try #require(harness.daemon)
+
+        let second = try ChuteProcess(["run", "--config", harness.configPath.string])
+        defer { second.terminate() }
+        let exit = try await second.waitForExit(timeout: 30)
+        #expect(exit.status != 0 && !exit.signalled)
+        let refusal = second.log.joined(separator: "\n")
+        #expect(refusal.contains("pid \(first.pid)"), "\(refusal)")
+        #expect(refusal.contains("journal.sqlite"), "\(refusal)")
+
+        // The first daemon goes on converting, alone.
+        try Fixtures.makeImage(at: harness.inbox.appending("after.png"), width: 64, height: 48)
+        let sidecars = try await harness.waitForSidecars(1)
+        #expect(sidecars["after.jpg.chute.json"]?.status == .completed)
+    }
+
     @Test func sigtermInTheMiddleOfAJobRecordsItAsInterruptedAndTheRestartRunsIt() async throws {
         let harness = try DaemonHarness(
             rules: """
