@@ -14,9 +14,11 @@ import Synchronization
 /// root (neither entered nor reported), and anything that is not a regular file in a scan. Folders that are another
 /// root belong to that root alone.
 ///
-/// A root that cannot be watched at start (it does not exist, is not a folder, is not readable) is logged at error
-/// level and the others are watched; it is not picked up if it appears later: restart Chute. The same holds for a
-/// root that is deleted or moved while watched. At the `fs.inotify.max_user_watches` limit, the error is logged once
+/// A root that does not exist, at start or after it was deleted, unmounted or moved away, is logged once and looked
+/// for every second; once it is there it is watched and scanned. `Watcher ready` is logged only when every root is
+/// watched or polled (`Watcher waiting for watched folders to appear` otherwise, and `Watcher ready` once they
+/// have). A root that cannot be watched for another reason (it is not a folder, is not readable) is logged at error
+/// level and the others are watched; it is not picked up later: restart Chute. At the `fs.inotify.max_user_watches` limit, the error is logged once
 /// with the remedy, and the root is polled from then on.
 ///
 /// inotify sees only changes made through this kernel: writes by other NFS or SMB clients are not reported. So a root

@@ -38,21 +38,22 @@ extension WatchLoop {
     /// Handles an event about a watched folder itself.
     ///
     /// `ignored` ends a watch (the folder was deleted, its file system unmounted, or the watch removed). A root that
-    /// is deleted or moved is no longer watched, which is logged; other folders are followed through their parent's
-    /// events.
+    /// is deleted, unmounted or moved away is waited for until a folder is at its path again; other folders are
+    /// followed through their parent's events.
     private mutating func handleFolderItself(_ event: InotifyEvent, folder: WatchedFolder) {
         let metadata: Logger.Metadata = ["path": "\(folder.path.escapedForLog)"]
         if event.mask.contains(.ignored) {
             self.folders[event.watch] = nil
             if folder.depth == 0 {
-                self.logger.error("Watched folder is gone; it stays unwatched until restart", metadata: metadata)
+                self.awaitRoot(folder.root, reason: "it was deleted or unmounted", now: ContinuousClock.now)
             }
         } else if event.mask.contains(.moveSelf), folder.depth == 0 {
-            self.logger.error("Watched folder was moved; it stays unwatched until restart", metadata: metadata)
+            self.logger.info("Watched folder was moved away", metadata: metadata)
             for (watch, other) in self.folders where other.root == folder.root {
                 self.inotify.removeWatch(watch)
                 self.folders[watch] = nil
             }
+            self.awaitRoot(folder.root, reason: "it was moved away", now: ContinuousClock.now)
         }
     }
 

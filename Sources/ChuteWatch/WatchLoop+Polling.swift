@@ -21,21 +21,27 @@ extension WatchLoop {
     /// Decides which roots are polled, and logs each once: `always`, and `auto` on a file system whose changes inotify
     /// may not see (``FileSystemType/needsPolling``).
     mutating func choosePolledRoots(now: ContinuousClock.Instant) {
-        for (index, spec) in self.specs.enumerated() {
-            switch spec.poll {
-            case .never:
-                continue
-            case .always:
-                self.startPolling(index, reason: "configured (poll: always)", now: now)
-            case .auto:
-                // A root that cannot be inspected is reported when it is watched.
-                guard let type = try? FileSystemType.of(spec.root), type.needsPolling else { continue }
-                self.startPolling(
-                    index,
-                    reason: "\(type) file system: inotify does not see changes made by other machines",
-                    now: now
-                )
-            }
+        for index in self.specs.indices {
+            self.choosePolling(index, now: now)
+        }
+    }
+
+    /// Polls one root from now on if its spec says so, or if it says `auto` and its file system needs it.
+    mutating func choosePolling(_ index: Int, now: ContinuousClock.Instant) {
+        let spec = self.specs[index]
+        switch spec.poll {
+        case .never:
+            return
+        case .always:
+            self.startPolling(index, reason: "configured (poll: always)", now: now)
+        case .auto:
+            // A root that cannot be inspected is reported when it is watched.
+            guard let type = try? FileSystemType.of(spec.root), type.needsPolling else { return }
+            self.startPolling(
+                index,
+                reason: "\(type) file system: inotify does not see changes made by other machines",
+                now: now
+            )
         }
     }
 
@@ -61,10 +67,12 @@ extension WatchLoop {
         }
     }
 
-    /// The time until the next polled root is due, in milliseconds for `poll`: -1 (wait for events only) when no
-    /// root is polled.
+    /// The time until the next polled root is due, or the next look for missing roots, in milliseconds for `poll`:
+    /// -1 (wait for events only) when no root is polled or missing.
     func millisecondsUntilNextListing(now: ContinuousClock.Instant) -> Int32 {
-        guard let next = self.polled.values.map(\.due).min() else { return -1 }
+        guard let next = (self.polled.values.map(\.due) + [self.missingRootsDue].compactMap { $0 }).min() else {
+            return -1
+        }
         let wait = next - now
         guard wait > .zero else { return 0 }
         let (seconds, attoseconds) = wait.components

@@ -3,16 +3,17 @@ import Logging
 import SystemPackage
 
 extension WatchLoop {
-    /// Watches and scans every root that is not polled, reporting each file found.
+    /// Watches and scans every root that is neither polled nor missing, reporting each file found.
     ///
-    /// A root that cannot be watched (it does not exist, is not a folder, is not readable) is logged at error level
-    /// and skipped; the others are watched.
+    /// A root that does not exist is waited for (``awaitRoot(_:reason:now:)``); one that cannot be watched for
+    /// another reason (it is not a folder, is not readable) is logged at error level and skipped; the others are
+    /// watched.
     ///
     /// - Returns: the watches that were added or confirmed.
     @discardableResult
     mutating func watchAllRoots() -> Set<Inotify.WatchDescriptor> {
         var visited = Set<Inotify.WatchDescriptor>()
-        for index in self.specs.indices where self.polled[index] == nil {
+        for index in self.specs.indices where self.polled[index] == nil && !self.missingRoots.contains(index) {
             self.watchAndScan(self.specs[index].root, root: index, depth: 0, visited: &visited)
         }
         return visited
@@ -131,7 +132,7 @@ extension WatchLoop {
     ///
     /// - Returns: whether to scan the folder: false when it is gone, is no longer a folder, or cannot be watched for
     ///   another reason than the watch limit. At the limit the folder is still scanned, so that its files are
-    ///   found now even though later changes are missed.
+    ///   found now even though later changes are missed. A root that does not exist is waited for.
     private mutating func watch(
         _ path: FilePath,
         root: Int,
@@ -148,6 +149,9 @@ extension WatchLoop {
         } catch let error where error.errno == .noSpace {
             self.reportWatchLimit(error, root: root)
             return true
+        } catch let error where depth == 0 && error.errno == .noSuchFileOrDirectory {
+            self.awaitRoot(root, reason: "it does not exist", now: ContinuousClock.now)
+            return false
         } catch {
             self.reportUnavailable(error, depth: depth)
             return false
@@ -179,7 +183,8 @@ extension WatchLoop {
     private func reportUnavailable(_ error: WatchError, depth: Int) {
         let metadata: Logger.Metadata = ["path": "\(error.path?.escapedForLog ?? "")"]
         if depth == 0 {
-            // A missing root is not picked up if it is created later: inotify cannot watch what does not exist.
+            // A root that does not exist is waited for instead (`watch`); this one is there but not a folder, or
+            // not readable.
             self.logger.error("Cannot watch folder; it stays unwatched until restart", error: error, metadata: metadata)
         } else if [.noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels].contains(error.errno) {
             self.logger.debug("Folder vanished before it was watched", metadata: metadata)

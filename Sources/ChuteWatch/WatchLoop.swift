@@ -6,8 +6,9 @@ import SystemPackage
 /// and the stream it reports into.
 ///
 /// ``run(until:)`` watches and scans every inotify root and lists every polled one, then waits in `poll` for events,
-/// the next listing or the stop signal. Folder bookkeeping lives in `WatchLoop+Walk.swift`, event handling in
-/// `WatchLoop+Events.swift`, polling in `WatchLoop+Polling.swift`.
+/// the next listing, the next look for missing roots or the stop signal. Folder bookkeeping lives in
+/// `WatchLoop+Walk.swift`, event handling in `WatchLoop+Events.swift`, polling in `WatchLoop+Polling.swift`, roots
+/// that do not exist in `WatchLoop+MissingRoots.swift`.
 ///
 /// - Important: Confined to one thread: ``DirectoryWatcher`` creates, runs and destroys it on its own thread.
 ///   Destroying it closes the inotify instance.
@@ -48,6 +49,10 @@ struct WatchLoop: ~Copyable {
     var reportedWatchLimit = false
     /// The roots that are polled instead of watched, by spec index.
     var polled: [Int: PolledRoot] = [:]
+    /// The roots that do not exist, looked for every ``missingRootInterval``, by spec index.
+    var missingRoots: Set<Int> = []
+    /// When the missing roots are looked for next; `nil` when none is missing.
+    var missingRootsDue: ContinuousClock.Instant?
     /// The folders left out for being too deep, each logged once (a root that is polled meets them at every listing).
     let foldersTooDeep = FolderSet()
 
@@ -84,16 +89,16 @@ struct WatchLoop: ~Copyable {
         self.buffer.deallocate()
     }
 
-    /// Watches and scans every inotify root and lists every polled one, then handles events and lists polled roots
-    /// when they are due, until `stop` is signalled or reading events fails.
+    /// Watches and scans every inotify root and lists every polled one, then handles events, lists polled roots and
+    /// looks for missing roots when they are due, until `stop` is signalled or reading events fails.
     ///
     /// - Parameter stop: the signal that ends the loop.
     mutating func run(until stop: borrowing StopSignal) {
         let clock = ContinuousClock()
         self.choosePolledRoots(now: clock.now)
-        let watched = self.watchAllRoots()
+        self.watchAllRoots()
         self.listDueRoots(now: clock.now)
-        self.logger.info("Watcher ready", metadata: ["folders": "\(watched.count)", "polled": "\(self.polled.count)"])
+        self.logReadiness()
         var descriptors = [
             pollfd(fd: self.inotify.descriptor.rawValue, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stop.readEnd.rawValue, events: Int16(POLLIN), revents: 0),
@@ -122,6 +127,7 @@ struct WatchLoop: ~Copyable {
                 }
             }
             self.listDueRoots(now: clock.now)
+            self.checkMissingRoots(now: clock.now)
         }
     }
 

@@ -98,6 +98,10 @@ extension Chute {
         func run() throws {
             let config = try loadConfig(self.file)
             print(ConfigSummary.render(config, file: self.file))
+            // Not an error: a share mounted later, or a folder an uploader creates, is waited for by the daemon.
+            for watch in config.watches where access(watch.path.string, F_OK) != 0 && errno == ENOENT {
+                print("warning: watched folder \(watch.path) does not exist yet; chute run waits for it to appear")
+            }
             for rule in config.rules where !Engines.available(for: rule.to) {
                 print("warning: rule '\(rule.name)': this build has no \(rule.to.engine.rawValue) engine yet")
             }

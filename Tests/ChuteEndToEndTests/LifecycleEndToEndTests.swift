@@ -28,6 +28,34 @@ struct LifecycleEndToEndTests {
         #expect(sidecars["after.jpg.chute.json"]?.status == .completed)
     }
 
+    @Test func aWatchedFolderThatAppearsLaterIsWaitedForThenWatched() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try FileManager.default.removeItem(atPath: harness.inbox.string)
+
+        let check = try ChuteProcess(["check", harness.configPath.string])
+        #expect(try await check.waitForExit().status == 0)
+        let warnings = check.output.filter { $0.hasPrefix("warning:") && $0.contains("\(harness.inbox)") }
+        #expect(warnings.count == 1, "\(check.output)")
+
+        let daemon = try ChuteProcess(["run", "--config", harness.configPath.string, "--log-level", "debug"])
+        defer { daemon.terminate() }
+        try await daemon.waitForLog("Waiting for watched folder to appear", "\(harness.inbox)")
+        // A daemon watching nothing does not call itself ready.
+        #expect(daemon.logLines(containing: "Watcher ready").isEmpty)
+
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("early.png"), width: 64, height: 48)
+        try FileManager.default.createDirectory(atPath: harness.inbox.string, withIntermediateDirectories: false)
+        try harness.moveIn(["early.png"], from: staging)
+        try await daemon.waitForLog("Watcher ready")
+        try Fixtures.makeImage(at: harness.inbox.appending("late.png"), width: 64, height: 48)
+        let sidecars = try await harness.waitForSidecars(2)
+        #expect(sidecars["early.jpg.chute.json"]?.status == .completed)
+        #expect(sidecars["late.jpg.chute.json"]?.status == .completed)
+        #expect(daemon.logLines(containing: "Waiting for watched folder to appear").count == 1)
+    }
+
     @Test func sigtermInTheMiddleOfAJobRecordsItAsInterruptedAndTheRestartRunsIt() async throws {
         let harness = try DaemonHarness(
             rules: """
