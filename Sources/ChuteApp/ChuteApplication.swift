@@ -8,21 +8,31 @@ import SystemPackage
 import UnixSignals
 
 /// The daemon: the watcher feeding the intake, the intake feeding the job queue, and the job runtime running jobs in
-/// worker processes, all under one `ServiceGroup` that turns SIGTERM and SIGINT into a graceful shutdown.
+/// worker processes, all under one `ServiceGroup` that turns SIGTERM and SIGINT into a graceful shutdown, SIGHUP into
+/// a reload of the rules and SIGUSR1 into a status line.
 ///
 /// One daemon runs per journal: a second one on the same journal refuses to start, naming the first one's process id.
 package struct ChuteApplication {
     private let config: ChuteConfig
+    private let configFile: FilePath
     private let journalPath: FilePath
     private let logger: Logger
     private let launcher: WorkerLauncher
 
     /// - Parameters:
     ///   - config: a validated configuration.
+    ///   - configFile: the rules file `config` was read from, read again on SIGHUP.
     ///   - journal: the journal's database file, created if needed.
     ///   - workerExecutable: the `chute` binary to start workers from.
-    package init(config: ChuteConfig, journal: FilePath, workerExecutable: FilePath, logger: Logger) {
+    package init(
+        config: ChuteConfig,
+        configFile: FilePath,
+        journal: FilePath,
+        workerExecutable: FilePath,
+        logger: Logger
+    ) {
         self.config = config
+        self.configFile = configFile
         self.journalPath = journal
         self.logger = logger
         self.launcher = Self.launcher(for: workerExecutable, settings: config.settings)
@@ -61,14 +71,14 @@ package struct ChuteApplication {
         let watcher = try DirectoryWatcher(specs: self.watchSpecs(), logger: self.logger)
         let queue = JobQueue()
         let intake = Intake(config: self.config, queue: queue, journal: journal, logger: self.logger)
-        let engines = EngineKind.allCases.filter { engine in self.config.rules.contains { $0.to.engine == engine } }
         let runtime = JobRuntime(
             queue: queue,
             intake: intake,
             launcher: self.launcher,
             journal: journal,
             settings: self.config.settings,
-            engines: engines,
+            // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
+            engines: EngineKind.allCases,
             cores: ProcessInfo.processInfo.activeProcessorCount,
             logger: self.logger
         )
@@ -85,10 +95,20 @@ package struct ChuteApplication {
                 "rules": "\(self.config.rules.count)", "pid": "\(getpid())",
             ]
         )
+        // Trapped before any service runs: a SIGHUP or SIGUSR1 as soon as the daemon is up must not end it.
+        let signals = await UnixSignalsSequence(trapping: .sighup, .sigusr1)
+        let signalService = SignalService(
+            signals: signals,
+            configFile: self.configFile,
+            config: self.config,
+            intake: intake,
+            queue: queue,
+            logger: self.logger
+        )
         // Shutdown runs in reverse order: the watcher stops taking files before the runtime drains.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [runtime, WatchService(watcher: watcher, intake: intake)],
+                services: [runtime, WatchService(watcher: watcher, intake: intake), signalService],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: self.logger
             )
@@ -100,17 +120,26 @@ package struct ChuteApplication {
     /// One spec per watched folder; output, done and quarantine folders inside a watched tree are excluded, so that
     /// what Chute writes or moves there never becomes an input.
     private func watchSpecs() -> [WatchSpec] {
-        let written = self.config.rules.flatMap(\.writtenFolders)
+        let excluded = Self.excludedFolders(of: self.config)
         return self.config.watches.map { watch in
-            let excluded = written.filter { $0 != watch.path && $0.starts(with: watch.path) }
-            return WatchSpec(
+            WatchSpec(
                 root: watch.path,
                 recursive: watch.recursive,
                 ignore: IgnoreRules(extra: watch.ignore),
-                excluded: excluded,
+                excluded: excluded[watch.path] ?? [],
                 poll: watch.poll,
                 pollInterval: watch.pollInterval
             )
         }
+    }
+
+    /// The output, done and quarantine folders inside each watched folder, which its watch leaves out.
+    static func excludedFolders(of config: ChuteConfig) -> [FilePath: [FilePath]] {
+        let written = config.rules.flatMap(\.writtenFolders)
+        var excluded: [FilePath: [FilePath]] = [:]
+        for watch in config.watches where excluded[watch.path] == nil {
+            excluded[watch.path] = written.filter { $0 != watch.path && $0.starts(with: watch.path) }
+        }
+        return excluded
     }
 }

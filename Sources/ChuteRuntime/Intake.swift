@@ -62,7 +62,8 @@ package actor Intake {
     /// Sources to move, delete or quarantine once they have been left alone; ``consume(_:)`` arms their timers.
     private let disposals: AsyncStream<Disposal>
     private let disposalContinuation: AsyncStream<Disposal>.Continuation
-    private let matcher: RuleMatcher
+    /// The rules; a reload replaces them.
+    private var matcher: RuleMatcher
     private let queue: JobQueue
     private let journal: Journal
     private let quietPeriod: Duration
@@ -108,6 +109,15 @@ package actor Intake {
         )
         self.journal = journal
         self.logger = logger
+    }
+
+    /// Takes the rules of a reloaded configuration for every file decided from now on; jobs already queued or
+    /// running keep the plan they were given.
+    ///
+    /// - Parameter config: the new rules, with the watches and settings the intake was made with (they change only
+    ///   at a restart).
+    package func reload(_ config: ChuteConfig) {
+        self.matcher = RuleMatcher(config: config)
     }
 
     /// Consumes events until the sequence ends, arming one quiet-period timer per event, brings back the files

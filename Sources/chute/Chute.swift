@@ -77,6 +77,7 @@ extension Chute {
                 ?? (configFolder.isEmpty ? FilePath(".") : configFolder).appending(".chute/journal.sqlite")
             let application = ChuteApplication(
                 config: config,
+                configFile: FilePath(self.config),
                 journal: journal,
                 workerExecutable: currentExecutable(),
                 logger: logger

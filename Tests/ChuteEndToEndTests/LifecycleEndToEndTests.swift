@@ -28,6 +28,45 @@ struct LifecycleEndToEndTests {
         #expect(sidecars["after.jpg.chute.json"]?.status == .completed)
     }
 
+    @Test func sighupReloadsTheRulesAndSigusr1LogsTheStatus() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+
+        daemon.send(SIGUSR1)
+        let status = try await daemon.waitForLog("Status")
+        #expect(status[0].contains("queued=0") && status[0].contains("running=0"), "\(status[0])")
+
+        try Self.edit(harness.configPath, replacing: "quality: 0.85", with: "quality: 0.30")
+        daemon.send(SIGHUP)
+        try await daemon.waitForLog("Rules reloaded")
+        try Fixtures.makeImage(at: harness.inbox.appending("after.png"), width: 200, height: 150)
+        let sidecars = try await harness.waitForSidecars(1)
+        #expect(sidecars["after.jpg.chute.json"]?.status == .completed)
+        #expect(try Fixtures.identify(harness.outbox.appending("after.jpg")).quality == 30)
+        #expect(daemon.logLines(containing: "error").isEmpty)
+    }
+
+    @Test func aBrokenRulesFileOnSighupKeepsTheOldRules() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+
+        try Self.edit(harness.configPath, replacing: "quality: 0.85", with: "quality: high")
+        let line = try #require(try Self.lineNumber(of: "quality: high", in: harness.configPath))
+        daemon.send(SIGHUP)
+        let refusal = try await daemon.waitForLog("Rules not reloaded")
+        #expect(refusal[0].contains("error"), "\(refusal[0])")
+        #expect(refusal[0].contains("\(harness.configPath):\(line):"), "\(refusal[0])")
+
+        try Fixtures.makeImage(at: harness.inbox.appending("after.png"), width: 200, height: 150)
+        let sidecars = try await harness.waitForSidecars(1)
+        #expect(sidecars["after.jpg.chute.json"]?.status == .completed)
+        #expect(try Fixtures.identify(harness.outbox.appending("after.jpg")).quality == 85)
+    }
+
     @Test func aWatchedFolderThatAppearsLaterIsWaitedForThenWatched() async throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
@@ -93,5 +132,21 @@ struct LifecycleEndToEndTests {
         #expect(opened[0].contains("interrupted=1"), "\(opened[0])")
         let sidecars = try await harness.waitForSidecars(1, timeout: 240)
         #expect(sidecars["slow.heic.chute.json"]?.status == .completed)
+    }
+
+    /// Replaces the first occurrence of `old` in a file.
+    private static func edit(_ path: FilePath, replacing old: String, with new: String) throws {
+        let text = try String(contentsOfFile: path.string, encoding: .utf8)
+        let range = try #require(text.range(of: old), "\(old) in \(text)")
+        try text.replacingCharacters(in: range, with: new).write(toFile: path.string, atomically: true, encoding: .utf8)
+    }
+
+    /// The 1-based number of the first line of a file that contains `fragment`.
+    private static func lineNumber(of fragment: String, in path: FilePath) throws -> Int? {
+        let lines = try String(contentsOfFile: path.string, encoding: .utf8).split(
+            separator: "\n",
+            omittingEmptySubsequences: false
+        )
+        return lines.firstIndex { $0.contains(fragment) }.map { $0 + 1 }
     }
 }
