@@ -141,11 +141,11 @@ import Testing
         // Cancelled by a shutdown.
         let cancelled = try self.job("cancelled", output: out)
         try await journal.begin(cancelled)
-        try await journal.forget(cancelled.id)
+        try await journal.interrupt(cancelled.id)
 
         let recovery = try await journal.recover()
 
-        #expect(recovery.interrupted == 1)
+        #expect(recovery.interrupted == 2)
         #expect(recovery.completed == 1)
         #expect(recovery.unpublished == 1)
         // The renamed output, found by its inode under its free name, has its sidecar now.
@@ -160,5 +160,21 @@ import Testing
             )
         }
         #expect(try await journal.recover().completed == 0, "settled once")
+    }
+
+    /// Shutdown cancels the task of the job whose interruption it records: the write must still happen.
+    @Test func aCancelledTaskStillWritesItsRecord() async throws {
+        let directory = try TemporaryDirectory(prefix: "journal")
+        defer { directory.remove() }
+        let journal = try Journal(path: directory.appending("journal.sqlite"))
+        let job = try self.job("cancelled", output: try directory.makeDirectory("out"))
+        try await journal.begin(job)
+        let interrupting = Task {
+            while !Task.isCancelled { await Task.yield() }
+            try await journal.interrupt(job.id)
+        }
+        interrupting.cancel()
+        try await interrupting.value
+        #expect(try await journal.recover().interrupted == 1)
     }
 }
