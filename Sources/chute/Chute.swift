@@ -20,14 +20,21 @@ struct LoggingOptions: ParsableArguments {
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
-    /// Sends every log record to standard error at the chosen level, once per process.
-    func bootstrap() -> Logger {
-        let level = self.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+    @Option(
+        help: "Log format: logfmt (key=value pairs, quoted where needed) or json (one object per line).",
+        transform: { text in
+            guard let format = LogFormat(rawValue: text) else {
+                throw ValidationError("--log-format must be logfmt or json, not '\(text)'")
+            }
+            return format
         }
+    )
+    var logFormat: LogFormat = .logfmt
+
+    /// Sends every log record to standard error at the chosen level and in the chosen format, once per process.
+    func bootstrap() -> Logger {
+        let (level, format) = (self.logLevel, self.logFormat)
+        LoggingSystem.bootstrap { _ in LineLogHandler(format: format, level: level) }
         return Logger(label: "chute")
     }
 }

@@ -49,10 +49,11 @@ final class DaemonHarness {
         )
     }
 
-    /// Starts `chute run` (with `environment` added to the test's) and waits until its watcher is ready.
-    func start(environment: [String: String] = [:]) async throws {
+    /// Starts `chute run` (with `environment` added to the test's, and `arguments` after its own) and waits until its
+    /// watcher is ready.
+    func start(environment: [String: String] = [:], arguments: [String] = []) async throws {
         let daemon = try ChuteProcess(
-            ["run", "--config", self.configPath.string, "--log-level", "debug"],
+            ["run", "--config", self.configPath.string, "--log-level", "debug"] + arguments,
             environment: environment
         )
         self.daemon = daemon

@@ -238,7 +238,7 @@ struct HostileFileSystemEndToEndTests {
             let source = scenario.inboxPath(name)
             #expect(sidecar?.source.path == source.string, "\(output)")
             let escaped = LogText.escaped(source.string)
-            let lines = scenario.logLines(containingBytes: "Job completed", "input.path=\(escaped) ")
+            let lines = scenario.records(message: "Job completed", inputPath: escaped)
             #expect(lines.count == 1, "\(output): \(lines)")
             // The sidecar is JSON: control characters in the name are escaped there too.
             let data = FileManager.default.contents(
@@ -247,7 +247,9 @@ struct HostileFileSystemEndToEndTests {
             #expect(data?.contains(0x1B) == false && data?.contains(0x0D) == false, "\(output)")
         }
         #expect(
-            scenario.daemon.logLines(containing: "input.path=\(scenario.harness.inbox)/line\\u{a}break.png ").count >= 1
+            scenario.daemon.log.contains { line in
+                Logfmt.parse(line)?["input.path"] == "\(scenario.harness.inbox)/line\\u{a}break.png"
+            }
         )
         #expect(!scenario.daemon.log.contains { $0.hasPrefix(forged) })
         try await scenario.finish(

@@ -250,25 +250,19 @@ final class HostileScenario {
         return sidecar
     }
 
-    /// The log lines that contain every fragment byte for byte (`String.contains` would take a name and its
-    /// canonically equivalent twin, NFC and NFD, for the same).
-    func logLines(containingBytes fragments: String...) -> [String] {
-        self.daemon.log.filter { line in
-            let bytes = Array(line.utf8)
-            return fragments.allSatisfy { fragment in
-                let needle = Array(fragment.utf8)
-                guard bytes.count >= needle.count else { return false }
-                return (0...(bytes.count - needle.count)).contains {
-                    bytes[$0..<($0 + needle.count)].elementsEqual(needle)
-                }
-            }
-        }
-    }
-
     /// The log lines that say a path was skipped as not a regular file.
     func skippedLines(_ name: [UInt8]) -> [String] {
         let escaped = LogText.escaped(self.inboxPath(name).string)
-        return self.daemon.logLines(containing: "Skipped: not a regular file", "input.path=\(escaped) ")
+        return self.records(message: "Skipped: not a regular file", inputPath: escaped)
+    }
+
+    /// The log lines whose record has this message and `input.path`, compared byte for byte (`==` on strings would
+    /// take a name and its canonically equivalent twin, NFC and NFD, for the same).
+    func records(message: String, inputPath: String) -> [String] {
+        self.daemon.log.filter { line in
+            let fields = Logfmt.parse(line)
+            return fields?["msg"] == message && fields?["input.path"].map { Array($0.utf8) } == Array(inputPath.utf8)
+        }
     }
 
     // MARK: The end
@@ -338,13 +332,17 @@ final class HostileScenario {
         return "\(converted) converted, \(total) refused" + (codes.isEmpty ? "" : " (\(codes))")
     }
 
-    /// Every line is a swift-log record (timestamp, level, label), and none holds a raw ESC, CR or other control
+    /// Every line is a logfmt record (time, level, message), and none holds a raw ESC, CR or other control
     /// character: a name or decoder message with a newline would start a line that is not a record.
     static func expectWellFormed(_ log: [String], sourceLocation: SourceLocation = #_sourceLocation) {
-        let record = try! Regex(
-            #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} (trace|debug|info|notice|warning|error|critical) chute: "#
-        )
-        let malformed = log.filter { (try? record.prefixMatch(in: $0)) == nil }
+        let levels: Set = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        let time = try! Regex(#"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$"#)
+        let malformed = log.filter { line in
+            guard let fields = Logfmt.parse(line), let stamp = fields["time"], let level = fields["level"] else {
+                return true
+            }
+            return (try? time.wholeMatch(in: stamp)) == nil || !levels.contains(level) || fields["msg"] == nil
+        }
         #expect(
             malformed.isEmpty,
             "log lines that are not records: \(malformed.prefix(5))",
