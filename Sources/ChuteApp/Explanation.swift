@@ -56,7 +56,10 @@ package enum Explanation {
             lines += passedOver.map { "passed over: \($0)" }
             lines.append("rule '\(rule.name)' matches (first match wins)")
             lines.append("output: \(plan.path)")
-            lines.append("sidecar: \(OutputCommitter.sidecarPath(for: plan.path))")
+            let sidecar = rule.sidecarPath(for: plan.path)
+            lines.append(
+                rule.writesSidecar(completed: true) ? "sidecar: \(sidecar)" : "sidecar: only if it fails, \(sidecar)"
+            )
             lines.append(
                 "engine: \(rule.to.engine.rawValue)" + (Engines.available(for: rule.to) ? "" : " (not in this build)")
             )

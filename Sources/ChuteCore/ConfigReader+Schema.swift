@@ -19,7 +19,7 @@ extension ConfigReader.Walker {
         ["name", "match", "to", "output"] + optionKeys
         + [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
-            "maxAge", "owner", "group", "mode", "source", "doneFolder", "quarantine",
+            "maxAge", "owner", "group", "mode", "source", "doneFolder", "quarantine", "onDuplicate", "sidecars",
         ]
         + JobLimits.keys
     /// The keys of `settings:`.
@@ -200,6 +200,10 @@ extension ConfigReader.Walker {
         let sourcePolicy = self.sourcePolicy(from: fields)
         let quarantine = fields["quarantine"].flatMap { self.path($0.value, for: $0.name) }
         let limits = self.limits(from: fields, base: limits)
+        let onDuplicate = fields["onDuplicate"].flatMap {
+            self.choice($0, of: DuplicatePolicy.self, expected: "skip or convert")
+        }
+        let sidecars = fields["sidecars"].flatMap { self.sidecarPlacement($0) }
         guard let name, let match, let format, let output else { return nil }
         return Rule(
             name: name,
@@ -216,8 +220,20 @@ extension ConfigReader.Walker {
             ownership: ownership,
             sourcePolicy: sourcePolicy,
             quarantine: quarantine,
-            limits: limits
+            limits: limits,
+            onDuplicate: onDuplicate ?? .skip,
+            sidecars: sidecars ?? .besideOutput
         )
+    }
+
+    /// Reads `sidecars:`: `beside`, `failed-only`, or a folder (resolved as output folders are).
+    private mutating func sidecarPlacement(_ entry: Entry) -> SidecarPlacement? {
+        guard let text = self.string(entry, expected: "beside, failed-only or a folder") else { return nil }
+        switch text.lowercased() {
+        case "beside": return .besideOutput
+        case "failed-only": return .failedOnly
+        default: return self.path(entry.value, for: entry.name).map { .folder($0) }
+        }
     }
 
     /// Reads `source` and `doneFolder`: `move` needs the folder, and the folder means nothing without `move`.

@@ -61,7 +61,7 @@ package enum ConfigSummary {
         }
         var output = "output:  \(rule.output)/\(rule.rename)"
         output += rule.keepStructure ? ", keeping sub-folders" : ", flattened"
-        output += ", on conflict \(rule.onConflict.rawValue)"
+        output += ", on conflict \(rule.onConflict.rawValue), on duplicate \(rule.onDuplicate.rawValue)"
         let ownership = [
             rule.ownership.owner.map { "owner \($0)" }, rule.ownership.group.map { "group \($0)" },
             rule.ownership.mode.map { "mode " + String($0, radix: 8) },
@@ -73,6 +73,11 @@ package enum ConfigSummary {
             output += ", at most \(concurrency) at once"
         }
         lines.append(indent + output)
+        switch rule.sidecars {
+        case .besideOutput: break
+        case .failedOnly: lines.append(indent + "sidecars: failed jobs only")
+        case .folder(let folder): lines.append(indent + "sidecars: in \(folder)")
+        }
         var filters = Self.describe(rule.filters)
         if !rule.watches.isEmpty {
             filters.append("below " + rule.watches.map(\.string).joined(separator: ", "))

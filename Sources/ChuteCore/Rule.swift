@@ -36,6 +36,11 @@ package struct Rule: Sendable, Equatable {
     /// The job limits: the settings' values, with whichever of `jobTimeout`, `memoryLimit`, `cpuTimeLimit`,
     /// `maxOutputSize`, `maxPixels`, `maxFrames` and `maxDuration` the rule sets.
     package var limits: JobLimits
+    /// `onDuplicate` (`skip`|`convert`, default skip): what to do with a source whose content (SHA-256) this rule
+    /// already converted into an output that still exists.
+    package var onDuplicate: DuplicatePolicy
+    /// `sidecars` (`beside`, `failed-only` or a folder, default beside): where the sidecars go.
+    package var sidecars: SidecarPlacement
 
     package init(
         name: String,
@@ -52,7 +57,9 @@ package struct Rule: Sendable, Equatable {
         ownership: OutputOwnership = OutputOwnership(),
         sourcePolicy: SourcePolicy = .keep,
         quarantine: FilePath? = nil,
-        limits: JobLimits = JobLimits()
+        limits: JobLimits = JobLimits(),
+        onDuplicate: DuplicatePolicy = .skip,
+        sidecars: SidecarPlacement = .besideOutput
     ) {
         self.name = name
         self.match = match
@@ -69,6 +76,8 @@ package struct Rule: Sendable, Equatable {
         self.sourcePolicy = sourcePolicy
         self.quarantine = quarantine
         self.limits = limits
+        self.onDuplicate = onDuplicate
+        self.sidecars = sidecars
     }
 }
 
@@ -78,8 +87,46 @@ extension Rule {
         var folders = [self.output]
         if case .move(let folder) = self.sourcePolicy { folders.append(folder) }
         if let quarantine = self.quarantine { folders.append(quarantine) }
+        if case .folder(let folder) = self.sidecars { folders.append(folder) }
         return folders
     }
+
+    /// Where the sidecar of `output` (a path below ``output``) goes: beside it, or in the `sidecars` folder at the
+    /// same path below it as `output` is below the output folder, such as `meta/trip/IMG_1.jpg.chute.json`.
+    package func sidecarPath(for output: FilePath) -> FilePath {
+        let name = (output.lastComponent?.string ?? "") + Sidecar.fileSuffix
+        guard case .folder(let folder) = self.sidecars else {
+            return output.removingLastComponent().appending(name)
+        }
+        var relative = output.removingLastComponent()
+        guard relative.removePrefix(self.output) else { return folder.appending(name) }
+        return folder.pushing(relative).appending(name)
+    }
+
+    /// Whether a job that ended this way gets a sidecar: always, unless `sidecars: failed-only` and it completed.
+    package func writesSidecar(completed: Bool) -> Bool {
+        !(completed && self.sidecars == .failedOnly)
+    }
+}
+
+/// What to do with a source whose content a rule already converted.
+package enum DuplicatePolicy: String, Sendable, Equatable, CaseIterable {
+    /// Convert nothing; the log names the earlier output (the default). A source is a duplicate when a completed job
+    /// of the same rule had the same SHA-256 and its output still exists: once the output is deleted, the same
+    /// content is converted again.
+    case skip
+    /// Convert it again, as any other file.
+    case convert
+}
+
+/// Where a rule's sidecars go.
+package enum SidecarPlacement: Sendable, Equatable {
+    /// `beside`: next to the output, `NAME.chute.json` (the default).
+    case besideOutput
+    /// `failed-only`: only failed jobs get one, beside where the output would have been.
+    case failedOnly
+    /// A folder, below which each sidecar keeps the output's sub-folder path.
+    case folder(FilePath)
 }
 
 /// Extra conditions on a matched file.

@@ -77,15 +77,20 @@ package struct JobRunner: Sendable {
             return .ended(.postponed(failure))
         }
         let (source, root) = (job.source, job.root)
-        // The source is hashed while the worker converts it, so the worker never waits for the hash.
-        async let hashing = try? Blocking.run { try SourceInspector.sha256(of: source, beneath: root) }
         var record = Record(job: job, status: status, sha256: nil, started: started, clockStart: clockStart)
+        let duplicate = await self.earlierOutput(of: job, size: status.fingerprint.size, logger: logger)
+        // The source is hashed while the worker converts it, so the worker never waits for the hash; unless a
+        // possible duplicate needed the hash first.
+        async let hashing = Self.sha256(of: source, beneath: root, known: duplicate.hash)
         do {
             try await self.journal.begin(job)
         } catch {
             return .ended(
                 await self.fail(record, ConversionFailure(.outputFailed, "cannot record the job: \(error)"), logger)
             )
+        }
+        if let earlier = duplicate.output, let hash = duplicate.hash {
+            return .ended(await self.skip(job, duplicating: earlier, sha256: hash, logger: logger))
         }
 
         guard status.fingerprint.size > 0 else {
@@ -145,6 +150,50 @@ package struct JobRunner: Sendable {
         }
     }
 
+    /// Looks for an earlier output of the same rule from a source identical to this one, when the rule skips
+    /// duplicates. The journal is asked first for completed jobs of the rule whose source had the same size and whose
+    /// output still exists; only then is the source hashed, before its conversion rather than during it.
+    ///
+    /// - Returns: the earlier output if there is one, and the hash if it was computed.
+    private func earlierOutput(of job: Job, size: Int64, logger: Logger) async -> (output: FilePath?, hash: String?) {
+        guard job.rule.onDuplicate == .skip else { return (nil, nil) }
+        let candidates: [(output: FilePath, sha256: String)]
+        do {
+            candidates = try await self.journal.completedOutputs(rule: job.rule.name, sourceSize: size)
+                .filter { access($0.output.string, F_OK) == 0 }
+        } catch {
+            logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            return (nil, nil)
+        }
+        guard !candidates.isEmpty else { return (nil, nil) }
+        guard let hash = await Self.sha256(of: job.source, beneath: job.root, known: nil) else { return (nil, nil) }
+        return (candidates.first { $0.sha256 == hash }?.output, hash)
+    }
+
+    /// The source's SHA-256, computed on a Dispatch thread unless it is `known`; `nil` when it cannot be read.
+    private static func sha256(of source: FilePath, beneath root: FilePath, known: String?) async -> String? {
+        if let known { return known }
+        return try? await Blocking.run { try SourceInspector.sha256(of: source, beneath: root) }
+    }
+
+    /// Ends a job whose source is identical to the source of `earlier`, an output of the same rule that still
+    /// exists: nothing is converted or written, the journal records the job as completed with that output, and the
+    /// rule's `source` policy applies as after a conversion.
+    private func skip(_ job: Job, duplicating earlier: FilePath, sha256: String, logger: Logger) async -> JobOutcome {
+        do {
+            try await self.journal.skipDuplicate(job.id, of: earlier, sha256: sha256)
+        } catch {
+            // The row stays `running`: the next start takes the file again, and skips it again.
+            logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+        }
+        logger.info(
+            "Skipped: identical to a source this rule already converted",
+            metadata: ["duplicate.of": "\(LogText.escaped(earlier.string))", "sha256": "\(sha256)"]
+        )
+        await Self.disposeOfSource(job, output: earlier, logger: logger)
+        return .completed(earlier)
+    }
+
     /// Puts a converted output in place: checks that the source did not change during the conversion, records the
     /// output's inode and sidecar in the journal, renames the output under its planned (or a free) name, and writes
     /// the sidecar. The source is left where it is: the intake applies the rule's `source` policy once it has been
@@ -172,10 +221,18 @@ package struct JobRunner: Sendable {
         }
         do {
             let inode = try SourceInspector.status(of: pending.temporary).fingerprint.inode
+            let sidecarFolder: FilePath? =
+                if case .folder = job.rule.sidecars {
+                    job.rule.sidecarPath(for: job.plan.path).removingLastComponent()
+                } else {
+                    nil
+                }
             try await self.journal.committing(
                 job.id,
                 outputInode: inode,
-                sidecar: record.sidecar(output: nil, failure: nil)
+                sidecar: record.sidecar(output: nil, failure: nil),
+                sidecarFolder: sidecarFolder,
+                writesSidecar: job.rule.writesSidecar(completed: true)
             )
         } catch {
             _ = unlink(pending.temporary.string)
@@ -193,11 +250,15 @@ package struct JobRunner: Sendable {
             )
             CrashPoint.afterRename.reached()
             if let warning { record.warnings.append(warning) }
-            try OutputCommitter.writeSidecar(
-                record.sidecar(output: final, failure: nil),
-                at: OutputCommitter.sidecarPath(for: final),
-                ownership: job.rule.ownership
-            )
+            if job.rule.writesSidecar(completed: true) {
+                let sidecar = job.rule.sidecarPath(for: final)
+                try OutputCommitter.makeDirectory(sidecar.removingLastComponent(), ownership: job.rule.ownership)
+                try OutputCommitter.writeSidecar(
+                    record.sidecar(output: final, failure: nil),
+                    at: sidecar,
+                    ownership: job.rule.ownership
+                )
+            }
             logger.info(
                 "Job completed",
                 metadata: [
@@ -261,10 +322,10 @@ package struct JobRunner: Sendable {
             )
             return .postponed(failure)
         }
-        let sidecarPath = OutputCommitter.sidecarPath(for: record.job.plan.path)
+        let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
         do throws(ConversionFailure) {
             let ownership = record.job.rule.ownership
-            try OutputCommitter.makeDirectory(record.job.plan.directory, ownership: ownership)
+            try OutputCommitter.makeDirectory(sidecarPath.removingLastComponent(), ownership: ownership)
             try OutputCommitter.writeSidecar(
                 record.sidecar(output: nil, failure: failure),
                 at: sidecarPath,
@@ -295,7 +356,7 @@ package struct JobRunner: Sendable {
     /// has one; a source that cannot be moved stays where it is, and the log says why.
     package static func quarantineSource(_ job: Job, failure: ConversionFailure, logger: Logger) async {
         guard let folder = job.rule.quarantine, failure.blamesTheInput else { return }
-        let sidecar = OutputCommitter.sidecarPath(for: job.plan.path)
+        let sidecar = job.rule.sidecarPath(for: job.plan.path)
         do {
             let moved = try await Blocking.run { () throws(ConversionFailure) in
                 try SourceDisposal.quarantine(job, into: folder, failure: failure, sidecar: sidecar)

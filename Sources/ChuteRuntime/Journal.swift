@@ -19,7 +19,8 @@ import SystemPackage
 /// A source whose path and fingerprint (device, inode, size, modification and change time) have a `completed` or
 /// `failed` row was handled and is not taken again; new content at the same path has another fingerprint and is, and
 /// so has a file moved back into the watched folder (a rename sets its change time). Rows written before change
-/// times were recorded match on the rest of the fingerprint.
+/// times were recorded match on the rest of the fingerprint. Completed rows keep their source's SHA-256, so that a rule
+/// can skip a source identical to one it converted (`onDuplicate`).
 ///
 /// The database uses write-ahead logging with full synchronisation: a row written is on disk before the step it
 /// records happens.
@@ -106,6 +107,16 @@ package final class Journal: Sendable {
                 table.add(column: "changed", .integer)
             }
         }
+        migrator.registerMigration("duplicates and sidecar placement") { db in
+            // The source's SHA-256, to find an identical source a rule already converted; where the sidecar of a job
+            // being committed goes (NULL: beside the output), and whether it gets one, for recovery to honour.
+            try db.alter(table: "job") { table in
+                table.add(column: "sha256", .text)
+                table.add(column: "sidecarFolder", .blob)
+                table.add(column: "sidecarSkipped", .boolean).notNull().defaults(to: false)
+            }
+            try db.create(index: "job_rule_size", on: "job", columns: ["rule", "size"])
+        }
         return migrator
     }
 
@@ -141,6 +152,36 @@ package final class Journal: Sendable {
         }
     }
 
+    /// The outputs of completed jobs of `rule` whose source had `size` bytes, with the source's SHA-256: the
+    /// candidates an identical source would duplicate. Rows written before hashes were recorded are left out.
+    package func completedOutputs(
+        rule: String,
+        sourceSize size: Int64
+    ) async throws -> [(
+        output: FilePath, sha256: String
+    )] {
+        try await self.database.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT output, sha256 FROM job WHERE rule = ? AND size = ? AND state = 'completed'
+                      AND sha256 IS NOT NULL AND output IS NOT NULL
+                    """,
+                arguments: [rule, size]
+            ).map { row in (output: Self.path(row["output"]), sha256: row["sha256"] as String) }
+        }
+    }
+
+    /// Records a job that converted nothing because its source is identical to the source of `output`: it counts as
+    /// completed with that output, so the same source is not taken again.
+    package func skipDuplicate(_ jobID: String, of output: FilePath, sha256: String) async throws {
+        try await self.update(
+            jobID,
+            sql: "state = 'completed', output = ?, sha256 = ?, sidecar = NULL",
+            arguments: [Self.bytes(output), sha256]
+        )
+    }
+
     /// Records that a job starts converting.
     package func begin(_ job: Job) async throws {
         try await self.write { db in
@@ -162,12 +203,26 @@ package final class Journal: Sendable {
 
     /// Records that a job's output is converted and synced under its temporary name, with the inode that finds it
     /// after the rename and the sidecar to write for it (its output path is filled in then).
-    package func committing(_ jobID: String, outputInode: UInt64, sidecar: Sidecar) async throws {
+    ///
+    /// - Parameters:
+    ///   - sidecarFolder: the folder its sidecar goes to, or `nil` for beside the output.
+    ///   - writesSidecar: `false` when the rule writes no sidecar for a completed job (`sidecars: failed-only`).
+    package func committing(
+        _ jobID: String,
+        outputInode: UInt64,
+        sidecar: Sidecar,
+        sidecarFolder: FilePath? = nil,
+        writesSidecar: Bool = true
+    ) async throws {
         let encoded = try JSONEncoder().encode(sidecar)
         try await self.update(
             jobID,
-            sql: "state = 'committing', outputInode = ?, sidecar = ?",
-            arguments: [Int64(bitPattern: outputInode), encoded]
+            sql:
+                "state = 'committing', outputInode = ?, sidecar = ?, sha256 = ?, sidecarFolder = ?, sidecarSkipped = ?",
+            arguments: [
+                Int64(bitPattern: outputInode), encoded, sidecar.source.sha256, sidecarFolder.map(Self.bytes),
+                !writesSidecar,
+            ]
         )
     }
 
@@ -223,7 +278,10 @@ package final class Journal: Sendable {
             try db.execute(sql: "DELETE FROM job WHERE \(unfinished)")
             let rows = try Row.fetchAll(
                 db,
-                sql: "SELECT id, outputFolder, outputInode, sidecar FROM job WHERE state = 'committing'"
+                sql: """
+                    SELECT id, outputFolder, outputInode, sidecar, sidecarFolder, sidecarSkipped FROM job
+                      WHERE state = 'committing'
+                    """
             )
             for row in rows {
                 let id: String = row["id"]
@@ -235,7 +293,14 @@ package final class Journal: Sendable {
                 {
                     let size = (try? SourceInspector.status(of: output))?.fingerprint.size ?? 0
                     sidecar.output = Sidecar.Output(path: output.string, size: size)
-                    try OutputCommitter.writeSidecar(sidecar, at: OutputCommitter.sidecarPath(for: output))
+                    // The rule's `sidecars` setting, as recorded when the job was committing.
+                    let sidecarFolder = (row["sidecarFolder"] as Data?).map { Self.path($0) }
+                    if row["sidecarSkipped"] as Bool? != true {
+                        let name = (output.lastComponent?.string ?? "") + Sidecar.fileSuffix
+                        let path = (sidecarFolder ?? output.removingLastComponent()).appending(name)
+                        try OutputCommitter.makeDirectory(path.removingLastComponent())
+                        try OutputCommitter.writeSidecar(sidecar, at: path)
+                    }
                     try db.execute(
                         sql: "UPDATE job SET state = 'completed', output = ?, sidecar = NULL WHERE id = ?",
                         arguments: [Self.bytes(output), id]

@@ -156,8 +156,8 @@ private let unknownKeyCases: [(String, String)] = [
             + "name, match, to, output, quality, width, height, strip, upscale, videoCodec, crf, videoBitrate, preset, "
             + "maxFrameRate, audioCodec, audioBitrate, channels, sampleRate, allAudio, rename, keepStructure, "
             + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge, owner, group, mode, source, "
-            + "doneFolder, quarantine, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, "
-            + "maxDuration"
+            + "doneFolder, quarantine, onDuplicate, sidecars, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, "
+            + "maxPixels, maxFrames, maxDuration"
     ),
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
@@ -808,10 +808,10 @@ private let badSettingsValueCases: [(String, String)] = [
                 Rules (tried in order, the first match wins):
                   1. heic-to-jpg: *.heic → jpg (image engine)
                        options: quality 85%, strip metadata
-                       output:  /srv/chute/out/photos/{stem}.{ext}, keeping sub-folders, on conflict rename
+                       output:  /srv/chute/out/photos/{stem}.{ext}, keeping sub-folders, on conflict rename, on duplicate skip
                   2. big-videos: *.mkv, *.avi → mp4 (video engine)
                        options: height ≤ 720
-                       output:  /srv/chute/out/videos/{date}-{stem}, flattened, on conflict skip, at most 1 at once
+                       output:  /srv/chute/out/videos/{date}-{stem}, flattened, on conflict skip, on duplicate skip, at most 1 at once
                        only:    type image or video; size at least 2.5MB; age 1.5m to 30d; below /srv/chute/scans
                        source:  moved to /srv/chute/done once its output is verified
                        failed:  source moved to /srv/chute/failed, with a reason file
@@ -822,6 +822,46 @@ private let badSettingsValueCases: [(String, String)] = [
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
                 """
+        )
+    }
+}
+
+/// `onDuplicate` and `sidecars` of a rule.
+@Suite struct DuplicateAndSidecarConfigTests {
+    @Test func readsOnDuplicateAndSidecars() throws {
+        let defaults = try parsed(yaml()).rules[0]
+        #expect(defaults.onDuplicate == .skip)
+        #expect(defaults.sidecars == .besideOutput)
+        let set = try parsed(yaml(rule: standardRule + ["onDuplicate: Convert", "sidecars: ./meta"])).rules[0]
+        #expect(set.onDuplicate == .convert)
+        #expect(set.sidecars == .folder(FilePath("/srv/chute/meta")))
+        #expect(set.writtenFolders.contains(FilePath("/srv/chute/meta")))
+        let failedOnly = try parsed(yaml(rule: standardRule + ["sidecars: failed-only"])).rules[0]
+        #expect(failedOnly.sidecars == .failedOnly)
+        #expect(!failedOnly.writesSidecar(completed: true) && failedOnly.writesSidecar(completed: false))
+        #expect(try parsed(yaml(rule: standardRule + ["sidecars: beside"])).rules[0].sidecars == .besideOutput)
+    }
+
+    @Test func badValuesAreErrorsAtTheirValue() {
+        #expect(
+            problems(yaml(rule: standardRule + ["onDuplicate: ignore", "sidecars: [a, b]"]))
+                == [
+                    "rules.yaml:8:18: unknown value 'ignore' for 'onDuplicate'; expected one of: skip, convert",
+                    "rules.yaml:9:15: expected beside, failed-only or a folder for 'sidecars', found a list",
+                ]
+        )
+    }
+
+    @Test func aSidecarFolderKeepsTheOutputsSubFolders() throws {
+        let rule = try parsed(yaml(rule: standardRule + ["sidecars: meta"])).rules[0]
+        #expect(
+            rule.sidecarPath(for: FilePath("/srv/chute/out/trip/IMG_1.jpg"))
+                == "/srv/chute/meta/trip/IMG_1.jpg.chute.json"
+        )
+        let beside = try parsed(yaml()).rules[0]
+        #expect(
+            beside.sidecarPath(for: FilePath("/srv/chute/out/trip/IMG_1.jpg"))
+                == "/srv/chute/out/trip/IMG_1.jpg.chute.json"
         )
     }
 }

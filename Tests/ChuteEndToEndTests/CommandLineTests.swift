@@ -62,6 +62,31 @@ struct CommandLineTests {
         #expect(result.output.contains("mkv-to-mp4"))
     }
 
+    @Test func theUnitsDocumentationIsInstalled() throws {
+        let repository = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
+        let unit = try String(contentsOfFile: repository.appending("deploy/chute.service").string, encoding: .utf8)
+        let install = try String(contentsOfFile: repository.appending("scripts/install.sh").string, encoding: .utf8)
+        // What install.sh installs: each `install … SOURCE DESTINATION` line, SOURCE a file of the repository.
+        var installed: [String: String] = [:]
+        for line in install.split(separator: "\n") where line.hasPrefix("install ") {
+            let words = line.split(separator: " ").map(String.init)
+            guard words.count >= 3 else { continue }
+            installed[words[words.count - 1]] = words[words.count - 2]
+        }
+        let documents = unit.split(separator: "\n").filter { $0.hasPrefix("Documentation=") }
+            .flatMap { $0.dropFirst("Documentation=".count).split(separator: " ").map(String.init) }
+        #expect(!documents.isEmpty)
+        for document in documents {
+            if document.hasPrefix("file://") {
+                let path = String(document.dropFirst("file://".count))
+                let source = try #require(installed[path], "install.sh does not install \(path)")
+                #expect(FileManager.default.fileExists(atPath: repository.appending(source).string), "\(source)")
+            } else {
+                #expect(document.hasPrefix("man:") || document.hasPrefix("https://"), "\(document)")
+            }
+        }
+    }
+
     @Test func explainNamesTheRuleAndTheOutput() async throws {
         let directory = try TemporaryDirectory(prefix: "explain")
         defer { directory.remove() }

@@ -9,7 +9,18 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct CrashEndToEndTests {
     @Test func killsDuringABatchOf100FilesLeaveExactlyOneOutcomePerInput() async throws {
-        let harness = try DaemonHarness(settings: "  concurrency: {image: 2}")
+        // The 100 inputs are copies of one image, each to be converted: duplicates are not skipped here.
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-jpg
+                    match: "*.png"
+                    to: jpg
+                    quality: 0.85
+                    output: ./outbox
+                    onDuplicate: convert
+                """,
+            settings: "  concurrency: {image: 2}"
+        )
         defer { harness.stop() }
         let staging = try harness.directory.makeDirectory("staging")
         let names = (0..<100).map { String(format: "photo%03d.png", $0) }

@@ -123,7 +123,16 @@ struct IntakeEndToEndTests {
     }
 
     @Test func subFolderCreatedAndFilledAtOnce() async throws {
-        let harness = try DaemonHarness()
+        // The 20 files are copies of one image, each to be converted: duplicates are not skipped here.
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-jpg
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                    onDuplicate: convert
+                """
+        )
         defer { harness.stop() }
         try await harness.start()
         let staging = try harness.directory.makeDirectory("staging")
