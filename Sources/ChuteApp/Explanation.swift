@@ -63,6 +63,20 @@ package enum Explanation {
             lines.append(
                 "engine: \(rule.to.engine.rawValue)" + (Engines.available(for: rule.to) ? "" : " (not in this build)")
             )
+            if let facts {
+                let engine = rule.to.engine
+                if let sniffed = facts.sniffed, !engine.reads(sniffed) {
+                    lines.append(
+                        "warning: the \(engine.rawValue) engine cannot read \(sniffed.rawValue) content; the job would "
+                            + "fail as unsupportedInput"
+                    )
+                } else if facts.sniffed == nil {
+                    lines.append(
+                        "warning: the content is not in a format Chute recognises; the \(engine.rawValue) engine would "
+                            + "refuse it as unsupportedInput"
+                    )
+                }
+            }
         }
         if case .matched = decision { return (lines.joined(separator: "\n"), true) }
         return (lines.joined(separator: "\n"), false)

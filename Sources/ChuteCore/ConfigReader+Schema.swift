@@ -1,11 +1,19 @@
 import SystemPackage
 import Yams
 
+extension ConfigReader {
+    /// Every key a `watch:` entry, a rule and `settings:` accept, in the order of the schema; `chute check`'s summary
+    /// shows each of them that a file sets (a test holds it to that).
+    package static var schemaKeys: (watch: [String], rule: [String], settings: [String]) {
+        (Walker.watchKeys, Walker.ruleKeys, Walker.settingsKeys)
+    }
+}
+
 extension ConfigReader.Walker {
     /// The top-level keys.
     private static let topLevelKeys = ["watch", "rules", "settings"]
     /// The keys of one `watch:` entry.
-    private static let watchKeys = [
+    static let watchKeys = [
         "path", "recursive", "ignore", "poll", "pollInterval", "doneSuffix", "lockSuffix",
         "allowHardLinks",
     ]
@@ -15,7 +23,7 @@ extension ConfigReader.Walker {
         "audioCodec", "audioBitrate", "channels", "sampleRate", "allAudio",
     ]
     /// The keys of one rule.
-    private static let ruleKeys =
+    static let ruleKeys =
         ["name", "match", "to", "output"] + optionKeys
         + [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
@@ -23,7 +31,7 @@ extension ConfigReader.Walker {
         ]
         + JobLimits.keys
     /// The keys of `settings:`.
-    private static let settingsKeys =
+    static let settingsKeys =
         ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "concurrency", "niceness"]
         + ["ioPriority"] + JobLimits.keys
 

@@ -26,7 +26,7 @@ package enum ConfigSummary {
             }
             switch watch.poll {
             case .auto: break
-            case .always: line += "; polled every \(watch.pollInterval)"
+            case .always: line += "; polled every \(ValueParsing.describe(watch.pollInterval))"
             case .never: line += "; never polled"
             }
             if watch.allowHardLinks {
@@ -48,6 +48,29 @@ package enum ConfigSummary {
         lines.append("")
         lines += Self.describe(config.settings)
         return lines.joined(separator: "\n")
+    }
+
+    /// The warnings about a valid configuration: each `match` pattern whose extension names files the rule's engine
+    /// cannot read, such as `*.pdf` with `to: jpg`. The daemon goes by the content, so such a file still fails, as
+    /// `unsupportedInput`; only the pattern makes it certain here.
+    ///
+    /// - Returns: one line per problem, starting `warning: `.
+    package static func warnings(_ config: ChuteConfig) -> [String] {
+        var lines: [String] = []
+        for rule in config.rules {
+            for pattern in rule.match {
+                guard let fileExtension = pattern.literalExtension,
+                    let type = MediaType.usual(forExtension: fileExtension), !rule.to.engine.reads(type)
+                else { continue }
+                let readable = rule.to.engine.readableCategories.map(\.rawValue).sorted().joined(separator: " and ")
+                lines.append(
+                    "warning: rule '\(rule.name)': 'match: \(pattern.pattern)' takes \(type.rawValue) files, which the "
+                        + "\(rule.to.engine.rawValue) engine cannot read (it reads \(readable)); they would fail as "
+                        + "unsupportedInput"
+                )
+            }
+        }
+        return lines
     }
 
     /// The lines for one rule: a heading, then options, output and filters, indented under it.
@@ -111,16 +134,45 @@ package enum ConfigSummary {
         return parts
     }
 
-    /// The options that were set, such as `quality 85%`, `height ≤ 720`, `strip metadata`.
+    /// The options that were set, such as `quality 85%`, `height ≤ 720`, `strip metadata`, `preset slow`, in the
+    /// order of the schema's option keys, so that an option the summary cannot show is an empty case here, caught by
+    /// the test that sets every key.
     private static func describe(_ options: ConversionOptions) -> [String] {
-        var parts: [String] = []
-        if let quality = options.qualityFraction {
-            parts.append("quality \(Self.percent(quality))")
+        ConfigReader.Walker.optionKeys.compactMap { Self.describe(option: $0, of: options) }
+    }
+
+    /// One option as the summary shows it, or `nil` when it is not set.
+    private static func describe(option key: String, of options: ConversionOptions) -> String? {
+        switch key {
+        case "quality": options.qualityFraction.map { "quality \(Self.percent($0))" }
+        case "width": options.width.map { "width ≤ \($0)" }
+        case "height": options.height.map { "height ≤ \($0)" }
+        case "strip": options.strip.map { $0 ? "strip metadata" : "keep metadata" }
+        case "upscale": options.upscale.map { $0 ? "upscale" : "no upscale" }
+        case "videoCodec": options.videoCodec.map { "videoCodec \($0.rawValue)" }
+        case "crf": options.crf.map { "crf \($0)" }
+        case "videoBitrate": options.videoBitrate.map { "videoBitrate \(Self.describe(bitrate: $0))" }
+        case "preset": options.preset.map { "preset \($0.rawValue)" }
+        case "maxFrameRate": options.maxFrameRate.map { "maxFrameRate \(Self.describe(number: $0))" }
+        case "audioCodec": options.audioCodec.map { "audioCodec \($0.rawValue)" }
+        case "audioBitrate": options.audioBitrate.map { "audioBitrate \(Self.describe(bitrate: $0))" }
+        case "channels": options.channels.map { "channels \($0)" }
+        case "sampleRate": options.sampleRate.map { "sampleRate \($0)" }
+        case "allAudio": options.allAudio.map { $0 ? "allAudio" : "default audio only" }
+        default: nil
         }
-        if let width = options.width { parts.append("width ≤ \(width)") }
-        if let height = options.height { parts.append("height ≤ \(height)") }
-        if let strip = options.strip { parts.append(strip ? "strip metadata" : "keep metadata") }
-        return parts
+    }
+
+    /// A bitrate the way rules write it: `128k`, `2.5M`, `800500`.
+    private static func describe(bitrate: Int) -> String {
+        if bitrate >= 1_000_000, bitrate % 100_000 == 0 { return Self.describe(number: Double(bitrate) / 1e6) + "M" }
+        if bitrate % 1000 == 0 { return "\(bitrate / 1000)k" }
+        return "\(bitrate)"
+    }
+
+    /// `30` for 30.0, `29.97` otherwise.
+    private static func describe(number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? "\(Int(number))" : "\(number)"
     }
 
     /// The filters that were set, such as `type image`, `size 10KB to 2GB`, `age at least 10s`.
@@ -153,6 +205,8 @@ package enum ConfigSummary {
         }
         return [
             "Settings: quiet period \(ValueParsing.describe(settings.quietPeriod)), "
+                + "incomplete files waited for \(ValueParsing.describe(settings.incompleteTimeout)), "
+                + "retry delay \(ValueParsing.describe(settings.retryDelay)), "
                 + "grace period \(ValueParsing.describe(settings.gracePeriod)), "
                 + "new worker every \(settings.workerJobs) jobs",
             "Concurrency: " + lanes.joined(separator: ", "),

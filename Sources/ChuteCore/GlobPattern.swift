@@ -16,6 +16,15 @@ package struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
 
     package var description: String { self.pattern }
 
+    /// The extension every name this glob matches ends with, such as `pdf` for `*.pdf` or `scan-*.PDF`; `nil` when
+    /// the part after the last dot has a wildcard or a set (`*.jp?g`, `*`), or there is no dot.
+    package var literalExtension: String? {
+        guard let dot = self.pattern.lastIndex(of: ".") else { return nil }
+        let tail = self.pattern[self.pattern.index(after: dot)...]
+        guard !tail.isEmpty, !tail.contains(where: { "*?[]".contains($0) }) else { return nil }
+        return tail.lowercased()
+    }
+
     /// Parses a glob.
     ///
     /// - Throws: ``GlobError`` when a `[` set is not closed or the pattern contains `/`.

@@ -27,6 +27,28 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         }
     }
 
+    /// The type a file with this extension usually holds (`pdf` → ``pdf``, `m4a` → ``mp4``), or `nil` for an
+    /// extension Chute does not know. Only `chute check` uses it, to say what a `match` pattern will bring in: the
+    /// daemon itself always goes by the content.
+    ///
+    /// - Parameter fileExtension: the extension without its dot, in any case.
+    package static func usual(forExtension fileExtension: String) -> MediaType? {
+        Self.usualTypes[fileExtension.lowercased()]
+    }
+
+    private static let usualTypes: [String: MediaType] = [
+        "jpg": .jpeg, "jpeg": .jpeg, "jpe": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "heic": .heif,
+        "heif": .heif, "avif": .avif, "tif": .tiff, "tiff": .tiff, "bmp": .bmp, "jp2": .jpeg2000, "j2k": .jpeg2000,
+        "exr": .openexr, "pbm": .netpbm, "pgm": .netpbm, "ppm": .netpbm, "pnm": .netpbm, "pfm": .netpbm, "tga": .tga,
+        "psd": .psd, "ico": .ico, "hdr": .radiance, "mp4": .mp4, "m4v": .mp4, "m4a": .mp4, "3gp": .mp4,
+        "mov": .quicktime, "mkv": .matroska, "webm": .matroska, "mka": .matroska, "avi": .avi, "ts": .mpegts,
+        "m2ts": .mpegts, "mts": .mpegts, "mpg": .mpegps, "mpeg": .mpegps, "vob": .mpegps, "flv": .flv, "wmv": .asf,
+        "wma": .asf, "asf": .asf, "ogg": .ogg, "oga": .ogg, "ogv": .ogg, "opus": .ogg, "mp3": .mp3, "flac": .flac,
+        "wav": .wav, "aif": .aiff, "aiff": .aiff, "aac": .aac, "amr": .amr, "ac3": .ac3, "ape": .ape,
+        "wv": .wavpack, "mpc": .musepack, "dsf": .dsf, "caf": .caf, "pdf": .pdf, "m3u": .playlist,
+        "m3u8": .playlist, "pls": .playlist, "mpd": .playlist, "svg": .svg, "ps": .postscript, "eps": .postscript,
+    ]
+
     /// Recognises a file from its first bytes (at least 64 are needed for every check; fewer simply match less).
     ///
     /// - Parameter header: the start of the file.

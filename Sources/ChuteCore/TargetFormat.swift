@@ -57,3 +57,20 @@ package struct TargetFormat: Sendable, Hashable, Codable, CustomStringConvertibl
         "jpeg": "jpg", "tif": "tiff", "heif": "heic", "aac": "m4a", "matroska": "mkv", "vorbis": "ogg",
     ]
 }
+
+extension EngineKind {
+    /// The kinds of sniffed content this engine opens: the image engine decodes images; the video and audio engines
+    /// open video and audio containers (an audio target may come from a video's sound). Anything else, and content
+    /// that is not recognised, is refused as `unsupportedInput` before a decoder sees it.
+    package var readableCategories: Set<MediaCategory> {
+        switch self {
+        case .image: [.image]
+        case .video, .audio: [.video, .audio]
+        }
+    }
+
+    /// Whether this engine opens content sniffed as `type`.
+    package func reads(_ type: MediaType) -> Bool {
+        type.category.map { self.readableCategories.contains($0) } ?? false
+    }
+}

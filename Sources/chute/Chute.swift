@@ -110,6 +110,9 @@ extension Chute {
             for watch in config.watches where access(watch.path.string, F_OK) != 0 && errno == ENOENT {
                 print("warning: watched folder \(watch.path) does not exist yet; chute run waits for it to appear")
             }
+            for warning in ConfigSummary.warnings(config) {
+                print(warning)
+            }
             for rule in config.rules where !Engines.available(for: rule.to) {
                 print("warning: rule '\(rule.name)': this build has no \(rule.to.engine.rawValue) engine yet")
             }

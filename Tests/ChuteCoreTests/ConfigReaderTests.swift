@@ -817,12 +817,153 @@ private let badSettingsValueCases: [(String, String)] = [
                        failed:  source moved to /srv/chute/failed, with a reason file
                        limits:  timeout 30m, memory 2GB, duration ≤ 3h
 
-                Settings: quiet period 1s, grace period 30s, new worker every 200 jobs
+                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs
                 Concurrency: image auto, video 1, audio auto
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
                 """
         )
+    }
+}
+
+/// Every key of the schema, set in one file, shows in `chute check`'s summary: an option the summary forgets fails
+/// here, and so does a new key until it is given its line below.
+@Suite struct SummaryCompletenessTests {
+    private static let file = """
+        watch:
+          - path: inbox
+          - path: scans
+            recursive: false
+            ignore: ["*.nef"]
+            poll: always
+            pollInterval: 30s
+            doneSuffix: .done
+            lockSuffix: .lock
+            allowHardLinks: true
+        rules:
+          - name: photos-x
+            match: "*.heic"
+            to: jpg
+            output: out/photos
+            quality: 0.77
+            width: 1234
+            height: 987
+            strip: true
+            rename: "{stem}-small.{ext}"
+            keepStructure: false
+            onConflict: overwrite
+            concurrency: 3
+            watch: scans
+            minSize: 10KB
+            maxSize: 2GB
+            type: image
+            minAge: 90s
+            maxAge: 30d
+            owner: 1026
+            group: 100
+            mode: "0640"
+            source: move
+            doneFolder: done
+            quarantine: failed
+            onDuplicate: convert
+            sidecars: ./meta
+            jobTimeout: 5m
+            memoryLimit: 3GB
+            cpuTimeLimit: 90s
+            maxOutputSize: 8GB
+            maxPixels: 50000000
+            maxFrames: 500
+            maxDuration: 3h
+          - name: clips
+            match: "*.mkv"
+            to: mp4
+            output: out/clips
+            width: 640
+            upscale: true
+            videoCodec: hevc
+            crf: 19
+            preset: slow
+            maxFrameRate: 29.97
+            audioCodec: mp3
+            audioBitrate: 96k
+            channels: 1
+            sampleRate: 44100
+            allAudio: true
+          - name: talks
+            match: "*.avi"
+            to: mkv
+            output: out/talks
+            videoBitrate: 2.5M
+        settings:
+          quietPeriod: 1s
+          incompleteTimeout: 2m
+          retryDelay: 45s
+          gracePeriod: 20s
+          workerJobs: 50
+          concurrency: {video: 1}
+          niceness: 5
+          ioPriority: idle
+          jobTimeout: 2h
+          memoryLimit: 2GB
+          cpuTimeLimit: 10m
+          maxOutputSize: 10GB
+          maxPixels: 40000000
+          maxFrames: 50
+          maxDuration: 4h
+        """
+
+    /// What the summary shows for each watch key.
+    private static let watchShown: [String: String] = [
+        "path": "/srv/chute/scans (", "recursive": "this folder only", "ignore": "also ignoring *.nef",
+        "poll": "polled every", "pollInterval": "every 30s", "doneSuffix": "its .done marker",
+        "lockSuffix": "its .lock marker", "allowHardLinks": "hard links allowed",
+    ]
+    /// What the summary's rules show for each rule key.
+    private static let ruleShown: [String: String] = [
+        "name": "1. photos-x:", "match": "*.heic →", "to": "→ jpg (image engine)", "output": "/srv/chute/out/photos/",
+        "quality": "quality 77%", "width": "width ≤ 1234", "height": "height ≤ 987", "strip": "strip metadata",
+        "upscale": "upscale", "videoCodec": "videoCodec hevc", "crf": "crf 19", "videoBitrate": "videoBitrate 2.5M",
+        "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
+        "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",
+        "allAudio": "allAudio", "rename": "{stem}-small.{ext}", "keepStructure": "flattened",
+        "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",
+        "minSize": "size 10KB", "maxSize": "to 2GB", "type": "type image", "minAge": "age 1.5m", "maxAge": "to 30d",
+        "owner": "owner 1026", "group": "group 100", "mode": "mode 640", "source": "source:  moved to",
+        "doneFolder": "/srv/chute/done", "quarantine": "source moved to /srv/chute/failed",
+        "onDuplicate": "on duplicate convert", "sidecars": "sidecars: in /srv/chute/meta", "jobTimeout": "timeout 5m",
+        "memoryLimit": "memory 3GB", "cpuTimeLimit": "CPU time 1.5m", "maxOutputSize": "output ≤ 8GB",
+        "maxPixels": "pixels ≤ 50000000", "maxFrames": "frames ≤ 500", "maxDuration": "duration ≤ 3h",
+    ]
+    /// What the summary's settings show for each settings key.
+    private static let settingsShown: [String: String] = [
+        "quietPeriod": "quiet period 1s", "incompleteTimeout": "waited for 2m", "retryDelay": "retry delay 45s",
+        "gracePeriod": "grace period 20s", "workerJobs": "every 50 jobs", "concurrency": "video 1",
+        "niceness": "niceness 5", "ioPriority": "I/O priority idle", "jobTimeout": "timeout 2h",
+        "memoryLimit": "memory 2GB", "cpuTimeLimit": "CPU time 10m", "maxOutputSize": "output ≤ 10GB",
+        "maxPixels": "pixels ≤ 40000000", "maxFrames": "frames ≤ 50", "maxDuration": "duration ≤ 4h",
+    ]
+
+    @Test func everyKeyTheFileSetsShows() throws {
+        let summary = ConfigSummary.render(try parsed(Self.file), file: "rules.yaml")
+        let parts = summary.components(separatedBy: "\nRules (")
+        let settingsStart = try #require(summary.range(of: "\nSettings: "))
+        let watches = try #require(parts.first)
+        let rules = String(summary[..<settingsStart.lowerBound]).components(separatedBy: "\nRules (").last ?? ""
+        let settings = String(summary[settingsStart.lowerBound...])
+        let keys = ConfigReader.schemaKeys
+        for (name, schema, shown, text) in [
+            ("watch", keys.watch, Self.watchShown, watches), ("rule", keys.rule, Self.ruleShown, rules),
+            ("settings", keys.settings, Self.settingsShown, settings),
+        ] {
+            #expect(
+                Set(schema) == Set(shown.keys),
+                "\(name) keys without a line here: \(Set(schema).subtracting(shown.keys))"
+            )
+            for key in schema {
+                guard let fragment = shown[key] else { continue }
+                #expect(text.contains(fragment), "\(name) key '\(key)': '\(fragment)' missing from:\n\(text)")
+            }
+        }
     }
 }
 

@@ -62,6 +62,107 @@ struct CommandLineTests {
         #expect(result.output.contains("mkv-to-mp4"))
     }
 
+    @Test func checkShowsEveryOptionARuleSets() async throws {
+        let directory = try TemporaryDirectory(prefix: "check")
+        defer { directory.remove() }
+        let config = try self.writeConfig(
+            """
+            watch:
+              - path: ./in
+            rules:
+              - name: clips
+                match: "*.mkv"
+                to: mp4
+                videoCodec: hevc
+                crf: 19
+                preset: slow
+                maxFrameRate: 30
+                audioCodec: aac
+                audioBitrate: 96k
+                channels: 1
+                sampleRate: 44100
+                allAudio: true
+                jobTimeout: 5m
+                output: ./out
+            settings:
+              retryDelay: 45s
+              incompleteTimeout: 2m
+            """,
+            in: directory
+        )
+        let result = try await self.chute(["check", config.string])
+        #expect(result.status == 0, "\(result.error)")
+        for shown in [
+            "videoCodec hevc", "crf 19", "preset slow", "maxFrameRate 30", "audioCodec aac", "audioBitrate 96k",
+            "channels 1", "sampleRate 44100", "allAudio", "timeout 5m", "retry delay 45s", "waited for 2m",
+        ] {
+            #expect(result.output.contains(shown), "'\(shown)' missing from:\n\(result.output)")
+        }
+    }
+
+    @Test func checkWarnsWhenAPatternNamesFilesTheEngineCannotRead() async throws {
+        let directory = try TemporaryDirectory(prefix: "check")
+        defer { directory.remove() }
+        let config = try self.writeConfig(
+            """
+            watch:
+              - path: ./in
+            rules:
+              - name: scans
+                match: ["*.pdf", "*.png", "scan-*"]
+                to: jpg
+                output: ./out
+              - name: voice
+                match: "*.mp3"
+                to: m4a
+                output: ./out
+            """,
+            in: directory
+        )
+        let result = try await self.chute(["check", config.string])
+        #expect(result.status == 0, "\(result.error)")
+        let warnings = result.output.split(separator: "\n").filter { $0.hasPrefix("warning:") }
+        #expect(warnings.count == 1, "\(result.output)")
+        #expect(warnings.first?.contains("rule 'scans'") == true && warnings.first?.contains("*.pdf") == true)
+        #expect(warnings.first?.contains("image engine cannot read") == true, "\(warnings)")
+    }
+
+    @Test func explainWarnsWhenTheEngineCannotReadTheContent() async throws {
+        let directory = try TemporaryDirectory(prefix: "explain")
+        defer { directory.remove() }
+        try directory.makeDirectory("in")
+        let config = try self.writeConfig(
+            """
+            watch:
+              - path: ./in
+            rules:
+              - name: anything
+                match: "*"
+                to: jpg
+                output: ./out
+            """,
+            in: directory
+        )
+        try Data("%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\n%%EOF\n".utf8)
+            .write(to: URL(fileURLWithPath: directory.appending("in/scan.pdf").string))
+        try CommandLineTool.run([
+            "ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "sine=duration=1",
+            directory.appending("in/memo.mp3").string,
+        ])
+        try Fixtures.makeImage(at: directory.appending("in/photo.png"))
+        var warnings: [String: [String]] = [:]
+        for name in ["scan.pdf", "memo.mp3", "photo.png"] {
+            let result = try await self.chute([
+                "explain", "--config", config.string, directory.appending("in/\(name)").string,
+            ])
+            #expect(result.status == 0, "\(name): \(result.output)")
+            warnings[name] = result.output.split(separator: "\n").filter { $0.hasPrefix("warning:") }.map(String.init)
+        }
+        #expect(warnings["scan.pdf"]?.first?.contains("cannot read pdf content") == true, "\(warnings)")
+        #expect(warnings["memo.mp3"]?.first?.contains("cannot read mp3 content") == true, "\(warnings)")
+        #expect(warnings["photo.png"] == [], "\(warnings)")
+    }
+
     @Test func theUnitsDocumentationIsInstalled() throws {
         let repository = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
         let unit = try String(contentsOfFile: repository.appending("deploy/chute.service").string, encoding: .utf8)
