@@ -1,11 +1,16 @@
 /// Whether a file is whole for its type, judged from its structure with a few small reads.
 ///
 /// A file that a copy cut off, or that a writer is still filling, fails these checks: a JPEG must end with its
-/// end-of-image marker, a PNG with its `IEND` chunk, a GIF with its trailer; RIFF (WAV, AVI, WebP), AIFF and BMP files
-/// must be as long as their header says; an ISO media file (MP4, MOV, HEIC, AVIF) must be a chain of boxes that ends
-/// exactly at the end of the file and holds its index (`moov`, or `meta` for still images); a Matroska or WebM
-/// segment must fit in the file. Other types (MP3, MPEG-TS, TIFF, FLAC, …) have no cheap structural end and are
-/// `unknown`: the quiet period and the check for writers decide alone.
+/// end-of-image marker, a PNG with its `IEND` chunk, a GIF with its trailer; RIFF (WAV, AVI, WebP) and AIFF files
+/// must be as long as their header says; a BMP must also hold the pixels its header describes, a TGA its pixels
+/// or its run-length packets (or end with a TGA 2.0 footer); a TIFF's chain of IFDs, the values they point at and
+/// every strip or tile must lie within the file; an ISO media file (MP4, MOV, HEIC, AVIF) must be a chain of boxes
+/// that ends exactly at the end of the file and holds its index (`moov`, or `meta` for still images, whose `iloc`
+/// extents must lie within the file); a Matroska or WebM segment must fit in the file (of unknown size: its `Cues`
+/// must, and end it); a FLAC file must end with the frame that ends its stream, an Ogg file with a whole page that
+/// ends its stream; an MP3 must be as long as its Xing, Info or VBRI header says. Other types (MPEG-TS, MP3 without
+/// such a header, …), and structures too large or too odd to check cheaply (an IFD chain that loops), are
+/// `unknown`: the quiet period and the check for writers decide alone, and the decoder judges odd files.
 package enum Completeness: Sendable, Equatable {
     /// The structure is complete.
     case whole
@@ -45,14 +50,25 @@ package enum Completeness: Sendable, Equatable {
         case .aiff:
             return Self.declaredLength(read(0, 8), littleEndian: false, plus: 8, size: size, name: "FORM")
         case .bmp:
-            guard let header = read(0, 6), header.count == 6 else { return .incomplete("the file is too short") }
-            let declared = Int64(Self.integer(header[2..<6], littleEndian: true))
-            // Some writers leave the field 0; those are not judged.
-            guard declared > 0 else { return .unknown }
-            return size >= declared
-                ? .whole : .incomplete("the BMP header declares \(declared) bytes, the file has \(size)")
-        case .mp4, .quicktime, .heif, .avif:
+            return Self.bmp(size: size, read: read)
+        case .tga:
+            return Self.tga(size: size, read: read)
+        case .tiff:
+            return Self.tiff(size: size, read: read)
+        case .flac:
+            return Self.flac(size: size, read: read)
+        case .ogg:
+            return Self.ogg(size: size, read: read)
+        case .mp3:
+            return Self.mp3(size: size, read: read)
+        case .mp4, .quicktime:
             return Self.isoMedia(type, size: size, read: read)
+        case .heif, .avif:
+            let boxes = Self.isoMedia(type, size: size, read: read)
+            guard boxes == .whole else { return boxes }
+            // Whole boxes whose items are not all checked (no readable `iloc`) stay whole, as the boxes say.
+            let items = Self.heifItems(size: size, read: read)
+            return items == .unknown ? .whole : items
         case .matroska:
             return Self.matroska(size: size, read: read)
         default:
@@ -127,13 +143,73 @@ package enum Completeness: Sendable, Equatable {
             return .incomplete("the segment header is cut off")
         }
         // All ones: "unknown size", as live recorders write it.
-        if length == (Int64(1) << (7 * Int64(width))) - 1 { return .unknown }
+        if length == (Int64(1) << (7 * Int64(width))) - 1 {
+            return Self.matroskaCues(from: segment + 4 + Int64(width), size: size, read: read)
+        }
         let end = segment + 4 + Int64(width) + length
         return size >= end ? .whole : .incomplete("the Matroska segment ends at byte \(end), the file has \(size)")
     }
 
+    /// Judges a Matroska segment of unknown size by its `Cues` element, which writers put after the clusters.
+    ///
+    /// The segment's `SeekHead` (its first element) says where the `Cues` are: they must lie within the file, and a
+    /// file that ends exactly with them is whole. Without a `SeekHead` entry for them, or with `Cues` that end before
+    /// the end of the file (written first), nothing can be told: `unknown`.
+    private static func matroskaCues(from data: Int64, size: Int64, read: (Int64, Int) -> [UInt8]?) -> Self {
+        let seekHeadID: UInt64 = 0x114D_9B74
+        let cuesID: UInt64 = 0x1C53_BB6B
+        guard let start = read(data, 12), let head = Self.ebmlElement(start, at: 0), head.id == seekHeadID else {
+            return .unknown
+        }
+        let length = head.end - head.start
+        guard length <= 1 << 16, data + Int64(head.end) <= size else {
+            return length <= 1 << 16 ? .incomplete("the SeekHead is cut off") : .unknown
+        }
+        guard let seekHead = Self.exactly(read, size: size, offset: data + Int64(head.start), count: Int(length)) else {
+            return .incomplete("the SeekHead is cut off")
+        }
+        var cues: Int64?
+        var cursor = 0
+        while let seek = Self.ebmlElement(seekHead, at: cursor), seek.end <= seekHead.count {
+            cursor = seek.end
+            guard seek.id == 0x4DBB else { continue }  // Seek
+            var target: UInt64?
+            var position: UInt64?
+            var inner = seek.start
+            while inner < seek.end, let child = Self.ebmlElement(seekHead, at: inner), child.end <= seek.end {
+                inner = child.end
+                let value = Self.integer(seekHead[child.start..<child.end].suffix(8), littleEndian: false)
+                if child.id == 0x53AB { target = value }  // SeekID
+                if child.id == 0x53AC { position = value }  // SeekPosition
+            }
+            if target == cuesID, let position, position <= UInt64(Int64.max - data) { cues = data + Int64(position) }
+        }
+        guard let cues else { return .unknown }
+        guard cues < size, let bytes = read(cues, 12), let element = Self.ebmlElement(bytes, at: 0) else {
+            return .incomplete("the Cues element at byte \(cues) is beyond the end of the file (\(size) bytes)")
+        }
+        guard element.id == cuesID else { return .unknown }
+        let end = cues + Int64(element.end)
+        guard end <= size else { return .incomplete("the Cues element ends at byte \(end), the file has \(size)") }
+        return end == size ? .whole : .unknown
+    }
+
+    /// An EBML element at `offset` of `bytes`: its ID (marker bits kept), and where its data starts and ends; `nil`
+    /// when its header does not fit in `bytes` or its size is unknown or absurd.
+    private static func ebmlElement(_ bytes: [UInt8], at offset: Int) -> (id: UInt64, start: Int, end: Int)? {
+        guard offset < bytes.count, bytes[offset] != 0 else { return nil }
+        let idWidth = bytes[offset].leadingZeroBitCount + 1
+        guard idWidth <= 4, offset + idWidth <= bytes.count,
+            let (length, width) = Self.vint(bytes, at: offset + idWidth),
+            length < Int64(Int32.max)
+        else { return nil }
+        let id = Self.integer(bytes[offset..<(offset + idWidth)], littleEndian: false)
+        let start = offset + idWidth + width
+        return (id, start, start + Int(length))
+    }
+
     /// An EBML variable-length integer at `offset`: its value (marker bit removed) and width in bytes.
-    private static func vint(_ bytes: [UInt8], at offset: Int) -> (Int64, Int)? {
+    static func vint(_ bytes: [UInt8], at offset: Int) -> (Int64, Int)? {
         guard offset < bytes.count, bytes[offset] != 0 else { return nil }
         let width = bytes[offset].leadingZeroBitCount + 1
         guard offset + width <= bytes.count else { return nil }
@@ -144,7 +220,19 @@ package enum Completeness: Sendable, Equatable {
         return (value, width)
     }
 
-    private static func integer(_ bytes: ArraySlice<UInt8>, littleEndian: Bool) -> UInt64 {
+    /// Exactly `count` bytes at `offset`, or `nil` when the file has fewer there or reading fails.
+    static func exactly(
+        _ read: (Int64, Int) -> [UInt8]?,
+        size: Int64,
+        offset: Int64,
+        count: Int
+    ) -> [UInt8]? {
+        guard offset >= 0, count >= 0, Int64(count) <= size, offset <= size - Int64(count) else { return nil }
+        guard let bytes = read(offset, count), bytes.count == count else { return nil }
+        return bytes
+    }
+
+    static func integer(_ bytes: ArraySlice<UInt8>, littleEndian: Bool) -> UInt64 {
         let ordered = littleEndian ? Array(bytes.reversed()) : Array(bytes)
         return ordered.reduce(0) { $0 << 8 | UInt64($1) }
     }

@@ -44,7 +44,7 @@ struct WriterEndToEndTests {
     }
 
     @Test func aWriterThatKeepsTheFileOpenAndIdleIsWaitedFor() async throws {
-        // TIFF has no cheap structural end, so only the check for writers can hold it back.
+        // The writer keeps the file open: the check for writers, made before the structure's, holds it back.
         let harness = try Self.harness(matching: "*.tif", to: "jpg")
         defer { harness.stop() }
         try await harness.start()
