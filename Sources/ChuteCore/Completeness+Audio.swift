@@ -15,7 +15,8 @@ extension Completeness {
     static func flac(size: Int64, read: (Int64, Int) -> [UInt8]?) -> Self {
         var offset: Int64 = 4
         var streamInfo: [UInt8]?
-        for _ in 0..<Self.maximumFLACBlocks {
+        var sawLast = false
+        for _ in 0..<Self.maximumFLACBlocks where !sawLast {
             guard let header = Self.exactly(read, size: size, offset: offset, count: 4) else {
                 return .incomplete("a FLAC metadata block header is cut off at byte \(offset)")
             }
@@ -29,9 +30,9 @@ extension Completeness {
             guard offset <= size else {
                 return .incomplete("a FLAC metadata block runs past the end of the file (\(size) bytes)")
             }
-            guard header[0] & 0x80 == 0 else { break }
+            sawLast = header[0] & 0x80 != 0
         }
-        guard let streamInfo else { return .unknown }
+        guard sawLast, let streamInfo else { return .unknown }
         let maximumBlock = Self.integer(streamInfo[2..<4], littleEndian: false)
         let maximumFrame = Int64(Self.integer(streamInfo[7..<10], littleEndian: false))
         let totalSamples = Self.integer(streamInfo[10..<18], littleEndian: false) & 0xF_FFFF_FFFF
@@ -55,7 +56,8 @@ extension Completeness {
                 let (first, samples) = Self.flacFrame(tail, at: position, fixedBlock: maximumBlock)
             else { continue }
             headers += 1
-            guard first + samples == totalSamples else { continue }
+            let (end, overflow) = first.addingReportingOverflow(samples)
+            guard !overflow, end == totalSamples else { continue }
             guard checksums < Self.maximumTailChecksums else { return .unknown }
             checksums += 1
             if Self.crc16(tail[position..<(tail.count - 2)]) == storedChecksum { return .whole }
@@ -180,7 +182,7 @@ extension Completeness {
         guard let declared, declared > 0 else { return .unknown }
         let end = start + Int64(declared)
         return size >= end
-            ? .whole : .incomplete("the MP3 header declares \(end) bytes of audio, the file has \(size)")
+            ? .whole : .incomplete("the MP3's Xing or VBRI header puts its end at byte \(end), the file has \(size)")
     }
 
     /// The CRC-8 of FLAC frame headers: polynomial x⁸ + x² + x + 1, initial value 0.

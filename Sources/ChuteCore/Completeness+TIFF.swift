@@ -32,9 +32,7 @@ extension Completeness {
     /// or too many IFDs or strips to read cheaply, is `unknown`: the decoder judges such files.
     static func tiff(size: Int64, read: (Int64, Int) -> [UInt8]?) -> Self {
         func exactly(_ offset: Int64, _ count: Int) -> [UInt8]? {
-            guard offset >= 0, count <= size, offset <= size - Int64(count) else { return nil }
-            guard let bytes = read(offset, count), bytes.count == count else { return nil }
-            return bytes
+            Self.exactly(read, size: size, offset: offset, count: count)
         }
         guard let header = exactly(0, 8) else { return .incomplete("the TIFF header is cut off") }
         let layout = TIFFLayout(
@@ -43,19 +41,18 @@ extension Completeness {
         )
         func number(_ bytes: ArraySlice<UInt8>) -> UInt64 { Self.integer(bytes, littleEndian: layout.littleEndian) }
 
-        var next: UInt64
+        let first: UInt64
         if layout.big {
-            guard let first = exactly(8, 8) else { return .incomplete("the BigTIFF header is cut off") }
-            next = number(first[...])
+            guard let offset = exactly(8, 8) else { return .incomplete("the BigTIFF header is cut off") }
+            first = number(offset[...])
         } else {
-            next = number(header[4..<8])
+            first = number(header[4..<8])
         }
         var visited: Set<UInt64> = []
         var stripBudget = Self.maximumStrips
         // The chain of pages, and the sub-IFDs (tag 330) where DNG files keep their full-size image.
-        var pending = [next]
-        while let directory = pending.popLast() {
-            next = directory
+        var pending = [first]
+        while let next = pending.popLast() {
             guard next != 0 else { continue }
             guard visited.count < Self.maximumDirectories else { return .unknown }
             guard visited.insert(next).inserted else { return .unknown }  // a loop: malformed, not cut short

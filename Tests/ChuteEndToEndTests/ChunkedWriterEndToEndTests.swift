@@ -25,6 +25,35 @@ struct ChunkedWriterEndToEndTests {
         #expect(output.width == 2000 && output.height == 1500)
     }
 
+    @Test func aTIFFAppendedInFourChunksUnderSourceMoveIsMovedOnceWhole() async throws {
+        let harness = try Self.harness(matching: "*.tiff", to: "jpg", policy: "source: move\n    doneFolder: ./done")
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        let source = staging.appending("scan.tiff")
+        try Fixtures.makeImage(at: source, width: 2000, height: 1500, extraArguments: ["-depth", "8"])
+
+        let size = try await Self.appendInChunks(source, to: harness.inbox.appending("chunked.tiff"))
+
+        let daemon = try #require(harness.daemon)
+        let sidecars = try await harness.waitForSidecars(1, timeout: 120)
+        #expect(Array(sidecars.keys) == ["chunked.jpg.chute.json"])
+        #expect(sidecars["chunked.jpg.chute.json"]?.status == .completed)
+        #expect(daemon.logLines(containing: "Job queued", "chunked.tiff").count == 1)
+        #expect(daemon.logLines(containing: "Job failed").isEmpty)
+        // The whole source, and only it, was moved to the done folder once its output was verified.
+        let moved = harness.directory.appending("done/chunked.tiff")
+        try await waitUntil("the source in the done folder") {
+            FileManager.default.fileExists(atPath: moved.string) ? true : nil
+        }
+        #expect(harness.directory.files(below: "done") == ["chunked.tiff"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: moved.string)
+        #expect((attributes[.size] as? NSNumber)?.int64Value == size)
+        #expect(harness.directory.files(below: "inbox").filter { !$0.contains("zz-sentinel-") }.isEmpty)
+        let output = try Fixtures.identify(harness.outbox.appending("chunked.jpg"))
+        #expect(output.width == 2000 && output.height == 1500)
+    }
+
     @Test func aFLACAppendedInFourChunksIsTakenOnceWhole() async throws {
         let harness = try Self.harness(matching: "*.flac", to: "mp3")
         defer { harness.stop() }
@@ -80,9 +109,14 @@ struct ChunkedWriterEndToEndTests {
         #expect(!daemon.logLines(containing: "Waiting until the file is ready", source, "incomplete").isEmpty)
     }
 
-    /// A harness whose rule converts `pattern` to `format` with quarantine on, plus the rule for the sentinel PNGs
-    /// of ``DaemonHarness/waitForSidecars(_:timeout:)``.
-    private static func harness(matching pattern: String, to format: String) throws -> DaemonHarness {
+    /// A harness whose rule converts `pattern` to `format` with quarantine on and the source `policy` (rule keys,
+    /// the lines after the first indented by four spaces), plus the rule for the sentinel PNGs of
+    /// ``DaemonHarness/waitForSidecars(_:timeout:)``.
+    private static func harness(
+        matching pattern: String,
+        to format: String,
+        policy: String = "source: keep"
+    ) throws -> DaemonHarness {
         try DaemonHarness(
             rules: """
                   - name: files
@@ -90,6 +124,7 @@ struct ChunkedWriterEndToEndTests {
                     to: \(format)
                     output: ./outbox
                     quarantine: ./quarantine
+                    \(policy)
                   - name: sentinels
                     match: "*.png"
                     to: jpg
