@@ -125,6 +125,38 @@ struct CompletenessTests {
         #expect(self.judge(data.prefix(moov)) == .incomplete("the file has no 'moov' box yet"))
     }
 
+    /// Cuts that fall exactly between two units of a format (pages, frames, boxes) leave a file that looks tidy at its
+    /// end; the checks must still find it short.
+    @Test func cutsBetweenPagesFramesAndBoxesAreIncomplete() throws {
+        let directory = try TemporaryDirectory(prefix: "complete")
+        defer { directory.remove() }
+        let song = directory.appending("song.ogg")
+        try MediaFixtures.makeClip(at: song, width: nil, seconds: 2, codecArguments: ["-c:a", "libvorbis"])
+        let ogg = try Data(contentsOf: URL(fileURLWithPath: song.string))
+        let lastPage = try #require(ogg.range(of: Data("OggS".utf8), options: .backwards)).lowerBound
+        #expect(self.judge(ogg.prefix(lastPage)) == .incomplete("the last Ogg page does not end its stream"))
+
+        let flacFile = directory.appending("song.flac")
+        try MediaFixtures.makeClip(at: flacFile, width: nil, seconds: 2, codecArguments: ["-c:a", "flac"])
+        let flac = try Data(contentsOf: URL(fileURLWithPath: flacFile.string))
+        // The last FF F8: where the last frame starts (a fixed-block frame header), or by chance a cut inside it.
+        let lastFrame = try #require(flac.range(of: Data([0xFF, 0xF8]), options: .backwards)).lowerBound
+        guard case .incomplete = self.judge(flac.prefix(lastFrame)) else {
+            Issue.record("a FLAC without its last frame was judged \(self.judge(flac.prefix(lastFrame)))")
+            return
+        }
+
+        // A HEIC cut right after its `meta` box: the boxes end with the file, the coded image is missing.
+        let photo = directory.appending("photo.heic")
+        try Fixtures.makeImage(at: photo, width: 160, height: 120)
+        let heic = try Data(contentsOf: URL(fileURLWithPath: photo.string))
+        let mediaData = try #require(heic.range(of: Data("mdat".utf8))).lowerBound - 4
+        #expect(
+            self.judge(heic.prefix(mediaData))
+                == .incomplete("an image item's data ends beyond the end of the file (\(mediaData) bytes)")
+        )
+    }
+
     @Test func typesWithoutAStructuralEndAreUnknown() throws {
         let directory = try TemporaryDirectory(prefix: "complete")
         defer { directory.remove() }
