@@ -11,7 +11,8 @@ extension Completeness {
     /// `STREAMINFO` gives the stream's length in samples. The tail of the file is searched, from the end, for a frame
     /// header (with a valid CRC-8) whose first sample plus block size is that length and whose frame checksum (the
     /// CRC-16 in the last two bytes of the file, over the whole frame) matches: a file cut anywhere has no such
-    /// frame. Streams whose length is not recorded (0), or tails with no frame header at all, are `unknown`.
+    /// frame. An ID3v1 or APEv2 tag after the last frame is skipped. Streams whose length is not recorded (0), or
+    /// tails with no frame header at all, are `unknown`.
     static func flac(size: Int64, read: (Int64, Int) -> [UInt8]?) -> Self {
         var offset: Int64 = 4
         var streamInfo: [UInt8]?
@@ -42,6 +43,15 @@ extension Completeness {
         var end = size
         if size - offset >= 128, Self.exactly(read, size: size, offset: size - 128, count: 3) == Array("TAG".utf8) {
             end -= 128  // an ID3v1 tag after the last frame
+        }
+        if end - offset >= 32, let footer = Self.exactly(read, size: size, offset: end - 32, count: 32),
+            footer[0..<8] == Array("APETAGEX".utf8)[...]
+        {
+            // An APEv2 tag: its size counts its items and this footer; a header of 32 bytes may precede them.
+            let length = Int64(Self.integer(footer[12..<16], littleEndian: true))
+            let header: Int64 = footer[23] & 0x80 != 0 ? 32 : 0  // flags bit 31
+            guard length + header <= end - offset else { return .unknown }
+            end -= length + header
         }
         let window = min(end - offset, maximumFrame > 0 ? min(maximumFrame + 32, 16 << 20) : 1 << 20)
         guard let tail = Self.exactly(read, size: size, offset: end - window, count: Int(window)), tail.count >= 2

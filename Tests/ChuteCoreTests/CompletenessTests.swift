@@ -157,6 +157,33 @@ struct CompletenessTests {
         )
     }
 
+    @Test func tagsAfterTheLastFLACFrameAreNotTakenForACut() throws {
+        let directory = try TemporaryDirectory(prefix: "complete")
+        defer { directory.remove() }
+        let file = directory.appending("song.flac")
+        try MediaFixtures.makeClip(at: file, width: nil, seconds: 2, codecArguments: ["-c:a", "flac"])
+        let flac = try Data(contentsOf: URL(fileURLWithPath: file.string))
+        // An ID3v1 tag (128 bytes), and an APEv2 tag with a header, one item and its footer.
+        let id3 = Data("TAG".utf8) + Data(repeating: 0x20, count: 125)
+        func ape(flags: UInt32) -> Data {
+            // Version 2000, size of the items and footer, one item, flags, 8 reserved bytes.
+            let fields: [UInt32] = [2000, 17 + 32, 1, flags, 0, 0]
+            return Data("APETAGEX".utf8)
+                + Data(fields.flatMap { value in (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } })
+        }
+        // Value length 4, flags 0, key "Year", NUL, value "2026": 17 bytes.
+        let item = Data([4, 0, 0, 0, 0, 0, 0, 0]) + Data("Year".utf8) + Data([0]) + Data("2026".utf8)
+        let apeTag = ape(flags: 0xA000_0000) + item + ape(flags: 0x8000_0000)
+
+        #expect(self.judge(flac + id3) == .whole)
+        #expect(self.judge(flac + apeTag) == .whole)
+        #expect(self.judge(flac + apeTag + id3) == .whole)
+        guard case .incomplete = self.judge(flac.prefix(flac.count - 100) + apeTag + id3) else {
+            Issue.record("a FLAC cut short before its tags was not judged incomplete")
+            return
+        }
+    }
+
     @Test func typesWithoutAStructuralEndAreUnknown() throws {
         let directory = try TemporaryDirectory(prefix: "complete")
         defer { directory.remove() }
