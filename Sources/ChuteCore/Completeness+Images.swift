@@ -1,6 +1,6 @@
 extension Completeness {
     /// The most bytes of TGA run-length packets walked before giving up (`unknown`).
-    static let maximumTGAWalk: Int64 = 256 << 20
+    static let maximumTGAWalk: Int64 = 64 << 20
     /// The largest `iloc` box of a HEIF or AVIF file read; an iPhone grid of 48 tiles needs a few kilobytes.
     static let maximumItemLocations = 1 << 20
 
