@@ -69,6 +69,21 @@ struct ChunkedWriterEndToEndTests {
         #expect(abs(duration - 30) < 0.5)
     }
 
+    @Test func anOggVorbisFileAppendedInFourChunksIsTakenOnceWhole() async throws {
+        let harness = try Self.harness(matching: "*.ogg", to: "mp3")
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        let source = staging.appending("song.ogg")
+        try MediaFixtures.makeClip(at: source, width: nil, seconds: 60, codecArguments: ["-c:a", "libvorbis"])
+
+        let size = try await Self.appendInChunks(source, to: harness.inbox.appending("chunked.ogg"))
+
+        try await Self.expectOneWholeJob(harness, source: "chunked.ogg", output: "chunked.mp3", size: size)
+        let duration = try #require(try MediaFixtures.probe(harness.outbox.appending("chunked.mp3")).duration)
+        #expect(abs(duration - 60) < 0.5)
+    }
+
     /// Appends `source` to `target` in four chunks with `dd oflag=append conv=notrunc`, each a separate
     /// open-append-close, pausing 750 ms (2.5 quiet periods) between chunks. The pauses are the writer's behaviour
     /// under test, not a way to wait for the daemon.
