@@ -209,7 +209,7 @@ package enum Completeness: Sendable, Equatable {
     }
 
     /// An EBML variable-length integer at `offset`: its value (marker bit removed) and width in bytes.
-    static func vint(_ bytes: [UInt8], at offset: Int) -> (Int64, Int)? {
+    private static func vint(_ bytes: [UInt8], at offset: Int) -> (Int64, Int)? {
         guard offset < bytes.count, bytes[offset] != 0 else { return nil }
         let width = bytes[offset].leadingZeroBitCount + 1
         guard offset + width <= bytes.count else { return nil }
