@@ -41,6 +41,12 @@ let package = Package(
                 ])
             ]
         ),
+        // Read directly only for what ImageMagick 6's HEIC coder drops: the colour profile and the raw EXIF item.
+        .systemLibrary(
+            name: "CHeif",
+            pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"])]
+        ),
         // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
         .target(name: "CChuteLinux"),
 
@@ -65,7 +71,7 @@ let package = Package(
         .target(
             name: "ChuteMagick",
             dependencies: [
-                "ChuteCore", "CMagickWand",
+                "ChuteCore", "CMagickWand", "CHeif",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings

@@ -6,11 +6,15 @@ set -euo pipefail
 packages=(
     pkg-config
     libmagickwand-6.q16-dev
+    # libheif itself, for the colour profile and EXIF that ImageMagick 6's HEIC coder drops.
+    libheif-dev
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
     libsqlite3-dev
     # The sqlite3 shell, for the journal tests that read a journal or write one as an older Chute did.
     sqlite3
     imagemagick ffmpeg libheif-examples rsync procps time
+    # For the HEIC metadata tests: exiftool reads and writes EXIF, and an ICC profile that is not sRGB.
+    libimage-exiftool-perl icc-profiles-free
     # For the Samba end-to-end test, which runs its own smbd (its own config, a free port on 127.0.0.1). Installing
     # samba starts no smbd or nmbd in a container without systemd: invoke-rc.d finds no runlevel (and Debian's
     # container images also deny it in policy-rc.d). On a systemd machine the packaged services start on 139/445,

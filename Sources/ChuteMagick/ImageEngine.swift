@@ -144,6 +144,11 @@ package struct ImageEngine: ConversionEngine {
         if !pingable {
             try Self.checkLimits(Self.frameSizes(of: images), library: library, limits: request.limits)
         }
+        if type == .heif || type == .avif {
+            report.warnings += try Self.withMagick(library) { () throws(MagickError) in
+                try Self.restoreHEIFMetadata(from: bytes, to: images)
+            }
+        }
         report.details["inputFormat"] = images.format
         report.details["inputFrames"] = String(images.imageCount)
         try Self.withMagick(library) { () throws(MagickError) in
@@ -158,6 +163,41 @@ package struct ImageEngine: ConversionEngine {
         report.details["inputWidth"] = String(images.width)
         report.details["inputHeight"] = String(images.height)
         return images
+    }
+
+    /// Puts the HEIF file's ICC profile and EXIF on the decoded primary image (see ``HEIFMetadata``), the EXIF
+    /// with the `Exif\0\0` header that JPEG readers look for. The orientation needs no change: libheif has already
+    /// applied the file's own rotation and mirroring, and ImageMagick reports the image as top-left, which it writes
+    /// into the EXIF of the output.
+    ///
+    /// - Returns: a warning when the metadata cannot be read or the EXIF item is malformed; the output then has no
+    ///   EXIF, rather than the bytes ImageMagick copied.
+    private static func restoreHEIFMetadata(
+        from bytes: [UInt8],
+        to images: borrowing Wand
+    ) throws(MagickError) -> [String] {
+        try images.selectImage(at: 0)
+        let metadata: HEIFMetadata
+        do {
+            metadata = try HEIFMetadata(reading: bytes)
+        } catch {
+            images.removeProfile("exif")
+            return [
+                "the colour profile and EXIF of the HEIF file could not be read, so the output has neither: \(error)"
+            ]
+        }
+        if let profile = metadata.iccProfile {
+            try images.setProfile("icc", to: profile)
+        }
+        guard metadata.exifItem != nil else { return [] }
+        guard let exif = metadata.jpegExifProfile else {
+            images.removeProfile("exif")
+            return [
+                "the EXIF item of the HEIF file has no TIFF header where its offset points, so the output has no EXIF"
+            ]
+        }
+        try images.setProfile("exif", to: exif)
+        return []
     }
 
     /// The width and height in a PNG's IHDR chunk, which the format requires first, right after the signature; `nil`

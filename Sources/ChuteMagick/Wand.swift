@@ -201,6 +201,22 @@ struct Wand: ~Copyable {
         try self.check(status, .process, "MagickSetImageProfile")
     }
 
+    /// Sets the current image's profile `name` (`icc`, `exif`, …) to `bytes`, replacing any it had, without
+    /// changing its pixels. The corresponding C function is `MagickSetImageProfile`.
+    func setProfile(_ name: String, to bytes: [UInt8]) throws(MagickError) {
+        let status = bytes.withUnsafeBytes { MagickSetImageProfile(self.handle, name, $0.baseAddress, $0.count) }
+        try self.check(status, .process, "MagickSetImageProfile")
+    }
+
+    /// Removes the current image's profile `name`, if it has one. The corresponding C function is
+    /// `MagickRemoveImageProfile`, which returns the removed profile.
+    func removeProfile(_ name: String) {
+        var length = 0
+        if let removed = MagickRemoveImageProfile(self.handle, name, &length) {
+            _ = MagickRelinquishMemory(removed)
+        }
+    }
+
     /// Composites the current image onto `background` and drops its alpha channel.
     /// The corresponding C functions are `MagickSetImageBackgroundColor` and `MagickSetImageAlphaChannel` with
     /// `RemoveAlphaChannel`.
