@@ -89,7 +89,7 @@ final class AudioTranscoder: StreamTranscoder {
             "avcodec_parameters_from_context"
         )
         outputStream.pointee.time_base = encoder.context.pointee.time_base
-        av_dict_copy(&outputStream.pointee.metadata, stream.pointee.metadata, 0)
+        TagCopy.copy(from: stream.pointee.metadata, to: &outputStream.pointee.metadata)
 
         self.outputIndex = outputStream.pointee.index
         self.tally = DecodeTally(streamIndex: plan.source.index, codecName: plan.source.codecName)

@@ -41,7 +41,9 @@ struct OutputContainer: ~Copyable {
         }
         context.pointee.url = av_strdup("output.\(fileExtension)")
         context.pointee.pb = io.context
-        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        // Bit-exact: no `encoder` tag naming libavformat (an ID3 `TSSE` frame, a Vorbis comment, an MP4 `©too`), no
+        // random identifiers and no muxing time; the sidecar records the libraries that wrote the file.
+        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO | AVFMT_FLAG_BITEXACT
         context.pointee.io_open = { _, _, _, _, _ in chute_averror(EPERM) }
         self.context = context
         self.io = io
@@ -77,16 +79,27 @@ struct OutputContainer: ~Copyable {
         self.context.pointee.streams[Int(index)]!
     }
 
-    /// Copies the input's tags (title, artist, album, …) to the container.
+    /// Copies the input's tags (title, artist, album, …) to the container, leaving out the source container's
+    /// bookkeeping (see ``TagCopy``).
     ///
     /// Ogg and Opus files keep their tags on the audio stream rather than the container, and the mp3, m4a, flac and
     /// wav muxers write only container tags; so the tags of `stream`, the audio an audio target keeps, are added too,
-    /// where the container has no tag of that name. The corresponding C function is `av_dict_copy`.
+    /// where the container has no tag of that name.
     func copyTags(from input: borrowing InputContainer, stream: Int?) {
-        av_dict_copy(&self.context.pointee.metadata, input.context.pointee.metadata, 0)
+        // The MOV family (mov, mp4, ipod for m4a) writes `creation_time` into its movie header as a date.
+        let keepsCreationTime = ["mov", "mp4", "ipod"].contains(String(cString: self.muxer.pointee.name))
+        TagCopy.copy(
+            from: input.context.pointee.metadata,
+            to: &self.context.pointee.metadata,
+            keepsCreationTime: keepsCreationTime
+        )
         if let stream {
-            let metadata = input.stream(at: stream).pointee.metadata
-            av_dict_copy(&self.context.pointee.metadata, metadata, AV_DICT_DONT_OVERWRITE)
+            TagCopy.copy(
+                from: input.stream(at: stream).pointee.metadata,
+                to: &self.context.pointee.metadata,
+                overwrite: false,
+                keepsCreationTime: keepsCreationTime
+            )
         }
     }
 

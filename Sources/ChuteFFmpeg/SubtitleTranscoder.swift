@@ -52,7 +52,7 @@ final class SubtitleTranscoder: StreamTranscoder {
         )
         outputStream.pointee.time_base = encoder.context.pointee.time_base
         outputStream.pointee.disposition = stream.pointee.disposition
-        av_dict_copy(&outputStream.pointee.metadata, stream.pointee.metadata, 0)
+        TagCopy.copy(from: stream.pointee.metadata, to: &outputStream.pointee.metadata)
 
         self.outputIndex = outputStream.pointee.index
         self.tally = DecodeTally(streamIndex: plan.source.index, codecName: plan.source.codecName, isEssential: false)

@@ -143,7 +143,7 @@ struct Transcoder {
         copy.pointee.sample_aspect_ratio = stream.pointee.sample_aspect_ratio
         copy.pointee.avg_frame_rate = stream.pointee.avg_frame_rate
         copy.pointee.r_frame_rate = stream.pointee.r_frame_rate
-        av_dict_copy(&copy.pointee.metadata, stream.pointee.metadata, 0)
+        TagCopy.copy(from: stream.pointee.metadata, to: &copy.pointee.metadata)
         try matrix?.attach(to: copy)
         let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
         let frameTicks = rate.num > 0 && rate.den > 0 ? av_rescale_q(1, av_inv_q(rate), stream.pointee.time_base) : 1

@@ -116,7 +116,7 @@ final class VideoTranscoder: StreamTranscoder {
         outputStream.pointee.time_base = encoder.context.pointee.time_base
         outputStream.pointee.avg_frame_rate = frameRate
         outputStream.pointee.sample_aspect_ratio = encoder.context.pointee.sample_aspect_ratio
-        av_dict_copy(&outputStream.pointee.metadata, stream.pointee.metadata, 0)
+        TagCopy.copy(from: stream.pointee.metadata, to: &outputStream.pointee.metadata)
         if let tag = settings.codecTag {
             outputStream.pointee.codecpar.pointee.codec_tag = tag
         }
