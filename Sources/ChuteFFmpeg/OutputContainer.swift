@@ -13,6 +13,9 @@ struct OutputContainer: ~Copyable {
     private final class TimestampLog {
         var last: [Int32: Int64] = [:]
         var repaired = 0
+        /// Where the furthest packet written so far ends, in seconds, for video and for audio.
+        var writtenVideo = 0.0
+        var writtenAudio = 0.0
     }
 
     /// The context.
@@ -115,6 +118,19 @@ struct OutputContainer: ~Copyable {
         self.timestamps.repaired
     }
 
+    /// How much of the media has been written, in seconds: where the furthest video packet ends, or the furthest
+    /// audio packet when there is no video (cover pictures and subtitles left out). Unlike how far the input has been
+    /// read, this counts only what the encoders have given out, not the frames they hold for their look-ahead; the
+    /// video, slower to encode than the audio that is written beside it, is what the job waits for.
+    var writtenSeconds: Double {
+        let video = (0..<Int32(self.context.pointee.nb_streams)).contains { index in
+            let stream = self.stream(at: index)
+            return stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+                && stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0
+        }
+        return video ? self.timestamps.writtenVideo : self.timestamps.writtenAudio
+    }
+
     /// Writes a packet, in the stream's time base, interleaving it with the other streams; the muxer takes the
     /// packet's data and leaves `packet` empty.
     ///
@@ -149,6 +165,18 @@ struct OutputContainer: ~Copyable {
         }
         if target.pointee.dts != none {
             self.timestamps.last[index] = target.pointee.dts
+        }
+        let stream = self.stream(at: index)
+        let type = stream.pointee.codecpar.pointee.codec_type
+        if type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO,
+            stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0, target.pointee.pts != none
+        {
+            let end = Double(target.pointee.pts + max(0, target.pointee.duration)) * av_q2d(stream.pointee.time_base)
+            if type == AVMEDIA_TYPE_VIDEO {
+                self.timestamps.writtenVideo = max(self.timestamps.writtenVideo, end)
+            } else {
+                self.timestamps.writtenAudio = max(self.timestamps.writtenAudio, end)
+            }
         }
         try FFmpegError.check(
             av_interleaved_write_frame(self.context, packet.pointer),

@@ -191,9 +191,12 @@ struct Transcoder {
 
             if let duration {
                 // Subtitle, data and cover packets have no position on the media's clock; they report nothing
-                // rather than a byte-based fraction that would jump back and forth.
-                if let position {
-                    meter.report(position / duration, of: Self.progressShare, mediaSeconds: position, to: progress)
+                // rather than a byte-based fraction that would jump back and forth. Progress is what has been
+                // written, not read: an encoder takes in dozens of frames before it gives out the first, so the
+                // reading runs ahead, by much of a short clip, and the pace measured from it would slow down later.
+                if position != nil {
+                    let written = output.writtenSeconds
+                    meter.report(written / duration, of: Self.progressShare, mediaSeconds: written, to: progress)
                 }
             } else if inputSize > 0 {
                 meter.report(

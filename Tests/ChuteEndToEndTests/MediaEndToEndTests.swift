@@ -300,8 +300,9 @@ struct MediaEndToEndTests {
                 codecArguments: MediaFixtures.h264AAC
             )
         }
-        // A long job logs its progress every 5 s: percent done, speed against real time, and time left.
-        let progress = try await daemon.waitForLog("Job progress", "long.mp4")
+        // A long job logs its progress every 5 s: percent done, speed against real time, and time left (once its
+        // pace is known).
+        let progress = try await daemon.waitForLog("Job progress", "long.mp4", "eta=")
         #expect(progress[0].contains("progress=") && progress[0].contains("speed=") && progress[0].contains("eta="))
 
         let signalled = ContinuousClock.now

@@ -8,7 +8,11 @@ import Testing
 @Suite struct ProgressLogTests {
     @Test func mediaJobsGetPercentSpeedAndTimeLeft() {
         // 30 s of a 120 s clip converted in 10 s: a quarter done, 3x real time, 30 s to go at this pace.
-        let metadata = ProgressLog.metadata(JobProgress(fraction: 0.25, mediaSeconds: 30), elapsed: .seconds(10))
+        let metadata = ProgressLog.metadata(
+            JobProgress(fraction: 0.25, mediaSeconds: 30),
+            elapsed: .seconds(10),
+            remaining: .seconds(30)
+        )
 
         #expect(metadata["progress"] == "25%")
         #expect(metadata["speed"] == "3.00x")
@@ -16,7 +20,11 @@ import Testing
     }
 
     @Test func speedIsOnlyGivenForMedia() {
-        let metadata = ProgressLog.metadata(JobProgress(fraction: 0.5), elapsed: .milliseconds(2500))
+        let metadata = ProgressLog.metadata(
+            JobProgress(fraction: 0.5),
+            elapsed: .milliseconds(2500),
+            remaining: .milliseconds(2500)
+        )
 
         #expect(metadata["progress"] == "50%")
         #expect(metadata["speed"] == nil)
@@ -24,7 +32,11 @@ import Testing
     }
 
     @Test func nothingDoneYetHasNoEstimate() {
-        let metadata = ProgressLog.metadata(JobProgress(fraction: 0, mediaSeconds: 0), elapsed: .seconds(4))
+        let metadata = ProgressLog.metadata(
+            JobProgress(fraction: 0, mediaSeconds: 0),
+            elapsed: .seconds(4),
+            remaining: nil
+        )
 
         #expect(metadata["progress"] == "0%")
         #expect(metadata["speed"] == "0.00x")
