@@ -106,8 +106,14 @@ package struct LineLogHandler: LogHandler {
     /// A value as it is when nothing in it could end it early, otherwise quoted with escapes.
     private static func logfmtValue(_ value: String) -> String {
         guard value.isEmpty || value.unicodeScalars.contains(where: Self.endsBareValue) else { return value }
+        return Self.quoted(value) { "\\u{\(String($0, radix: 16))}" }
+    }
+
+    /// `text` between double quotes, with `"`, `\`, newlines, returns and tabs escaped as in C, and other control
+    /// characters and bidirectional overrides written by `escape` from their code point.
+    private static func quoted(_ text: String, escape: (UInt32) -> String) -> String {
         var result = "\""
-        for scalar in value.unicodeScalars {
+        for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": result += "\\\""
             case "\\": result += "\\\\"
@@ -116,7 +122,7 @@ package struct LineLogHandler: LogHandler {
             case "\t": result += "\\t"
             default:
                 if Self.isControl(scalar) {
-                    result += "\\u{\(String(scalar.value, radix: 16))}"
+                    result += escape(scalar.value)
                 } else {
                     result.unicodeScalars.append(scalar)
                 }
@@ -153,24 +159,10 @@ package struct LineLogHandler: LogHandler {
 
     /// A JSON string literal; control characters and bidirectional overrides are written as `\u` escapes.
     private static func jsonString(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if Self.isControl(scalar) {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
+        Self.quoted(text) { code in
+            let hex = String(code, radix: 16)
+            return "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         }
-        return result + "\""
     }
 
     // MARK: - Output

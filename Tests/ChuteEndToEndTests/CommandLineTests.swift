@@ -119,6 +119,8 @@ struct CommandLineTests {
             """,
             in: directory
         )
+        // The watched folder exists, so that the only warning is the one about the pattern.
+        _ = try directory.makeDirectory("in")
         let result = try await self.chute(["check", config.string])
         #expect(result.status == 0, "\(result.error)")
         let warnings = result.output.split(separator: "\n").filter { $0.hasPrefix("warning:") }
