@@ -38,14 +38,23 @@ package enum SourceInspector {
             device: UInt64(info.st_dev),
             inode: UInt64(info.st_ino),
             size: Int64(info.st_size),
-            modifiedNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
-            changedNanoseconds: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+            modifiedNanoseconds: Self.nanoseconds(info.st_mtim),
+            changedNanoseconds: Self.nanoseconds(info.st_ctim)
         )
         return Status(
             fingerprint: fingerprint,
             isRegularFile: info.st_mode & S_IFMT == S_IFREG,
             linkCount: Int(info.st_nlink)
         )
+    }
+
+    /// A file time in nanoseconds since the epoch, saturated at `Int64`'s bounds: anyone who can write a file can date
+    /// it past the year 2262, where the product no longer fits.
+    private static func nanoseconds(_ time: timespec) -> Int64 {
+        let (scaled, overflow) = Int64(time.tv_sec).multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return time.tv_sec < 0 ? .min : .max }
+        let (total, overflowAgain) = scaled.addingReportingOverflow(Int64(time.tv_nsec))
+        return overflowAgain ? .max : total
     }
 
     /// Opens `path`, which is below the folder `root`, following no symbolic link on the way and never leaving
@@ -96,6 +105,15 @@ package enum SourceInspector {
         guard size > 0 else { return "it is empty" }
         guard case .incomplete(let reason) = Self.judge(descriptor, size: size, type: type) else { return nil }
         return "it looks incomplete: \(reason)"
+    }
+
+    /// Whether a process has the file open for writing (told by a read lease); `false` when it cannot be opened.
+    ///
+    /// - Parameter root: the watched folder, below which the path is looked up without following links.
+    package static func hasWriters(_ path: FilePath, beneath root: FilePath? = nil) -> Bool {
+        guard let (descriptor, _) = Self.openRegularFile(path, beneath: root) else { return false }
+        defer { try? descriptor.close() }
+        return chute_file_has_writers(descriptor.rawValue) == 1
     }
 
     /// Whether a file's structure shows it whole for its type (``Completeness``), so that no writer that closes

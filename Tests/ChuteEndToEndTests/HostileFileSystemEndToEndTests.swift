@@ -288,6 +288,22 @@ struct HostileFileSystemEndToEndTests {
         #expect(scenario.sidecarFiles().filter { $0.hasPrefix("deep100") }.isEmpty)
     }
 
+    /// A file dated past the year 2262 (`touch -d`, an SMB client or `rsync -t` can set any date) does not overflow
+    /// its fingerprint's nanoseconds, which used to crash the daemon at every start as it found the file again: it is
+    /// converted, and the daemon goes on to the sentinel.
+    @Test func aFileDatedPastTheYear2262IsConverted() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("future.png"))
+        var times = [timespec(tv_sec: 9_300_000_000, tv_nsec: 0), timespec(tv_sec: 9_300_000_000, tv_nsec: 0)]
+        try Self.check(utimensat(AT_FDCWD, staging.appending("future.png").string, &times, 0))
+        try harness.moveIn(["future.png"], from: staging)
+        let sidecars = try await harness.waitForSidecars(1)
+        #expect(sidecars["future.jpg" + Sidecar.fileSuffix]?.status == .completed)
+    }
+
     private static func check(_ result: Int32) throws {
         guard result >= 0 else { throw Errno(rawValue: errno) }
     }
