@@ -148,7 +148,13 @@ extension Completeness {
         let lengthSize = Int(sizes & 0x0F)
         let baseOffsetSize = Int(sizes2 >> 4)
         let indexSize = version >= 1 ? Int(sizes2 & 0x0F) : 0
-        guard let itemCount = take(version < 2 ? 2 : 4) else { return .unknown }
+        // ISO/IEC 14496-12 allows 0, 4 or 8 bytes for each; an extent must take at least one byte, or a few hostile
+        // bytes would ask for billions of turns of the loop below.
+        let extentSize = indexSize + offsetSize + lengthSize
+        guard [offsetSize, lengthSize, baseOffsetSize, indexSize].allSatisfy({ [0, 4, 8].contains($0) }),
+            extentSize > 0,
+            let itemCount = take(version < 2 ? 2 : 4)
+        else { return .unknown }
         for _ in 0..<itemCount {
             guard take(version < 2 ? 2 : 4) != nil else { return .unknown }
             var method: UInt64 = 0
@@ -156,7 +162,9 @@ extension Completeness {
                 guard let field = take(2) else { return .unknown }
                 method = field & 0x0F
             }
-            guard take(2) != nil, let base = take(baseOffsetSize), let extents = take(2) else { return .unknown }
+            guard take(2) != nil, let base = take(baseOffsetSize), let extents = take(2),
+                Int(extents) * extentSize <= bytes.count - cursor
+            else { return .unknown }
             for _ in 0..<extents {
                 guard take(indexSize) != nil, let offset = take(offsetSize), let length = take(lengthSize) else {
                     return .unknown
