@@ -43,14 +43,20 @@ struct JobPace {
         self.last = (instant, done)
     }
 
-    /// The time the job has left at its present pace, or `nil` before the warm-up or while it makes no progress.
+    /// The longest time left that is given: a stalled job's rate fades towards 0 without reaching it, and its
+    /// estimate would grow past anything a `Duration` or an `Int` holds.
+    static let longestRemaining = 30.0 * 86_400
+
+    /// The time the job has left at its present pace, or `nil` before the warm-up, while it makes no progress, or
+    /// when that pace would need more than ``longestRemaining``.
     var remaining: Duration? {
         guard let first = self.first, let last = self.last, last.instant - first >= Self.warmUp,
             let rate = self.rate, rate > 0
         else {
             return nil
         }
-        return .seconds((1 - last.fraction) / rate)
+        let seconds = (1 - last.fraction) / rate
+        return seconds.isFinite && seconds <= Self.longestRemaining ? .seconds(seconds) : nil
     }
 
     private static func seconds(_ duration: Duration) -> Double {

@@ -33,6 +33,15 @@ import Testing
         #expect(abs((late[7] ?? 0) - 15) < 0.01)
     }
 
+    /// A job that stalls: its averaged pace fades towards 0 at every report without progress, and after some
+    /// minutes the time left at that pace outgrows any `Duration`. No estimate is given then, rather than a trap.
+    @Test func aLongStallGivesNoEstimateInsteadOfAnEndlessOne() {
+        let estimates = Self.estimates([0.1, 0.2, 0.3, 0.4, 0.5] + Array(repeating: 0.5, count: 1200))
+        #expect(estimates[4] != nil)
+        #expect(estimates.last == .some(nil))
+        #expect(estimates.allSatisfy { $0 == nil || $0! <= JobPace.longestRemaining })
+    }
+
     /// The job: 36 % done after 6 s, 42 % after 23 s. It had read 30 % of its input before the first report
     /// (an encoder taking in frames for its look-ahead), then went on at 0.35 % a second. Estimated from the average
     /// since the start, the time left grew from 11 s to 32 s; estimated from the pace between reports, it shrinks.
