@@ -390,6 +390,12 @@ package actor Intake {
             logger.info("Source changed or gone since its job; left alone")
             return
         }
+        // An uploader that opened the file again (an SMB client keeps its handle) may be about to write.
+        if SourceInspector.hasWriters(job.source, beneath: job.root) {
+            logger.debug("Source open for writing; moving, deleting or quarantining it waits")
+            self.disposalContinuation.yield(disposal)
+            return
+        }
         switch disposal.action {
         case .afterSuccess(let output):
             await JobRunner.disposeOfSource(job, output: output, logger: logger)

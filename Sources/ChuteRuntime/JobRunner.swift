@@ -177,8 +177,8 @@ package struct JobRunner: Sendable {
     }
 
     /// Ends a job whose source is identical to the source of `earlier`, an output of the same rule that still
-    /// exists: nothing is converted or written, the journal records the job as completed with that output, and the
-    /// rule's `source` policy applies as after a conversion.
+    /// exists: nothing is converted or written, and the journal records the job as completed with that output; the
+    /// intake then applies the rule's `source` policy to it as after a conversion, once it has been left alone.
     private func skip(_ job: Job, duplicating earlier: FilePath, sha256: String, logger: Logger) async -> JobOutcome {
         do {
             try await self.journal.skipDuplicate(job.id, of: earlier, sha256: sha256)
@@ -190,7 +190,6 @@ package struct JobRunner: Sendable {
             "Skipped: identical to a source this rule already converted",
             metadata: ["duplicate.of": "\(LogText.escaped(earlier.string))", "sha256": "\(sha256)"]
         )
-        await Self.disposeOfSource(job, output: earlier, logger: logger)
         return .completed(earlier)
     }
 

@@ -101,6 +101,31 @@ struct FragmentEndToEndTests {
         #expect(Calendar(identifier: .gregorian).component(.year, from: modified) == 2001)
     }
 
+    /// A file that a process still holds open for writing is taken once `incompleteTimeout` is over, but its source
+    /// is moved only after the writer has closed it: an SMB client that keeps its handle may still write.
+    @Test func aSourceStillOpenForWritingIsNotMovedUntilItIsClosed() async throws {
+        let harness = try Self.harness(matching: "held.png", settings: "  incompleteTimeout: 1s")
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("held.png"))
+        try harness.moveIn(["held.png"], from: staging)
+        let writer = try FileDescriptor.open(harness.inbox.appending("held.png"), .writeOnly, options: .append)
+        var writerOpen = true
+        defer { if writerOpen { try? writer.close() } }
+
+        try await daemon.waitForLog("Job completed", "held.png")
+        try await daemon.waitForLog("Source open for writing; moving, deleting or quarantining it waits", "held.png")
+        #expect(FileManager.default.fileExists(atPath: harness.inbox.appending("held.png").string))
+        #expect(harness.directory.files(below: "done").isEmpty)
+
+        try writer.close()
+        writerOpen = false
+        try await daemon.waitForLog("Source moved to the done folder", "held.png")
+        #expect(harness.directory.files(below: "done") == ["held.png"])
+    }
+
     @Test func anEmptyFileIsWaitedForUntilItIsFilled() async throws {
         let harness = try Self.harness(matching: "upload.png")
         defer { harness.stop() }
