@@ -8,17 +8,16 @@ import Testing
 /// really has left, rather than a fraction of it that keeps the job's predicted end moving later.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ProgressEndToEndTests {
-    /// Each progress record that gives a time left: when it was logged (the log's timestamp, in whole seconds) and
-    /// its `eta=` seconds, in order.
+    /// Each progress record that gives a time left: when it was logged (its `time`, in whole seconds) and its `eta`
+    /// seconds, in order.
     private static func estimates(in lines: [String]) -> [(logged: Date, left: Int)] {
         let format = DateFormatter()
         format.locale = Locale(identifier: "en_US_POSIX")
         format.dateFormat = "yyyy-MM-dd'T'HH:mm:ssZ"
         return lines.compactMap { line in
-            // `2026-11-24T15:37:51+0000 info chute: eta=8s …`
-            guard let range = line.range(of: "eta="), let stamp = line.split(separator: " ").first,
-                let logged = format.date(from: String(stamp)),
-                let left = Int(line[range.upperBound...].prefix { $0.isNumber })
+            // `time=2026-11-24T15:37:51+0000 level=info msg="Job progress" eta=8s …`
+            guard let record = Logfmt.parse(line), let time = record["time"], let logged = format.date(from: time),
+                let eta = record["eta"], eta.hasSuffix("s"), let left = Int(eta.dropLast())
             else {
                 return nil
             }
