@@ -197,8 +197,7 @@ struct Wand: ~Copyable {
         }
         try self.check(MagickStripImage(self.handle), .process, "MagickStripImage")
         guard let profile, !profile.isEmpty else { return }
-        let status = profile.withUnsafeBytes { MagickSetImageProfile(self.handle, "icc", $0.baseAddress, $0.count) }
-        try self.check(status, .process, "MagickSetImageProfile")
+        try self.setProfile("icc", to: profile)
     }
 
     /// Sets the current image's profile `name` (`icc`, `exif`, …) to `bytes`, replacing any it had, without

@@ -175,6 +175,10 @@ import Testing
         }
         interrupting.cancel()
         try await interrupting.value
+        // The row itself says so: recovery would count a row left `running` as interrupted too.
+        let path = directory.appending("journal.sqlite").string
+        let state = try CommandLineTool.run(["sqlite3", path, "SELECT state FROM job WHERE id = '\(job.id)'"])
+        #expect(state.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "interrupted")
         #expect(try await journal.recover().interrupted == 1)
     }
 }
