@@ -1,3 +1,4 @@
+import ChuteCore
 import Foundation
 import Glibc
 import Logging
@@ -121,7 +122,7 @@ package struct LineLogHandler: LogHandler {
             case "\r": result += "\\r"
             case "\t": result += "\\t"
             default:
-                if Self.isControl(scalar) {
+                if LogText.isUnsafe(scalar) {
                     result += escape(scalar.value)
                 } else {
                     result.unicodeScalars.append(scalar)
@@ -134,13 +135,7 @@ package struct LineLogHandler: LogHandler {
     /// Whether a bare value or key would end at this character or show it raw: a space, `=`, `"` or a control
     /// character (bidirectional overrides included, so that a terminal shows the line in its order).
     private static func endsBareValue(_ scalar: Unicode.Scalar) -> Bool {
-        scalar == " " || scalar == "=" || scalar == "\"" || Self.isControl(scalar)
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        return scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(value)
-            || (0x2066...0x2069).contains(value)
+        scalar == " " || scalar == "=" || scalar == "\"" || LogText.isUnsafe(scalar)
     }
 
     // MARK: - JSON

@@ -14,14 +14,20 @@ package enum LogText {
                 result += "…"
                 break
             }
-            let value = scalar.value
-            let isBidiControl = (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
-            if scalar.properties.generalCategory == .control || isBidiControl {
-                result += "\\u{\(String(value, radix: 16))}"
+            if Self.isUnsafe(scalar) {
+                result += "\\u{\(String(scalar.value, radix: 16))}"
             } else {
                 result.unicodeScalars.append(scalar)
             }
         }
         return result
+    }
+
+    /// Whether a character could forge a log line or reorder what a terminal shows: a control character (newline,
+    /// ESC, DEL, …) or a bidirectional override or isolate.
+    package static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(value)
+            || (0x2066...0x2069).contains(value)
     }
 }
