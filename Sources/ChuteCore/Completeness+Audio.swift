@@ -205,32 +205,30 @@ extension Completeness {
         return crc
     }
 
-    private static let crc16Table: [UInt16] = (0..<256).map { index in
-        var crc = UInt16(index) << 8
-        for _ in 0..<8 { crc = crc & 0x8000 != 0 ? crc << 1 ^ 0x8005 : crc << 1 }
-        return crc
-    }
+    private static let crc16Table = Self.crcTable(polynomial: UInt16(0x8005))
+    private static let crc32Table = Self.crcTable(polynomial: UInt32(0x04C1_1DB7))
 
     /// The CRC-16 of FLAC frames: polynomial 0x8005, initial value 0, not reflected.
-    private static func crc16(_ bytes: ArraySlice<UInt8>) -> UInt16 {
-        var crc: UInt16 = 0
-        for byte in bytes {
-            crc = crc << 8 ^ Self.crc16Table[Int(UInt8(crc >> 8) ^ byte)]
-        }
-        return crc
-    }
-
-    private static let crc32Table: [UInt32] = (0..<256).map { index in
-        var crc = UInt32(index) << 24
-        for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? crc << 1 ^ 0x04C1_1DB7 : crc << 1 }
-        return crc
-    }
+    private static func crc16(_ bytes: ArraySlice<UInt8>) -> UInt16 { Self.crc(bytes, table: Self.crc16Table) }
 
     /// The CRC-32 of Ogg pages: polynomial 0x04C11DB7, initial value 0, not reflected.
-    private static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
-        var crc: UInt32 = 0
+    private static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 { Self.crc(bytes, table: Self.crc32Table) }
+
+    /// The table of a most-significant-bit-first CRC with `polynomial`, one entry per value of the top byte.
+    private static func crcTable<CRC: FixedWidthInteger & UnsignedInteger>(polynomial: CRC) -> [CRC] {
+        (0..<256).map { index in
+            var crc = CRC(index) << (CRC.bitWidth - 8)
+            for _ in 0..<8 { crc = crc & (1 << (CRC.bitWidth - 1)) != 0 ? crc << 1 ^ polynomial : crc << 1 }
+            return crc
+        }
+    }
+
+    /// A most-significant-bit-first, non-reflected CRC of `bytes` from initial value 0, with `table` from
+    /// ``crcTable(polynomial:)``.
+    private static func crc<CRC: FixedWidthInteger & UnsignedInteger>(_ bytes: ArraySlice<UInt8>, table: [CRC]) -> CRC {
+        var crc: CRC = 0
         for byte in bytes {
-            crc = crc << 8 ^ Self.crc32Table[Int(UInt8(crc >> 24) ^ byte)]
+            crc = crc << 8 ^ table[Int(UInt8(truncatingIfNeeded: crc >> (CRC.bitWidth - 8)) ^ byte)]
         }
         return crc
     }
