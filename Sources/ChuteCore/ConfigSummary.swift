@@ -58,6 +58,12 @@ package enum ConfigSummary {
     package static func warnings(_ config: ChuteConfig) -> [String] {
         var lines: [String] = []
         for rule in config.rules {
+            for folder in rule.writtenFolders where folder.string.contains("{") && folder.string.contains("}") {
+                lines.append(
+                    "warning: rule '\(rule.name)': the folder \(folder) is used as written, braces and all; "
+                        + "placeholders such as {date} work only in the file name (rename: \"{date}-{stem}.{ext}\")"
+                )
+            }
             for pattern in rule.match {
                 guard let fileExtension = pattern.literalExtension,
                     let type = MediaType.usual(forExtension: fileExtension), !rule.to.engine.reads(type)

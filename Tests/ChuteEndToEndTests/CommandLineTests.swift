@@ -100,6 +100,32 @@ struct CommandLineTests {
         }
     }
 
+    /// A placeholder in a folder is not expanded: `output: ./photos/{date}` makes a folder named `{date}`, which
+    /// `check` says before the daemon does it.
+    @Test func checkWarnsAboutPlaceholdersInFolders() async throws {
+        let directory = try TemporaryDirectory(prefix: "cli")
+        defer { directory.remove() }
+        _ = try directory.makeDirectory("in")
+        let config = try self.writeConfig(
+            """
+            watch:
+              - path: ./in
+            rules:
+              - name: photos
+                match: "*.heic"
+                to: jpg
+                output: ./photos/{date}
+            """,
+            in: directory
+        )
+        let result = try await self.chute(["check", config.string])
+        #expect(result.status == 0, "\(result.error)")
+        let warnings = result.output.split(separator: "\n").filter { $0.hasPrefix("warning:") }
+        #expect(warnings.count == 1, "\(result.output)")
+        #expect(warnings.first?.contains("rule 'photos'") == true && warnings.first?.contains("/photos/{date}") == true)
+        #expect(warnings.first?.contains("rename: \"{date}-{stem}.{ext}\"") == true, "\(warnings)")
+    }
+
     @Test func checkWarnsWhenAPatternNamesFilesTheEngineCannotRead() async throws {
         let directory = try TemporaryDirectory(prefix: "check")
         defer { directory.remove() }
