@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChuteCoreTests",
-            dependencies: ["ChuteCore", "ChuteTestSupport"],
+            dependencies: ["ChuteCore", "ChuteApp", "ChuteTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -139,19 +139,19 @@ let package = Package(
         ),
         .testTarget(
             name: "ChuteMagickTests",
-            dependencies: ["ChuteMagick", "ChuteCore", "ChuteTestSupport"],
+            dependencies: ["ChuteMagick", "ChuteApp", "ChuteCore", "ChuteTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ChuteFFmpegTests",
             // Depends on the executable so that the corpus test can run each file through `chute convert`.
-            dependencies: ["ChuteFFmpeg", "ChuteCore", "ChuteTestSupport", "chute"],
+            dependencies: ["ChuteFFmpeg", "ChuteApp", "ChuteCore", "ChuteTestSupport", "chute"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ChuteRuntimeTests",
             dependencies: [
-                "ChuteRuntime", "ChuteCore", "ChuteTestSupport", "CChuteLinux",
+                "ChuteRuntime", "ChuteApp", "ChuteCore", "ChuteTestSupport", "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

@@ -20,6 +20,8 @@ packages=(
     # container images also deny it in policy-rc.d). On a systemd machine the packaged services start on 139/445,
     # which the test does not use.
     samba smbclient
+    # For the test that validates rules files against `chute schema` with a JSON Schema validator.
+    python3-jsonschema python3-yaml
 )
 
 missing=()

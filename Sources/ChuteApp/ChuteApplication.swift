@@ -82,12 +82,6 @@ package struct ChuteApplication {
             cores: ProcessInfo.processInfo.activeProcessorCount,
             logger: self.logger
         )
-        for rule in self.config.rules where !Engines.available(for: rule.to) {
-            self.logger.warning(
-                "This build has no engine for a rule's target; its jobs will fail",
-                metadata: ["rule.name": "\(rule.name)", "format": "\(rule.to.name)"]
-            )
-        }
         self.logger.info(
             "Chute started",
             metadata: [

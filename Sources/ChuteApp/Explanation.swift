@@ -60,9 +60,7 @@ package enum Explanation {
             lines.append(
                 rule.writesSidecar(completed: true) ? "sidecar: \(sidecar)" : "sidecar: only if it fails, \(sidecar)"
             )
-            lines.append(
-                "engine: \(rule.to.engine.rawValue)" + (Engines.available(for: rule.to) ? "" : " (not in this build)")
-            )
+            lines.append("engine: \(rule.to.engine.rawValue)")
             if let facts {
                 let engine = rule.to.engine
                 if let sniffed = facts.sniffed, !engine.reads(sniffed) {

@@ -56,7 +56,7 @@ struct SignalService: Service {
         let path = "\(LogText.escaped(self.configFile.string))"
         let loaded: ChuteConfig
         do {
-            loaded = try ConfigReader.read(contentsOf: self.configFile)
+            loaded = try ConfigReader.read(contentsOf: self.configFile, registry: Engines.registry)
         } catch {
             self.logger.error(
                 "Rules not reloaded: the rules file has problems; the previous rules stay in force",

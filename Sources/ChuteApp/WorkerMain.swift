@@ -30,10 +30,7 @@ package enum WorkerMain {
         for problem in WorkerSandbox.enter(niceness: niceness, ioPriority: ioPriority) {
             FileHandle.standardError.write(Data("chute worker: \(problem)\n".utf8))
         }
-        guard let engine = Engines.make(kind, threadsPerJob: 1) else {
-            FileHandle.standardError.write(Data("chute worker: this build has no \(kind.rawValue) engine\n".utf8))
-            return 3
-        }
+        let engine = Engines.make(kind, threadsPerJob: 1)
         let encoder = JSONEncoder()
         func send(_ reply: WorkerReply) {
             guard var line = try? encoder.encode(reply) else { return }

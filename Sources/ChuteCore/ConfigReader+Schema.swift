@@ -4,8 +4,10 @@ import Yams
 extension ConfigReader {
     /// Every key a `watch:` entry, a rule and `settings:` accept, in the order of the schema; `chute check`'s summary
     /// shows each of them that a file sets (a test holds it to that).
-    package static var schemaKeys: (watch: [String], rule: [String], settings: [String]) {
-        (Walker.watchKeys, Walker.ruleKeys, Walker.settingsKeys)
+    package static func schemaKeys(
+        registry: EngineRegistry
+    ) -> (watch: [String], rule: [String], settings: [String]) {
+        (Walker.watchKeys, Walker.ruleKeys(registry: registry), Walker.settingsKeys)
     }
 }
 
@@ -17,19 +19,19 @@ extension ConfigReader.Walker {
         "path", "recursive", "ignore", "poll", "pollInterval", "doneSuffix", "lockSuffix",
         "allowHardLinks",
     ]
-    /// The keys of a rule that set conversion options (``ConversionOptions``).
-    static let optionKeys = [
-        "quality", "width", "height", "strip", "upscale", "videoCodec", "crf", "videoBitrate", "preset", "maxFrameRate",
-        "audioCodec", "audioBitrate", "channels", "sampleRate", "allAudio",
-    ]
-    /// The keys of one rule.
-    static let ruleKeys =
-        ["name", "match", "to", "output"] + optionKeys
-        + [
+    /// The keys of a rule that say which files it takes and where its outputs go, before the option keys.
+    static let ruleHeadKeys = ["name", "match", "to", "output"]
+    /// The keys of a rule that come after the option keys.
+    static let ruleTailKeys =
+        [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
             "maxAge", "owner", "group", "mode", "source", "doneFolder", "quarantine", "onDuplicate", "sidecars",
         ]
         + JobLimits.keys
+    /// The keys of one rule: the fixed ones and every engine's options.
+    static func ruleKeys(registry: EngineRegistry) -> [String] {
+        Self.ruleHeadKeys + registry.optionKeys + Self.ruleTailKeys
+    }
     /// The keys of `settings:`.
     static let settingsKeys =
         ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "concurrency", "niceness"]
@@ -185,7 +187,8 @@ extension ConfigReader.Walker {
     private mutating func rule(from node: Node, number: Int, watchedFolders: [FilePath]?, limits: JobLimits) -> Rule? {
         let writtenName = node.mapping?["name"]?.scalar?.string ?? ""
         let label = writtenName.isEmpty ? "in rule \(number)" : "in rule '\(writtenName)'"
-        guard let fields = self.fields(of: node, for: "rules", label: label, allowed: Self.ruleKeys) else { return nil }
+        let allowed = Self.ruleKeys(registry: self.registry)
+        guard let fields = self.fields(of: node, for: "rules", label: label, allowed: allowed) else { return nil }
         let name = self.require("name", in: fields).flatMap { self.string($0) }
         let match = self.require("match", in: fields).flatMap { self.globs($0) }
         let format = self.require("to", in: fields).flatMap { self.targetFormat($0) }
@@ -357,208 +360,105 @@ extension ConfigReader.Walker {
     /// Reads `to:`, a format name or alias.
     private mutating func targetFormat(_ entry: Entry) -> TargetFormat? {
         guard let text = self.string(entry, expected: "a format name") else { return nil }
-        guard let format = TargetFormat.named(text) else {
-            let known = TargetFormat.all.map(\.name).joined(separator: ", ")
+        guard let format = self.registry.format(named: text) else {
+            let known = self.registry.formats.map(\.name).joined(separator: ", ")
             self.report("unknown target format '\(text)' for 'to'; known formats: \(known)", at: entry.value)
             return nil
         }
         return format
     }
 
-    /// Reads a mapping of option keys alone (``optionKeys``) for `format`, with the checks of a rule.
+    /// Reads a mapping of option keys alone for `format`, with the checks of a rule.
     mutating func options(of node: Node, format: TargetFormat) -> ConversionOptions? {
-        guard let fields = self.fields(of: node, for: nil, label: "in the options", allowed: Self.optionKeys) else {
+        let allowed = self.registry.optionKeys
+        guard let fields = self.fields(of: node, for: nil, label: "in the options", allowed: allowed) else {
             return nil
         }
         return self.options(from: fields, format: format)
     }
 
-    /// Reads the conversion options, refusing those that the target's engine does not use.
+    /// Reads the conversion options, each as its ``OptionSpec`` says, refusing those that the target does not take.
     ///
-    /// - Parameter format: the rule's target, or `nil` when `to:` is unusable (applicability is then not checked).
+    /// Each value is first read on its own (its syntax and range); then each spec's check sees the target and every
+    /// option, for what depends on them (a codec the container cannot hold, a key that needs another).
+    ///
+    /// - Parameter format: the rule's target, or `nil` when `to:` is unusable (only the syntax is then checked).
     private mutating func options(from fields: Fields, format: TargetFormat?) -> ConversionOptions {
         var options = ConversionOptions()
-        if let entry = fields["quality"], self.applies(entry, to: format, engines: [.image]),
-            let quality = self.number(entry)
-        {
-            if quality > 0 && quality <= 100 {
-                options.quality = quality
-            } else {
-                let written = entry.value.scalar?.string ?? "\(quality)"
+        var read: [(spec: OptionSpec, entry: Entry)] = []
+        for spec in self.registry.options {
+            guard let entry = fields[spec.key] else { continue }
+            if let format, !self.registry.applies(spec.key, to: format) {
                 self.report(
-                    "'quality' must be a fraction (0 < q <= 1) or a percentage (1 < q <= 100), found \(written)",
-                    at: entry.value
+                    "'\(entry.name)' does not apply to \(format.category.rawValue) target '\(format.name)'",
+                    at: entry.key
                 )
+                continue
             }
+            guard let value = self.optionValue(entry, syntax: spec.syntax) else { continue }
+            options[spec.key] = value
+            read.append((spec, entry))
         }
-        if let entry = fields["width"], self.applies(entry, to: format, engines: [.image, .video]) {
-            options.width = self.positiveInteger(entry)
+        guard let format else { return options }
+        let context = OptionContext(format: format, options: options)
+        for (spec, entry) in read {
+            guard let check = spec.check, let value = options[spec.key], let problem = check(value, context) else {
+                continue
+            }
+            self.report(problem.message, at: problem.place == .key ? entry.key : entry.value)
+            options[spec.key] = nil
         }
-        if let entry = fields["height"], self.applies(entry, to: format, engines: [.image, .video]) {
-            options.height = self.positiveInteger(entry)
-        }
-        if let entry = fields["strip"], self.applies(entry, to: format, engines: [.image]) {
-            options.strip = self.bool(entry)
-        }
-        self.readVideoOptions(from: fields, format: format, into: &options)
-        self.readAudioOptions(from: fields, format: format, into: &options)
         return options
     }
 
-    /// Whether an option is used by the target's engine; reports it at its key when not.
-    private mutating func applies(_ entry: Entry, to format: TargetFormat?, engines: Set<EngineKind>) -> Bool {
-        guard let format else { return true }
-        guard engines.contains(format.engine) else {
-            self.report(
-                "'\(entry.name)' does not apply to \(format.category.rawValue) target '\(format.name)'",
-                at: entry.key
-            )
-            return false
-        }
-        return true
-    }
-
-    // MARK: - video and audio options
-
-    /// The video codecs each video target can hold, its default first.
-    private static let videoCodecs: [String: [ConversionOptions.VideoCodec]] = [
-        "mp4": [.h264, .hevc, .vp9, .av1], "mov": [.h264, .hevc], "mkv": [.h264, .hevc, .vp9, .av1],
-        "webm": [.vp9, .av1],
-    ]
-    /// The audio codecs each video target can hold, its default first.
-    private static let audioCodecs: [String: [ConversionOptions.AudioCodec]] = [
-        "mp4": [.aac, .mp3], "mov": [.aac, .mp3], "mkv": [.aac, .opus, .vorbis, .mp3, .flac], "webm": [.opus, .vorbis],
-    ]
-    /// The codec of each audio target; `wav` holds uncompressed PCM and is not listed.
-    private static let audioTargetCodecs: [String: ConversionOptions.AudioCodec] = [
-        "mp3": .mp3, "m4a": .aac, "opus": .opus, "ogg": .vorbis, "flac": .flac,
-    ]
-    /// The sample rates of the encoders that take only some (LAME, libopus, FFmpeg's AAC); others take
-    /// ``sampleRateRange``.
-    private static let sampleRates: [ConversionOptions.AudioCodec: [Int]] = [
-        .mp3: [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000],
-        .opus: [8000, 12000, 16000, 24000, 48000],
-        .aac: [7350, 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000],
-    ]
-    private static let sampleRateRange = 8000...192_000
-    private static let videoBitrateRange = 16_000...1_000_000_000
-    private static let audioBitrateRange = 8000...512_000
-
-    /// Reads the options that only video targets use: `upscale`, `videoCodec`, `crf`, `videoBitrate`, `preset`,
-    /// `maxFrameRate`, `audioCodec` and `allAudio`, checking each against the target's codecs.
-    private mutating func readVideoOptions(
-        from fields: Fields,
-        format: TargetFormat?,
-        into options: inout ConversionOptions
-    ) {
-        let video: Set<EngineKind> = [.video]
-        if let entry = fields["upscale"], self.applies(entry, to: format, engines: video) {
-            options.upscale = self.bool(entry)
-            if options.upscale == true, fields["width"] == nil, fields["height"] == nil {
-                self.report("'upscale' needs 'width' or 'height' to grow towards", at: entry.key)
+    /// Reads one option's value as its syntax says.
+    private mutating func optionValue(_ entry: Entry, syntax: OptionSyntax) -> OptionValue? {
+        switch syntax {
+        case .flag:
+            return self.bool(entry).map(OptionValue.bool)
+        case .integer(let range) where range.upperBound == Int.max && range.lowerBound == 1:
+            return self.positiveInteger(entry).map(OptionValue.integer)
+        case .integer(let range):
+            let what = "between \(range.lowerBound) and \(range.upperBound)"
+            return self.wholeNumber(entry, in: range, what: what).map(OptionValue.integer)
+        case .number(let range):
+            guard let number = self.number(entry) else { return nil }
+            guard range.contains(number) else {
+                let written = entry.value.scalar?.string ?? "\(number)"
+                self.report("'\(entry.name)' must be \(range.words), found \(written)", at: entry.value)
+                return nil
             }
-        }
-        if let entry = fields["videoCodec"], self.applies(entry, to: format, engines: video),
-            let codec = self.choice(entry, of: ConversionOptions.VideoCodec.self, expected: "a video codec")
-        {
-            let allowed = format.flatMap { Self.videoCodecs[$0.name] } ?? ConversionOptions.VideoCodec.allCases
-            if let format, !allowed.contains(codec) {
-                let names = allowed.map(\.rawValue).joined(separator: ", ")
-                self.report("\(format.name) cannot hold \(codec.rawValue) video; it holds: \(names)", at: entry.value)
-            } else {
-                options.videoCodec = codec
+            return .number(number)
+        case .choice(let choices):
+            guard let text = self.string(entry, expected: "one of: " + choices.joined(separator: ", ")) else {
+                return nil
             }
-        }
-        let codec = options.videoCodec ?? format.flatMap { Self.videoCodecs[$0.name]?.first }
-        if let entry = fields["crf"], self.applies(entry, to: format, engines: video) {
-            let maximum = codec == .h264 || codec == .hevc ? 51 : 63
-            let name = codec.map { " for \($0.rawValue)" } ?? ""
-            options.crf = self.wholeNumber(entry, in: 0...maximum, what: "between 0 and \(maximum)\(name)")
-        }
-        if let entry = fields["videoBitrate"], self.applies(entry, to: format, engines: video) {
-            options.videoBitrate = self.bitrate(entry, in: Self.videoBitrateRange)
-            if options.videoBitrate != nil, options.crf != nil {
-                self.report("set either 'crf' or 'videoBitrate', not both", at: entry.key)
+            guard choices.contains(text.lowercased()) else {
+                let known = choices.joined(separator: ", ")
+                self.report("unknown value '\(text)' for '\(entry.name)'; expected one of: \(known)", at: entry.value)
+                return nil
             }
-        }
-        if let entry = fields["preset"], self.applies(entry, to: format, engines: video),
-            let preset = self.choice(entry, of: ConversionOptions.Preset.self, expected: "an encoder preset")
-        {
-            if let codec, codec != .h264 && codec != .hevc {
-                self.report("'preset' applies to h264 and hevc video, not \(codec.rawValue)", at: entry.key)
-            } else {
-                options.preset = preset
+            return .text(text.lowercased())
+        case .bitrate(let range):
+            return self.bitrate(entry, in: range).map(OptionValue.integer)
+        case .byteSize(let range):
+            guard let bytes = self.byteSize(entry) else { return nil }
+            guard range.contains(bytes) else {
+                self.report(
+                    "'\(entry.name)' must be between \(ValueParsing.describe(bytes: range.lowerBound)) and "
+                        + "\(ValueParsing.describe(bytes: range.upperBound)), found \(ValueParsing.describe(bytes: bytes))",
+                    at: entry.value
+                )
+                return nil
             }
-        }
-        if let entry = fields["maxFrameRate"], self.applies(entry, to: format, engines: video),
-            let rate = self.number(entry)
-        {
-            if rate > 0 && rate <= 240 {
-                options.maxFrameRate = rate
-            } else {
-                let written = entry.value.scalar?.string ?? "\(rate)"
-                self.report("'maxFrameRate' must be greater than 0 and at most 240, found \(written)", at: entry.value)
+            return .integer(Int(bytes))
+        case .text(let grammar):
+            guard let text = self.string(entry, expected: grammar.name) else { return nil }
+            if let problem = grammar.validate(text) {
+                self.report("invalid value '\(text)' for '\(entry.name)': \(problem)", at: entry.value)
+                return nil
             }
-        }
-        if let entry = fields["audioCodec"], self.applies(entry, to: format, engines: video),
-            let codec = self.choice(entry, of: ConversionOptions.AudioCodec.self, expected: "an audio codec")
-        {
-            let allowed = format.flatMap { Self.audioCodecs[$0.name] } ?? ConversionOptions.AudioCodec.allCases
-            if let format, !allowed.contains(codec) {
-                let names = allowed.map(\.rawValue).joined(separator: ", ")
-                self.report("\(format.name) cannot hold \(codec.rawValue) audio; it holds: \(names)", at: entry.value)
-            } else {
-                options.audioCodec = codec
-            }
-        }
-        if let entry = fields["allAudio"], self.applies(entry, to: format, engines: video) {
-            options.allAudio = self.bool(entry)
-        }
-    }
-
-    /// Reads the audio options of video and audio targets: `audioBitrate`, `channels` and `sampleRate`, checked
-    /// against the audio codec the rule ends up with.
-    ///
-    /// Call it after ``readVideoOptions(from:format:into:)``, which reads `audioCodec`.
-    private mutating func readAudioOptions(
-        from fields: Fields,
-        format: TargetFormat?,
-        into options: inout ConversionOptions
-    ) {
-        let engines: Set<EngineKind> = [.video, .audio]
-        // `nil` with a known format means uncompressed PCM (wav).
-        var codec: ConversionOptions.AudioCodec?
-        var codecName = "audio"
-        if let format {
-            codec = options.audioCodec ?? Self.audioCodecs[format.name]?.first ?? Self.audioTargetCodecs[format.name]
-            codecName = codec?.rawValue ?? "pcm"
-        }
-        if let entry = fields["audioBitrate"], self.applies(entry, to: format, engines: engines),
-            let bitrate = self.bitrate(entry, in: Self.audioBitrateRange)
-        {
-            if format != nil, codec == nil || codec == .flac {
-                self.report("'audioBitrate' does not apply to lossless \(codecName) audio", at: entry.key)
-            } else {
-                options.audioBitrate = bitrate
-            }
-        }
-        if let entry = fields["channels"], self.applies(entry, to: format, engines: engines) {
-            let maximum = codec == .mp3 ? 2 : 8
-            options.channels = self.wholeNumber(
-                entry,
-                in: 1...maximum,
-                what: "between 1 and \(maximum) for \(codecName)"
-            )
-        }
-        if let entry = fields["sampleRate"], self.applies(entry, to: format, engines: engines),
-            let rate = self.wholeNumber(entry, in: Self.sampleRateRange, what: "between 8000 and 192000 (Hz)")
-        {
-            if let codec, let rates = Self.sampleRates[codec], !rates.contains(rate) {
-                let names = rates.map(String.init).joined(separator: ", ")
-                self.report("\(codec.rawValue) cannot use \(rate) Hz; it takes: \(names)", at: entry.value)
-            } else {
-                options.sampleRate = rate
-            }
+            return .text(text)
         }
     }
 

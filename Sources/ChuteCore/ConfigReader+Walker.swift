@@ -11,12 +11,15 @@ extension ConfigReader {
         let file: String
         /// The absolute folder relative paths resolve against.
         let baseDirectory: FilePath
+        /// The engines, whose formats `to:` names and whose options a rule sets.
+        let registry: EngineRegistry
         /// Everything found wrong so far, in the order found.
         private(set) var issues: [ConfigIssue] = []
 
-        init(file: String, baseDirectory: FilePath) {
+        init(file: String, baseDirectory: FilePath, registry: EngineRegistry) {
             self.file = file
             self.baseDirectory = baseDirectory
+            self.registry = registry
         }
 
         /// A key of a mapping and its value.

@@ -13,10 +13,15 @@ package enum ConfigReader {
     /// Relative paths in the file resolve against the file's folder and are made absolute and lexically normalised,
     /// so the daemon's working directory does not matter.
     ///
-    /// - Parameter path: the file; a relative path is taken from the current directory.
+    /// - Parameters:
+    ///   - path: the file; a relative path is taken from the current directory.
+    ///   - registry: the engines, whose formats and options rules name.
     /// - Returns: the validated configuration.
     /// - Throws: ``ConfigError`` with every problem found, or one issue at 1:1 when the file cannot be read.
-    package static func read(contentsOf path: FilePath) throws(ConfigError) -> ChuteConfig {
+    package static func read(
+        contentsOf path: FilePath,
+        registry: EngineRegistry
+    ) throws(ConfigError) -> ChuteConfig {
         let absolutePath = Self.absolute(path)
         let bytes: [UInt8]
         do {
@@ -38,7 +43,12 @@ package enum ConfigReader {
             )
             throw ConfigError(issues: [issue])
         }
-        return try Self.parse(text, file: path.string, baseDirectory: absolutePath.removingLastComponent())
+        return try Self.parse(
+            text,
+            file: path.string,
+            baseDirectory: absolutePath.removingLastComponent(),
+            registry: registry
+        )
     }
 
     /// Validates a configuration given as text.
@@ -48,10 +58,15 @@ package enum ConfigReader {
     ///   - file: the name used in issues.
     ///   - baseDirectory: the folder relative paths resolve against (a relative one is taken from the current
     ///     directory).
+    ///   - registry: the engines, whose formats and options rules name.
     /// - Returns: the validated configuration.
     /// - Throws: ``ConfigError`` with every problem found, sorted by position.
-    package static func parse(_ yaml: String, file: String, baseDirectory: FilePath) throws(ConfigError) -> ChuteConfig
-    {
+    package static func parse(
+        _ yaml: String,
+        file: String,
+        baseDirectory: FilePath,
+        registry: EngineRegistry
+    ) throws(ConfigError) -> ChuteConfig {
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
@@ -64,7 +79,7 @@ package enum ConfigReader {
             let message = "the file is empty; it needs a 'watch' list and a 'rules' list"
             throw ConfigError(issues: [ConfigIssue(file: file, line: 1, column: 1, message: message)])
         }
-        var walker = Walker(file: file, baseDirectory: Self.absolute(baseDirectory))
+        var walker = Walker(file: file, baseDirectory: Self.absolute(baseDirectory), registry: registry)
         let config = walker.config(from: root)
         guard let config, walker.issues.isEmpty else {
             // Cross-checks (sizes, ages, names) are found after the values they compare; present issues in file order.
@@ -80,27 +95,34 @@ package enum ConfigReader {
     /// Reads conversion options given outside a rules file (`chute convert --crf 20`) with the same checks as a rule.
     ///
     /// - Parameters:
-    ///   - values: rule keys (``optionKeys``) and their values as they would be written in YAML: `23`, `128k`,
-    ///     `h264`, `true`.
+    ///   - values: rule keys (``EngineRegistry/optionKeys``) and their values as they would be written in YAML: `23`,
+    ///     `128k`, `h264`, `true`.
     ///   - format: the target the options are for; options its engine does not use are refused.
+    ///   - registry: the engines.
     /// - Returns: the options.
     /// - Throws: ``ConfigError`` with one issue per problem, in `values`' order; their positions mean nothing.
     package static func options(
         _ values: [(key: String, value: String)],
-        for format: TargetFormat
+        for format: TargetFormat,
+        registry: EngineRegistry
     ) throws(ConfigError) -> ConversionOptions {
         let file = "options"
-        // Each value must be one plain YAML scalar, so that it is typed (number, bool, string) as in a rules file
-        // and cannot add keys or structure of its own.
-        let plain = values.first { _, value in
-            value.isEmpty || !value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._+-".contains($0)) }
-        }
-        if let (key, value) = plain {
+        // Each value becomes one YAML scalar, so that it is typed as in a rules file and cannot add keys or structure
+        // of its own: numbers and booleans plain, anything else quoted (a crop ratio such as 16:9 stays text).
+        let unusable = values.first { _, value in value.isEmpty || value.contains { $0.isNewline || $0 == "\0" } }
+        if let (key, value) = unusable {
             let issue = ConfigIssue(file: file, line: 1, column: 1, message: "invalid value '\(value)' for '\(key)'")
             throw ConfigError(issues: [issue])
         }
-        let yaml = values.map { "\($0.key): \($0.value)\n" }.joined()
-        var walker = Walker(file: file, baseDirectory: FilePath("/"))
+        let yaml = values.map { key, value in
+            let plain = value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._+-".contains($0)) }
+            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                of: "\"",
+                with: "\\\""
+            )
+            return "\(key): " + (plain ? value : "\"\(escaped)\"") + "\n"
+        }.joined()
+        var walker = Walker(file: file, baseDirectory: FilePath("/"), registry: registry)
         let composed = try? Yams.compose(yaml: yaml.isEmpty ? "{}" : yaml)
         guard let composed, let options = walker.options(of: composed, format: format), walker.issues.isEmpty else {
             let fallback = ConfigIssue(file: file, line: 1, column: 1, message: "the options cannot be read")

@@ -11,8 +11,9 @@ package enum ConfigSummary {
     /// - Parameters:
     ///   - config: a configuration that ``ConfigReader`` accepted.
     ///   - file: the file's name as the user gave it.
+    ///   - registry: the engines, whose option specs say how each option is shown.
     /// - Returns: the text, without a final newline (`print` adds one).
-    package static func render(_ config: ChuteConfig, file: String) -> String {
+    package static func render(_ config: ChuteConfig, file: String, registry: EngineRegistry) -> String {
         var lines: [String] = []
         let folders = config.watches.count == 1 ? "1 watched folder" : "\(config.watches.count) watched folders"
         let rules = config.rules.count == 1 ? "1 rule" : "\(config.rules.count) rules"
@@ -43,7 +44,7 @@ package enum ConfigSummary {
         lines.append("")
         lines.append("Rules (tried in order, the first match wins):")
         for (index, rule) in config.rules.enumerated() {
-            lines += Self.describe(rule, number: index + 1, defaults: config.settings.limits)
+            lines += Self.describe(rule, number: index + 1, defaults: config.settings.limits, registry: registry)
         }
         lines.append("")
         lines += Self.describe(config.settings)
@@ -80,11 +81,16 @@ package enum ConfigSummary {
     }
 
     /// The lines for one rule: a heading, then options, output and filters, indented under it.
-    private static func describe(_ rule: Rule, number: Int, defaults: JobLimits) -> [String] {
+    private static func describe(
+        _ rule: Rule,
+        number: Int,
+        defaults: JobLimits,
+        registry: EngineRegistry
+    ) -> [String] {
         let patterns = rule.match.map(\.pattern).joined(separator: ", ")
         var lines = ["  \(number). \(rule.name): \(patterns) → \(rule.to.name) (\(rule.to.engine.rawValue) engine)"]
         let indent = "       "
-        let options = Self.describe(rule.options)
+        let options = registry.options.compactMap { spec in rule.options[spec.key].map(spec.describe) }
         if !options.isEmpty {
             lines.append(indent + "options: " + options.joined(separator: ", "))
         }
@@ -140,47 +146,6 @@ package enum ConfigSummary {
         return parts
     }
 
-    /// The options that were set, such as `quality 85%`, `height ≤ 720`, `strip metadata`, `preset slow`, in the
-    /// order of the schema's option keys, so that an option the summary cannot show is an empty case here, caught by
-    /// the test that sets every key.
-    private static func describe(_ options: ConversionOptions) -> [String] {
-        ConfigReader.Walker.optionKeys.compactMap { Self.describe(option: $0, of: options) }
-    }
-
-    /// One option as the summary shows it, or `nil` when it is not set.
-    private static func describe(option key: String, of options: ConversionOptions) -> String? {
-        switch key {
-        case "quality": options.qualityFraction.map { "quality \(Self.percent($0))" }
-        case "width": options.width.map { "width ≤ \($0)" }
-        case "height": options.height.map { "height ≤ \($0)" }
-        case "strip": options.strip.map { $0 ? "strip metadata" : "keep metadata" }
-        case "upscale": options.upscale.map { $0 ? "upscale" : "no upscale" }
-        case "videoCodec": options.videoCodec.map { "videoCodec \($0.rawValue)" }
-        case "crf": options.crf.map { "crf \($0)" }
-        case "videoBitrate": options.videoBitrate.map { "videoBitrate \(Self.describe(bitrate: $0))" }
-        case "preset": options.preset.map { "preset \($0.rawValue)" }
-        case "maxFrameRate": options.maxFrameRate.map { "maxFrameRate \(Self.describe(number: $0))" }
-        case "audioCodec": options.audioCodec.map { "audioCodec \($0.rawValue)" }
-        case "audioBitrate": options.audioBitrate.map { "audioBitrate \(Self.describe(bitrate: $0))" }
-        case "channels": options.channels.map { "channels \($0)" }
-        case "sampleRate": options.sampleRate.map { "sampleRate \($0)" }
-        case "allAudio": options.allAudio.map { $0 ? "allAudio" : "default audio only" }
-        default: nil
-        }
-    }
-
-    /// A bitrate the way rules write it: `128k`, `2.5M`, `800500`.
-    private static func describe(bitrate: Int) -> String {
-        if bitrate >= 1_000_000, bitrate % 100_000 == 0 { return Self.describe(number: Double(bitrate) / 1e6) + "M" }
-        if bitrate % 1000 == 0 { return "\(bitrate / 1000)k" }
-        return "\(bitrate)"
-    }
-
-    /// `30` for 30.0, `29.97` otherwise.
-    private static func describe(number: Double) -> String {
-        number == number.rounded() && abs(number) < 1e15 ? "\(Int(number))" : "\(number)"
-    }
-
     /// The filters that were set, such as `type image`, `size 10KB to 2GB`, `age at least 10s`.
     private static func describe(_ filters: RuleFilters) -> [String] {
         var parts: [String] = []
@@ -219,13 +184,5 @@ package enum ConfigSummary {
             "Job limits: " + Self.describe(settings.limits).joined(separator: ", "),
             "Workers: niceness \(settings.niceness), I/O priority \(settings.ioPriority), no network",
         ]
-    }
-
-    /// `0.85` → `85%`, `0.855` → `85.5%`.
-    private static func percent(_ fraction: Double) -> String {
-        let tenths = (fraction * 1000).rounded()
-        let whole = Int(tenths) / 10
-        let rest = Int(tenths) % 10
-        return rest == 0 ? "\(whole)%" : "\(whole).\(rest)%"
     }
 }

@@ -79,6 +79,13 @@ package enum ValueParsing {
         return fraction.isEmpty ? "\(seconds)s" : "\(seconds).\(fraction)s"
     }
 
+    /// A bitrate the way rules write it: `128k`, `2.5M`, `800500`.
+    package static func describe(bitrate: Int) -> String {
+        if bitrate >= 1_000_000, bitrate % 100_000 == 0 { return "\(OptionValue.number(Double(bitrate) / 1e6))M" }
+        if bitrate % 1000 == 0 { return "\(bitrate / 1000)k" }
+        return "\(bitrate)"
+    }
+
     /// Writes a byte size the way a configuration file would: the largest unit, decimal or binary, that shows it
     /// with at most two decimals (`10KB`, `2.5MB`, `1GiB`, `123B`).
     package static func describe(bytes: Int64) -> String {

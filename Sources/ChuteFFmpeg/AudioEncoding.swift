@@ -17,7 +17,7 @@ struct AudioEncoding {
 
     /// The encoding for `codec`, or PCM for `nil` (WAV). FLAC and PCM keep 16 bits for sources of up to 16 bits
     /// (and for lossy sources, which have no bit depth), else 24.
-    init(codec: ConversionOptions.AudioCodec?, sourceBits: Int) {
+    init(codec: AudioCodec?, sourceBits: Int) {
         let deep = sourceBits > 16
         switch codec {
         case nil:

@@ -15,7 +15,7 @@ struct ConversionPlan {
         let source: SourceStream
         /// Whether the packets are copied unchanged.
         let isCopy: Bool
-        let codec: ConversionOptions.VideoCodec
+        let codec: VideoCodec
         /// The encoded picture size (before the display matrix, when one is kept).
         let width: Int
         let height: Int
@@ -94,7 +94,7 @@ struct ConversionPlan {
             self.video = self.planVideo(sources[bestVideo], inputFormat: inputFormat, options: options)
         }
         var audioSources = bestAudio.map { [sources[$0]] } ?? []
-        if self.profile.isVideo && options.allAudio == true {
+        if self.profile.isVideo && options[MediaOptions.allAudio] == true {
             audioSources = []
             for source in sources where source.kind == .audio {
                 // As FFmpeg's own stream selection does, leave out audio that it cannot decode or knows nothing of.
@@ -139,19 +139,30 @@ struct ConversionPlan {
     }
 
     private mutating func planVideo(_ source: SourceStream, inputFormat: String, options: ConversionOptions) -> Video {
-        let codec = options.videoCodec ?? self.profile.videoCodecs[0]
-        let allowed = options.videoCodec.map { [$0] } ?? self.profile.videoCodecs
+        let codec = options[MediaOptions.videoCodec] ?? self.profile.videoCodecs[0]
+        let allowed = options[MediaOptions.videoCodec].map { [$0] } ?? self.profile.videoCodecs
         let display = source.displaySize
-        let target = Self.fit(display, width: options.width, height: options.height, upscale: options.upscale == true)
+        let target = Self.fit(
+            display,
+            width: options[CommonOptions.width],
+            height: options[CommonOptions.height],
+            upscale: options[MediaOptions.upscale] == true
+        )
         let matrix = source.displayMatrix
         let rotates = (matrix?.clockwiseDegrees ?? 0) != 0 || matrix?.isMirrored == true
-        let fitsBox = Self.fits(display, width: options.width, height: options.height, upscale: options.upscale == true)
+        let fitsBox = Self.fits(
+            display,
+            width: options[CommonOptions.width],
+            height: options[CommonOptions.height],
+            upscale: options[MediaOptions.upscale] == true
+        )
         let canCopy =
-            allowed.contains { $0.codecID == source.codecID } && options.crf == nil && fitsBox
+            allowed.contains { $0.codecID == source.codecID } && options[MediaOptions.crf] == nil && fitsBox
             // A stream that probing could not make sense of is decoded, which tells whether it is damaged.
             && source.width > 0 && source.height > 0 && source.hasPixelFormat
-            && options.videoBitrate.map { Self.within(source.bitRate, $0) } ?? true
-            && options.maxFrameRate.map { rate in source.frameRate.map { $0 <= rate + 0.01 } ?? false } ?? true
+            && options[MediaOptions.videoBitrate].map { Self.within(source.bitRate, $0) } ?? true
+            && options[MediaOptions.maxFrameRate].map { rate in source.frameRate.map { $0 <= rate + 0.01 } ?? false }
+                ?? true
             && (!rotates || self.profile.keepsDisplayMatrix)
             // AVI stores no presentation times, which reordered (B-frame) video cannot do without.
             && !(inputFormat == "avi" && source.reorderDelay > 0)
@@ -202,19 +213,21 @@ struct ConversionPlan {
             width: coded.width,
             height: coded.height,
             filters: filters,
-            maxFrameRate: options.maxFrameRate,
+            maxFrameRate: options[MediaOptions.maxFrameRate],
             keptMatrix: keptMatrix
         )
     }
 
     private func planAudio(_ source: SourceStream, options: ConversionOptions) -> Audio {
         let codec =
-            self.profile.isVideo ? options.audioCodec ?? self.profile.audioCodecs[0] : self.profile.audioCodecs.first
+            self.profile.isVideo
+            ? options[MediaOptions.audioCodec] ?? self.profile.audioCodecs[0] : self.profile.audioCodecs.first
         let encoding = AudioEncoding(codec: codec, sourceBits: source.bitsPerSample)
         // A video container takes any of its codecs unless the rule names one; an audio target has just one.
-        let holdable = self.profile.isVideo ? options.audioCodec.map { [$0] } ?? self.profile.audioCodecs : []
+        let holdable =
+            self.profile.isVideo ? options[MediaOptions.audioCodec].map { [$0] } ?? self.profile.audioCodecs : []
         // Lossy audio above the rule's bitrate (its default included) is re-encoded down to it.
-        let bitRate = encoding.isLossless ? nil : options.audioBitrate ?? self.profile.defaultAudioBitrate
+        let bitRate = encoding.isLossless ? nil : options[MediaOptions.audioBitrate] ?? self.profile.defaultAudioBitrate
         let isLossless =
             avcodec_descriptor_get(source.codecID).map { $0.pointee.props & AV_CODEC_PROP_LOSSLESS != 0 } ?? false
         let canCopy =
@@ -223,17 +236,17 @@ struct ConversionPlan {
                 || bitRate.map { limit in
                     // Matroska often records no bitrate for audio. The default limit is a guide and lets an unknown rate
                     // pass; a limit the rule sets must be shown to hold.
-                    source.bitRate == 0 ? options.audioBitrate == nil : Self.within(source.bitRate, limit)
+                    source.bitRate == 0 ? options[MediaOptions.audioBitrate] == nil : Self.within(source.bitRate, limit)
                 } ?? true)
-            && options.channels.map { $0 == source.channels } ?? true
-            && options.sampleRate.map { $0 == source.sampleRate } ?? true
+            && options[MediaOptions.channels].map { $0 == source.channels } ?? true
+            && options[MediaOptions.sampleRate].map { $0 == source.sampleRate } ?? true
         return Audio(
             source: source,
             isCopy: canCopy,
             encoding: encoding,
             bitRate: bitRate,
-            sampleRate: options.sampleRate,
-            channels: options.channels
+            sampleRate: options[MediaOptions.sampleRate],
+            channels: options[MediaOptions.channels]
         )
     }
 

@@ -16,10 +16,10 @@ struct TargetProfile {
     /// The format.
     let format: TargetFormat
     /// The video codecs the container holds, the default first; empty for audio targets.
-    let videoCodecs: [ConversionOptions.VideoCodec]
+    let videoCodecs: [VideoCodec]
     /// The audio codecs the container holds, the default first; for audio targets, the one codec of the format
     /// (`wav`, which holds PCM, has none).
-    let audioCodecs: [ConversionOptions.AudioCodec]
+    let audioCodecs: [AudioCodec]
     /// Whether the muxer stores a display matrix (MP4 and MOV do; FFmpeg 5.1's Matroska muxer drops it).
     let keepsDisplayMatrix: Bool
     /// How subtitles are carried.
@@ -56,7 +56,7 @@ struct TargetProfile {
             self.subtitles = .text(encoder: "webvtt")
         default:
             self.videoCodecs = []
-            let codec: [String: ConversionOptions.AudioCodec] = [
+            let codec: [String: AudioCodec] = [
                 "mp3": .mp3, "m4a": .aac, "opus": .opus, "ogg": .vorbis, "flac": .flac,
             ]
             self.audioCodecs = codec[format.name].map { [$0] } ?? []

@@ -11,14 +11,14 @@ struct VideoEncoderSettings {
     let crf: Int?
     /// The average bitrate in bits per second, or `nil` for constant quality.
     let bitRate: Int?
-    let preset: ConversionOptions.Preset
+    let preset: Preset
     /// The codec tag the output stream gets: `hvc1` for HEVC in MP4 and MOV, which Apple's players require.
     let codecTag: UInt32?
 
-    init(codec: ConversionOptions.VideoCodec, options: ConversionOptions, format: TargetFormat) {
-        self.bitRate = options.videoBitrate
-        self.crf = options.videoBitrate == nil ? options.crf ?? codec.defaultCRF : nil
-        self.preset = options.preset ?? .medium
+    init(codec: VideoCodec, options: ConversionOptions, format: TargetFormat) {
+        self.bitRate = options[MediaOptions.videoBitrate]
+        self.crf = options[MediaOptions.videoBitrate] == nil ? options[MediaOptions.crf] ?? codec.defaultCRF : nil
+        self.preset = options[MediaOptions.preset] ?? .medium
         let tag = "hvc1".utf8.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         self.codecTag = codec == .hevc && (format.name == "mp4" || format.name == "mov") ? tag : nil
     }

@@ -19,8 +19,6 @@ package struct ImageEngine: ConversionEngine {
 
     /// The largest input accepted, in bytes.
     static let inputByteLimit = 1 << 30
-    /// The quality of lossy outputs when the rule sets none.
-    static let defaultQuality = 0.85
 
     /// The image types Chute decodes, each with the only ImageMagick coder allowed to read it.
     private static let decoders: [MediaType: String] = [
@@ -30,8 +28,6 @@ package struct ImageEngine: ConversionEngine {
     ]
     /// The input types whose frames are animation frames, drawn onto a shared canvas, rather than pages.
     private static let animatedTypes: Set<MediaType> = [.gif, .webp]
-    /// The targets whose encoders take a quality setting.
-    private static let lossyTargets: Set<String> = ["jpg", "webp", "heic"]
 
     /// Creates the engine.
     ///
@@ -253,42 +249,18 @@ package struct ImageEngine: ConversionEngine {
         }
     }
 
-    /// Applies the orientation and the options to every frame.
+    /// Applies the orientation and the options to every frame, in the order of ``ImageOperation/plan(_:format:)``.
     private static func apply(
         _ options: ConversionOptions,
         format: TargetFormat,
         to images: borrowing Wand
     ) throws(MagickError) {
-        let quality = Self.lossyTargets.contains(format.name) ? options.qualityFraction ?? Self.defaultQuality : nil
+        let steps = ImageOperation.plan(options, format: format)
         try images.forEachImage { () throws(MagickError) in
-            try images.autoOrient()
-            if let size = Self.fittedSize(width: images.width, height: images.height, options: options) {
-                try images.resize(width: size.width, height: size.height)
-            }
-            if let quality {
-                try images.setQuality(min(100, max(1, Int((quality * 100).rounded()))))
-            }
-            if options.strip == true {
-                try images.stripMetadataKeepingColorProfile()
-            }
-            if format.name == "jpg", images.hasAlpha {
-                try images.removeAlpha(onto: PixelColor(named: "white"))
+            for step in steps {
+                try step.apply(to: images)
             }
         }
-    }
-
-    /// The size that fits `width` × `height` into the options' bounding box, keeping the aspect ratio, or `nil`
-    /// when the image already fits (images are never upscaled).
-    private static func fittedSize(width: Int, height: Int, options: ConversionOptions) -> (width: Int, height: Int)? {
-        var scale = 1.0
-        if let maximum = options.width, maximum < width {
-            scale = min(scale, Double(maximum) / Double(width))
-        }
-        if let maximum = options.height, maximum < height {
-            scale = min(scale, Double(maximum) / Double(height))
-        }
-        guard scale < 1 else { return nil }
-        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
     }
 
     /// Reads back the headers of the encoded output and compares the first frame's size: with the target's coder,

@@ -11,7 +11,7 @@ struct Chute: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Watches drop folders and converts whatever lands there.",
         version: ChuteVersion.current,
-        subcommands: [Run.self, Check.self, Explain.self, Convert.self, Worker.self]
+        subcommands: [Run.self, Check.self, Explain.self, Convert.self, Schema.self, Worker.self]
     )
 }
 
@@ -49,7 +49,7 @@ func currentExecutable() -> FilePath {
 /// Reads a config file, or prints its problems as `FILE:LINE:COL: message` and exits non-zero.
 func loadConfig(_ path: String) throws -> ChuteConfig {
     do {
-        return try ConfigReader.read(contentsOf: FilePath(path))
+        return try ConfigReader.read(contentsOf: FilePath(path), registry: Engines.registry)
     } catch {
         FileHandle.standardError.write(Data((error.description + "\n").utf8))
         throw ExitCode(2)
@@ -105,16 +105,13 @@ extension Chute {
 
         func run() throws {
             let config = try loadConfig(self.file)
-            print(ConfigSummary.render(config, file: self.file))
+            print(ConfigSummary.render(config, file: self.file, registry: Engines.registry))
             // Not an error: a share mounted later, or a folder an uploader creates, is waited for by the daemon.
             for watch in config.watches where access(watch.path.string, F_OK) != 0 && errno == ENOENT {
                 print("warning: watched folder \(watch.path) does not exist yet; chute run waits for it to appear")
             }
             for warning in ConfigSummary.warnings(config) {
                 print(warning)
-            }
-            for rule in config.rules where !Engines.available(for: rule.to) {
-                print("warning: rule '\(rule.name)': this build has no \(rule.to.engine.rawValue) engine yet")
             }
         }
     }
@@ -143,7 +140,7 @@ extension Chute {
             abstract: "Convert one file, without the daemon, through the same engines and worker process.",
             discussion: "The output format follows OUTPUT's extension. The options are the rule keys of "
                 + "docs/rules.md, with the same values and checks. An existing OUTPUT is never replaced unless "
-                + "--overwrite is given."
+                + "--overwrite is given.\n\n" + RuleOptionArguments.help(registry: Engines.registry)
         )
 
         @Argument(help: "The file to convert.")
@@ -151,51 +148,6 @@ extension Chute {
 
         @Argument(help: "The file to create; its extension picks the format (jpg, webp, mp4, mp3, …).")
         var output: String
-
-        @Option(help: "Images: lossy quality, a fraction (0.85) or a percentage (85).")
-        var quality: String?
-
-        @Option(help: "Maximum width in pixels; keeps the aspect ratio, never upscales.")
-        var width: String?
-
-        @Option(help: "Maximum height in pixels; keeps the aspect ratio, never upscales.")
-        var height: String?
-
-        @Flag(help: "Images: remove EXIF, GPS, XMP and comments (ICC profiles are kept).")
-        var strip = false
-
-        @Flag(help: "Video: grow a smaller picture to the --width/--height box.")
-        var upscale = false
-
-        @Option(name: .customLong("videoCodec"), help: "Video: h264, hevc, vp9 or av1.")
-        var videoCodec: String?
-
-        @Option(help: "Video: constant-quality level, lower is better (h264 default 23).")
-        var crf: String?
-
-        @Option(name: .customLong("videoBitrate"), help: "Video: average bitrate instead of --crf, such as 2.5M.")
-        var videoBitrate: String?
-
-        @Option(help: "Video: x264/x265 speed preset, ultrafast … veryslow (default medium).")
-        var preset: String?
-
-        @Option(name: .customLong("maxFrameRate"), help: "Video: frame-rate cap in frames per second.")
-        var maxFrameRate: String?
-
-        @Option(name: .customLong("audioCodec"), help: "Video: the audio codec, aac, mp3, opus, vorbis or flac.")
-        var audioCodec: String?
-
-        @Option(name: .customLong("audioBitrate"), help: "Audio bitrate, such as 128k.")
-        var audioBitrate: String?
-
-        @Option(help: "Audio channel count.")
-        var channels: String?
-
-        @Option(name: .customLong("sampleRate"), help: "Audio sample rate in Hz.")
-        var sampleRate: String?
-
-        @Flag(name: .customLong("allAudio"), help: "Video: keep every audio stream, not only the default one.")
-        var allAudio = false
 
         @Flag(help: "Replace OUTPUT if it exists.")
         var overwrite = false
@@ -205,26 +157,23 @@ extension Chute {
 
         @OptionGroup var logging: LoggingOptions
 
-        /// The options given, under their rule keys, as written.
-        private var ruleValues: [(key: String, value: String)] {
-            let values: [(String, String?)] = [
-                ("quality", self.quality), ("width", self.width), ("height", self.height),
-                ("strip", self.strip ? "true" : nil), ("upscale", self.upscale ? "true" : nil),
-                ("videoCodec", self.videoCodec), ("crf", self.crf), ("videoBitrate", self.videoBitrate),
-                ("preset", self.preset), ("maxFrameRate", self.maxFrameRate), ("audioCodec", self.audioCodec),
-                ("audioBitrate", self.audioBitrate), ("channels", self.channels), ("sampleRate", self.sampleRate),
-                ("allAudio", self.allAudio ? "true" : nil),
-            ]
-            return values.compactMap { key, value in value.map { (key: key, value: $0) } }
-        }
+        @Argument(
+            parsing: .allUnrecognized,
+            help: ArgumentHelp(
+                "Conversion options: any rule key of the target's engine as --key value (--strip alone is true).",
+                valueName: "--key value"
+            )
+        )
+        var ruleOptions: [String] = []
 
         func run() async throws {
             let logger = self.logging.bootstrap()
             var options = ConversionOptions()
             // An unknown output format is reported by the conversion itself, with the list of known ones.
-            if let format = TargetFormat.named(FilePath(self.output).extension ?? "") {
+            if let format = Engines.registry.format(named: FilePath(self.output).extension ?? "") {
+                let values = try RuleOptionArguments.parse(self.ruleOptions, registry: Engines.registry)
                 do {
-                    options = try ConfigReader.options(self.ruleValues, for: format)
+                    options = try ConfigReader.options(values, for: format, registry: Engines.registry)
                 } catch {
                     throw ValidationError(error.issues.map(\.message).joined(separator: "\n"))
                 }
@@ -245,6 +194,25 @@ extension Chute {
             } catch {
                 FileHandle.standardError.write(Data("chute convert: \(error.message) (\(error.code.rawValue))\n".utf8))
                 throw ExitCode(1)
+            }
+        }
+    }
+
+    struct Schema: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the JSON Schema of the rules file, for editors (or, with --markdown, the docs tables).",
+            discussion: "Save it and point the YAML language server at it with a first line such as "
+                + "'# yaml-language-server: $schema=chute.schema.json'."
+        )
+
+        @Flag(help: "Print the option and format tables of docs/rules.md instead, written from the same registry.")
+        var markdown = false
+
+        func run() {
+            if self.markdown {
+                print(OptionDocs.optionTable(Engines.registry) + "\n\n" + OptionDocs.formatTable(Engines.registry))
+            } else {
+                print(ConfigSchema.text(Engines.registry))
             }
         }
     }

@@ -1,3 +1,4 @@
+import ChuteApp
 import ChuteCore
 import ChuteTestSupport
 import Foundation
@@ -28,7 +29,7 @@ private let standardRule = ["match: \"*.heic\"", "to: jpg", "output: out"]
 /// Parses `text` as `rules.yaml` in ``base`` and returns the issues as printed; records a failure when it parses.
 private func problems(_ text: String) -> [String] {
     do {
-        let config = try ConfigReader.parse(text, file: "rules.yaml", baseDirectory: base)
+        let config = try ConfigReader.parse(text, file: "rules.yaml", baseDirectory: base, registry: Engines.registry)
         Issue.record("expected issues, but the file parsed: \(config)")
         return []
     } catch {
@@ -39,7 +40,7 @@ private func problems(_ text: String) -> [String] {
 /// Parses `text` as `rules.yaml` in ``base``, failing the test with the issues when there are any.
 private func parsed(_ text: String) throws -> ChuteConfig {
     do {
-        return try ConfigReader.parse(text, file: "rules.yaml", baseDirectory: base)
+        return try ConfigReader.parse(text, file: "rules.yaml", baseDirectory: base, registry: Engines.registry)
     } catch {
         Issue.record("unexpected issues:\n\(error)")
         throw error
@@ -107,7 +108,7 @@ private let badMediaOptionCases: [([String], [String])] = [
     (["to: webm", "videoCodec: h264"], ["rules.yaml:8:17: webm cannot hold h264 video; it holds: vp9, av1"]),
     (["to: mov", "audioCodec: opus"], ["rules.yaml:8:17: mov cannot hold opus audio; it holds: aac, mp3"]),
     (["to: mp4", "crf: 60"], ["rules.yaml:8:10: 'crf' must be between 0 and 51 for h264, found 60"]),
-    (["to: webm", "crf: 64"], ["rules.yaml:8:10: 'crf' must be between 0 and 63 for vp9, found 64"]),
+    (["to: webm", "crf: 64"], ["rules.yaml:8:10: 'crf' must be between 0 and 63, found 64"]),
     (["to: mp4", "crf: 20", "videoBitrate: 2M"], ["rules.yaml:9:5: set either 'crf' or 'videoBitrate', not both"]),
     (
         ["to: mp4", "videoBitrate: 2 Mbit"],
@@ -273,10 +274,9 @@ private let badSettingsValueCases: [(String, String)] = [
         #expect(config.rules.count == 1)
         #expect(rule.name == "photos")
         #expect(rule.match == [try GlobPattern("*.heic"), try GlobPattern("IMG_????.jpg")])
-        #expect(rule.to == TargetFormat.named("jpg"))
+        #expect(rule.to == Engines.registry.format(named: "jpg"))
         #expect(rule.output == "/srv/chute/outbox/photos")
-        #expect(rule.options == ConversionOptions(quality: 85, width: 1920, height: 1080, strip: true))
-        #expect(rule.options.qualityFraction == 0.85)
+        #expect(rule.options == ConversionOptions(["quality": 85.0, "width": 1920, "height": 1080, "strip": true]))
         #expect(rule.rename == (try NameTemplate("{date}-{stem}.{ext}")))
         #expect(rule.keepStructure == false)
         #expect(rule.onConflict == .overwrite)
@@ -305,7 +305,7 @@ private let badSettingsValueCases: [(String, String)] = [
         let expected = Rule(
             name: "photos",
             match: [try GlobPattern("*.heic")],
-            to: try #require(TargetFormat.named("jpg")),
+            to: try #require(Engines.registry.format(named: "jpg")),
             output: "/srv/chute/out",
             options: ConversionOptions(),
             filters: RuleFilters(),
@@ -324,7 +324,7 @@ private let badSettingsValueCases: [(String, String)] = [
         let path = repositoryRoot.appending("rules.example.yaml")
         let config: ChuteConfig
         do {
-            config = try ConfigReader.read(contentsOf: path)
+            config = try ConfigReader.read(contentsOf: path, registry: Engines.registry)
         } catch {
             Issue.record("rules.example.yaml has issues:\n\(error)")
             return
@@ -334,13 +334,13 @@ private let badSettingsValueCases: [(String, String)] = [
         let photos = config.rules[0]
         #expect(photos.match == [try GlobPattern("*.heic")])
         #expect(photos.to.name == "jpg")
-        #expect(photos.options == ConversionOptions(quality: 0.85))
+        #expect(photos.options == ConversionOptions(["quality": 0.85]))
         #expect(photos.output == repositoryRoot.appending("demo/outbox/photos"))
         let videos = config.rules[1]
         #expect(videos.match == [try GlobPattern("*.mkv"), try GlobPattern("*.avi")])
         #expect(videos.to.name == "mp4")
         #expect(videos.to.engine == .video)
-        #expect(videos.options == ConversionOptions(height: 720))
+        #expect(videos.options == ConversionOptions(["height": 720]))
         #expect(videos.output == repositoryRoot.appending("demo/outbox/videos"))
         let music = config.rules[2]
         #expect(music.to.engine == .audio)
@@ -516,24 +516,16 @@ private let badSettingsValueCases: [(String, String)] = [
         let config = try parsed(yaml(rule: video))
         #expect(
             config.rules[0].options
-                == ConversionOptions(
-                    height: 720,
-                    upscale: true,
-                    videoCodec: .hevc,
-                    crf: 26,
-                    preset: .slow,
-                    maxFrameRate: 29.97,
-                    audioCodec: .mp3,
-                    audioBitrate: 160_000,
-                    channels: 2,
-                    sampleRate: 48000,
-                    allAudio: true
-                )
+                == ConversionOptions([
+                    "height": 720, "upscale": true, "videoCodec": "hevc", "crf": 26, "preset": "slow",
+                    "maxFrameRate": 29.97, "audioCodec": "mp3", "audioBitrate": 160_000, "channels": 2,
+                    "sampleRate": 48000, "allAudio": true,
+                ])
         )
         let bitrate = try parsed(yaml(rule: ["match: \"*.mov\"", "to: webm", "output: out", "videoBitrate: 2.5M"]))
-        #expect(bitrate.rules[0].options == ConversionOptions(videoBitrate: 2_500_000))
+        #expect(bitrate.rules[0].options == ConversionOptions(["videoBitrate": 2_500_000]))
         let audio = try parsed(yaml(rule: ["match: \"*.wav\"", "to: mp3", "output: out", "audioBitrate: 192000"]))
-        #expect(audio.rules[0].options == ConversionOptions(audioBitrate: 192_000))
+        #expect(audio.rules[0].options == ConversionOptions(["audioBitrate": 192_000]))
     }
 
     @Test func mediaOptionsApplyOnlyToTheirTargets() {
@@ -639,7 +631,12 @@ private let badSettingsValueCases: [(String, String)] = [
         #expect(config.watches.map(\.path) == ["/srv/chute/inbox", "/srv/shared/drop", "/abs/path/x"])
         #expect(config.rules[0].output == "/srv/chute/photos")
 
-        let relativeBase = try ConfigReader.parse(yaml(), file: "rules.yaml", baseDirectory: "conf/./sub/..")
+        let relativeBase = try ConfigReader.parse(
+            yaml(),
+            file: "rules.yaml",
+            baseDirectory: "conf/./sub/..",
+            registry: Engines.registry
+        )
         let cwd = FilePath(FileManager.default.currentDirectoryPath)
         #expect(relativeBase.watches[0].path == cwd.appending("conf/inbox"))
         #expect(relativeBase.rules[0].output == cwd.appending("conf/out"))
@@ -703,7 +700,7 @@ private let badSettingsValueCases: [(String, String)] = [
 @Suite struct ConfigReaderFileTests {
     @Test func missingFileIsOneIssueAtTheStart() {
         do {
-            _ = try ConfigReader.read(contentsOf: "/nonexistent-chute-test/rules.yaml")
+            _ = try ConfigReader.read(contentsOf: "/nonexistent-chute-test/rules.yaml", registry: Engines.registry)
             Issue.record("a missing file was read")
         } catch {
             #expect(
@@ -723,7 +720,7 @@ private let badSettingsValueCases: [(String, String)] = [
         let directory = try TemporaryDirectory(prefix: "config")
         defer { directory.remove() }
         do {
-            _ = try ConfigReader.read(contentsOf: directory.path)
+            _ = try ConfigReader.read(contentsOf: directory.path, registry: Engines.registry)
             Issue.record("a folder was read as a file")
         } catch {
             #expect(error.description == "\(directory.path):1:1: cannot read the file: Is a directory")
@@ -736,7 +733,7 @@ private let badSettingsValueCases: [(String, String)] = [
         let folder = try directory.makeDirectory("conf")
         let file = folder.appending("rules.yaml")
         try Data(yaml().utf8).write(to: URL(fileURLWithPath: file.string))
-        let config = try ConfigReader.read(contentsOf: file)
+        let config = try ConfigReader.read(contentsOf: file, registry: Engines.registry)
         #expect(config.watches.map(\.path) == [folder.appending("inbox")])
         #expect(config.rules[0].output == folder.appending("out"))
     }
@@ -748,7 +745,7 @@ private let badSettingsValueCases: [(String, String)] = [
         try Data(Array("watch:\n  - path: in".utf8) + [0xFF] + Array("box\n".utf8))
             .write(to: URL(fileURLWithPath: file.string))
         do {
-            _ = try ConfigReader.read(contentsOf: file)
+            _ = try ConfigReader.read(contentsOf: file, registry: Engines.registry)
             Issue.record("invalid UTF-8 was read")
         } catch {
             #expect(error.description == "\(file):2:13: the file is not valid UTF-8 text")
@@ -798,7 +795,7 @@ private let badSettingsValueCases: [(String, String)] = [
             """
         )
         #expect(
-            ConfigSummary.render(config, file: "rules.yaml") == """
+            ConfigSummary.render(config, file: "rules.yaml", registry: Engines.registry) == """
                 rules.yaml: OK, 2 watched folders, 2 rules
 
                 Watching:
@@ -944,13 +941,13 @@ private let badSettingsValueCases: [(String, String)] = [
     ]
 
     @Test func everyKeyTheFileSetsShows() throws {
-        let summary = ConfigSummary.render(try parsed(Self.file), file: "rules.yaml")
+        let summary = ConfigSummary.render(try parsed(Self.file), file: "rules.yaml", registry: Engines.registry)
         let parts = summary.components(separatedBy: "\nRules (")
         let settingsStart = try #require(summary.range(of: "\nSettings: "))
         let watches = try #require(parts.first)
         let rules = String(summary[..<settingsStart.lowerBound]).components(separatedBy: "\nRules (").last ?? ""
         let settings = String(summary[settingsStart.lowerBound...])
-        let keys = ConfigReader.schemaKeys
+        let keys = ConfigReader.schemaKeys(registry: Engines.registry)
         for (name, schema, shown, text) in [
             ("watch", keys.watch, Self.watchShown, watches), ("rule", keys.rule, Self.ruleShown, rules),
             ("settings", keys.settings, Self.settingsShown, settings),

@@ -1,8 +1,9 @@
+import ChuteApp
 import ChuteCore
 import Testing
 
 @Suite struct NameTemplateTests {
-    private let jpg = TargetFormat.named("jpg")!
+    private let jpg = Engines.registry.format(named: "jpg")!
 
     @Test func defaultKeepsTheStemAndUsesTheTargetExtension() {
         #expect(NameTemplate.default.template == "{stem}.{ext}")

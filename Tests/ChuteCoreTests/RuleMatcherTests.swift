@@ -1,3 +1,4 @@
+import ChuteApp
 import ChuteCore
 import Foundation
 import SystemPackage
@@ -23,7 +24,7 @@ import Testing
         Rule(
             name: name,
             match: [try GlobPattern(glob)],
-            to: try #require(TargetFormat.named(format)),
+            to: try #require(Engines.registry.format(named: format)),
             output: output,
             filters: filters,
             rename: try NameTemplate(rename),

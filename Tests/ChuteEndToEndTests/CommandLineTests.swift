@@ -328,4 +328,54 @@ struct CommandLineTests {
         let written = try FileManager.default.contentsOfDirectory(atPath: directory.path.string)
         #expect(written == ["in.mkv"])
     }
+
+    /// `chute schema` is a JSON Schema that a validator (python3-jsonschema) accepts, that the example rules file
+    /// passes, and that refuses a misspelt key, an unknown format and a value out of range.
+    @Test func theSchemaValidatesRulesFiles() async throws {
+        let directory = try TemporaryDirectory(prefix: "schema")
+        defer { directory.remove() }
+        let schema = try await self.chute(["schema"])
+        #expect(schema.status == 0)
+        let schemaPath = directory.appending("chute.schema.json")
+        try schema.output.write(toFile: schemaPath.string, atomically: true, encoding: .utf8)
+        let validator = """
+            import json, sys, yaml, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            jsonschema.Draft7Validator.check_schema(schema)
+            errors = list(jsonschema.Draft7Validator(schema).iter_errors(yaml.safe_load(open(sys.argv[2]))))
+            for error in errors: print(error.message)
+            sys.exit(1 if errors else 0)
+            """
+        let script = directory.appending("validate.py")
+        try validator.write(toFile: script.string, atomically: true, encoding: .utf8)
+        let root = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
+
+        let example = try CommandLineTool.run(
+            ["python3", script.string, schemaPath.string, root.appending("rules.example.yaml").string],
+            check: false
+        )
+        #expect(example.status == 0, "rules.example.yaml: \(example.standardOutput + example.standardError)")
+
+        let rules = """
+            watch: [{path: ./in}]
+            rules:
+              - {name: a, match: "*.jpg", to: webp, output: ./out, qualty: 0.8}
+              - {name: b, match: "*.mkv", to: docx, output: ./out}
+              - {name: c, match: "*.mkv", to: mp4, output: ./out, crf: 99}
+            """
+        let bad = directory.appending("bad.yaml")
+        try rules.write(toFile: bad.string, atomically: true, encoding: .utf8)
+        let refused = try CommandLineTool.run(["python3", script.string, schemaPath.string, bad.string], check: false)
+        #expect(refused.status == 1)
+        #expect(refused.standardOutput.contains("'qualty' was unexpected"), "\(refused.standardOutput)")
+        #expect(refused.standardOutput.contains("'docx' is not one of"), "\(refused.standardOutput)")
+        #expect(refused.standardOutput.contains("99 is greater than the maximum of 63"), "\(refused.standardOutput)")
+    }
+
+    @Test func convertRefusesAnUnknownOption() async throws {
+        let result = try await self.chute(["convert", "/nonexistent/in.png", "/nonexistent/out.jpg", "--qualty", "5"])
+        #expect(result.status != 0)
+        #expect(result.error.contains("unknown option '--qualty'"), "\(result.error)")
+        #expect(result.error.contains("--quality"), "\(result.error)")
+    }
 }

@@ -1,3 +1,4 @@
+import ChuteApp
 import ChuteCore
 import ChuteFFmpeg
 import SystemPackage
@@ -14,7 +15,7 @@ enum Conversion {
         options: ConversionOptions = ConversionOptions(),
         progress: (JobProgress) -> Void = { _ in }
     ) throws(ConversionFailure) -> ConversionReport {
-        guard let target = TargetFormat.named(format) else {
+        guard let target = Engines.registry.format(named: format) else {
             throw ConversionFailure(.internalError, "the test asked for an unknown format '\(format)'")
         }
         let request = ConversionRequest(

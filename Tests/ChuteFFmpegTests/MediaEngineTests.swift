@@ -1,3 +1,4 @@
+import ChuteApp
 import ChuteCore
 import ChuteFFmpeg
 import ChuteTestSupport
@@ -24,7 +25,7 @@ struct MediaEngineTests {
             codecArguments: ["-c:v", "libx264", "-c:a", "aac"]
         )
 
-        let report = try Conversion.run(input, to: "mp4", output: output, options: ConversionOptions(height: 720))
+        let report = try Conversion.run(input, to: "mp4", output: output, options: ConversionOptions(["height": 720]))
 
         let probe = try MediaFixtures.probe(output)
         let video = try #require(probe.streams("video").first)
@@ -80,7 +81,7 @@ struct MediaEngineTests {
         try MediaFixtures.remux(landscape, to: input, arguments: ["-c", "copy", "-metadata:s:v:0", "rotate=90"])
         try #require(try MediaFixtures.rotation(of: input) != 0)
 
-        let report = try Conversion.run(input, to: target, output: output, options: ConversionOptions(height: 320))
+        let report = try Conversion.run(input, to: target, output: output, options: ConversionOptions(["height": 320]))
 
         let video = try #require(try MediaFixtures.probe(output).streams("video").first)
         let width = try #require(video["width"] as? Int)
@@ -149,7 +150,7 @@ struct MediaEngineTests {
             input,
             to: "mp3",
             output: output,
-            options: ConversionOptions(audioBitrate: 128_000)
+            options: ConversionOptions(["audioBitrate": 128_000])
         )
 
         let probe = try MediaFixtures.probe(output)
@@ -173,7 +174,7 @@ struct MediaEngineTests {
             codecArguments: ["-c:v", "libx264", "-c:a", "aac"]
         )
 
-        let report = try Conversion.run(input, to: "mp4", output: output, options: ConversionOptions(height: 720))
+        let report = try Conversion.run(input, to: "mp4", output: output, options: ConversionOptions(["height": 720]))
 
         #expect(report.details["mode"] == "remux")
         #expect(report.details["note"] != nil)
@@ -204,19 +205,19 @@ struct MediaEngineTests {
             input,
             to: "mp4",
             output: directory.appending("small.mp4"),
-            options: ConversionOptions(width: 320)
+            options: ConversionOptions(["width": 320])
         )
         let quality = try Conversion.run(
             input,
             to: "mp4",
             output: directory.appending("crf.mp4"),
-            options: ConversionOptions(crf: 30)
+            options: ConversionOptions(["crf": 30])
         )
         let stereo = try Conversion.run(
             input,
             to: "mp4",
             output: directory.appending("mono.mp4"),
-            options: ConversionOptions(channels: 1)
+            options: ConversionOptions(["channels": 1])
         )
 
         #expect(smaller.details["mode"] == "transcode")
@@ -284,7 +285,7 @@ struct MediaEngineTests {
             input,
             to: "mp4",
             output: directory.appending("out.mp4"),
-            options: ConversionOptions(maxFrameRate: 25)
+            options: ConversionOptions(["maxFrameRate": 25])
         )
 
         // Every other frame dropped: 2 s of pictures at 25 fps, plus the last frame of each run, which rounds onto a
@@ -377,7 +378,7 @@ struct MediaEngineTests {
             input,
             to: "mp4",
             output: directory.appending("all.mp4"),
-            options: ConversionOptions(allAudio: true)
+            options: ConversionOptions(["allAudio": true])
         )
 
         #expect(try MediaFixtures.probe(directory.appending("one.mp4")).streams("audio").count == 1)

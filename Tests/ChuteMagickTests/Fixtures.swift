@@ -1,3 +1,4 @@
+import ChuteApp
 import ChuteCore
 import ChuteMagick
 import Foundation
@@ -82,7 +83,7 @@ enum Conversion {
         output: FilePath,
         options: ConversionOptions = ConversionOptions()
     ) throws(ConversionFailure) -> ConversionReport {
-        guard let format = TargetFormat.named(name) else { preconditionFailure("unknown format \(name)") }
+        guard let format = Engines.registry.format(named: name) else { preconditionFailure("unknown format \(name)") }
         let request = ConversionRequest(
             jobID: "test",
             engine: .image,

@@ -1,8 +1,10 @@
+import ChuteApp
 import ChuteCore
-import ChuteMagick
 import Foundation
 import SystemPackage
 import Testing
+
+@testable import ChuteMagick
 
 @Suite struct ImageEngineTests {
     @Test func pngBecomesJPEGAtDefaultQuality() throws {
@@ -28,7 +30,7 @@ import Testing
         let output = directory.file("out.jpg")
         try MagickTool.convert(["-size", "64x64", "gradient:", input.string])
 
-        _ = try Conversion.run(input, to: "jpg", output: output, options: ConversionOptions(quality: 60))
+        _ = try Conversion.run(input, to: "jpg", output: output, options: ConversionOptions(["quality": 60]))
 
         #expect(try MagickTool.identify("%Q", output) == "60")
     }
@@ -42,7 +44,7 @@ import Testing
         try #require(MediaType.sniff(header) == .heif, "the fixture is not HEIF: \(header.prefix(16))")
         try #require(try MagickTool.identify("%m", input) == "HEIC")
 
-        let report = try Conversion.run(input, to: "jpg", output: output, options: ConversionOptions(quality: 0.85))
+        let report = try Conversion.run(input, to: "jpg", output: output, options: ConversionOptions(["quality": 0.85]))
 
         #expect(try MagickTool.identify("%m %Q %wx%h", output) == "JPEG 85 320x240")
         #expect(report.details["inputFormat"] == "HEIC")
@@ -68,10 +70,10 @@ import Testing
     }
 
     @Test(arguments: [
-        (ConversionOptions(width: 1000), "1000x750"),
-        (ConversionOptions(height: 600), "800x600"),
-        (ConversionOptions(width: 1000, height: 500), "667x500"),
-        (ConversionOptions(width: 4000, height: 3000), "4000x3000"),
+        (ConversionOptions(["width": 1000]), "1000x750"),
+        (ConversionOptions(["height": 600]), "800x600"),
+        (ConversionOptions(["width": 1000, "height": 500]), "667x500"),
+        (ConversionOptions(["width": 4000, "height": 3000]), "4000x3000"),
     ])
     func boundingBoxScalesDownKeepingTheAspectRatio(options: ConversionOptions, expected: String) throws {
         let directory = try TemporaryDirectory()
@@ -93,7 +95,12 @@ import Testing
         let output = directory.file("out.png")
         try MagickTool.convert(["-size", "100x80", "gradient:", input.string])
 
-        _ = try Conversion.run(input, to: "png", output: output, options: ConversionOptions(width: 1000, height: 1000))
+        _ = try Conversion.run(
+            input,
+            to: "png",
+            output: output,
+            options: ConversionOptions(["width": 1000, "height": 1000])
+        )
 
         #expect(try MagickTool.identify("%wx%h", output) == "100x80")
     }
@@ -125,7 +132,7 @@ import Testing
         let kept = directory.file("kept.jpg")
         _ = try Conversion.run(input, to: "jpg", output: kept)
         let stripped = directory.file("stripped.jpg")
-        _ = try Conversion.run(input, to: "jpg", output: stripped, options: ConversionOptions(strip: true))
+        _ = try Conversion.run(input, to: "jpg", output: stripped, options: ConversionOptions(["strip": true]))
 
         #expect(try MagickTool.identify("%[exif:Make]", kept) == "Test")
         #expect(try MagickTool.identify("%[exif:Make]", stripped) == "")
@@ -143,7 +150,7 @@ import Testing
         try #require(try MagickTool.identify("%[profiles]", input) == "exif,icc")
         let output = directory.file("out.jpg")
 
-        _ = try Conversion.run(input, to: "jpg", output: output, options: ConversionOptions(strip: true))
+        _ = try Conversion.run(input, to: "jpg", output: output, options: ConversionOptions(["strip": true]))
 
         #expect(try MagickTool.identify("%[profiles]", output) == "icc")
         let profile = directory.file("out.icc")
@@ -171,7 +178,7 @@ import Testing
         try MagickTool.convert(["-delay", "10", "-size", "48x32", "xc:red", "xc:lime", "xc:blue", input.string])
 
         let animation = directory.file("out.webp")
-        let report = try Conversion.run(input, to: "webp", output: animation, options: ConversionOptions(width: 24))
+        let report = try Conversion.run(input, to: "webp", output: animation, options: ConversionOptions(["width": 24]))
         let still = directory.file("out.jpg")
         _ = try Conversion.run(input, to: "jpg", output: still)
 
@@ -374,7 +381,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let input = directory.file("in.png")
         try MagickTool.convert(["-size", "32x32", "gradient:", input.string])
-        let format = try #require(TargetFormat.named("webp"))
+        let format = try #require(Engines.registry.format(named: "webp"))
         let request = ConversionRequest(
             jobID: "progress",
             engine: .image,
@@ -406,5 +413,22 @@ import Testing
     private static func sizeAndOrientation(of path: FilePath) throws -> (String, String) {
         let fields = try MagickTool.identify("%wx%h %[orientation]", path).split(separator: " ")
         return (String(fields.first ?? ""), String(fields.dropFirst().first ?? ""))
+    }
+}
+
+/// The order of an image conversion's steps does not depend on the order of the rule's keys.
+@Suite struct ImageOperationPlanTests {
+    @Test func stepsFollowTheStagesWhateverTheKeyOrder() throws {
+        let jpg = try #require(Engines.registry.format(named: "jpg"))
+        let png = try #require(Engines.registry.format(named: "png"))
+        let options: ConversionOptions = ["strip": true, "quality": 70, "height": 600]
+
+        #expect(
+            ImageOperation.plan(options, format: jpg) == [
+                .orient, .fit(width: nil, height: 600), .stripMetadata, .flatten(onto: "white"), .quality(70),
+            ]
+        )
+        #expect(ImageOperation.plan(["quality": 0.5], format: png) == [.orient])
+        #expect(ImageOperation.plan([:], format: jpg) == [.orient, .flatten(onto: "white"), .quality(85)])
     }
 }

@@ -1,3 +1,4 @@
+import ChuteApp
 import ChuteCore
 import ChuteRuntime
 import ChuteTestSupport
@@ -21,7 +22,7 @@ import Testing
         Rule(
             name: name,
             match: [try GlobPattern("*")],
-            to: try #require(TargetFormat.named("jpg")),
+            to: try #require(Engines.registry.format(named: "jpg")),
             output: "/out",
             concurrency: concurrency
         )

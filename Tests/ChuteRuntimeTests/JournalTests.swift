@@ -1,3 +1,4 @@
+import ChuteApp
 import ChuteCore
 import ChuteRuntime
 import ChuteTestSupport
@@ -13,7 +14,7 @@ import Testing
         let rule = Rule(
             name: "r",
             match: [try GlobPattern("*")],
-            to: try #require(TargetFormat.named("jpg")),
+            to: try #require(Engines.registry.format(named: "jpg")),
             output: output
         )
         return Job(

@@ -1,3 +1,4 @@
+import ChuteApp
 import ChuteCore
 import Foundation
 import SystemPackage
@@ -11,7 +12,7 @@ extension Sidecar {
         rule: "r",
         engine: "image",
         libraries: ["L": "1"],
-        parameters: .init(format: "jpg", options: ConversionOptions(quality: 0.5)),
+        parameters: .init(format: "jpg", options: ConversionOptions(["quality": 0.5])),
         source: .init(path: "/in/a\nb.png", size: 3, mtime: "t", sha256: nil, sniffedType: nil),
         output: nil,
         startedAt: "s",

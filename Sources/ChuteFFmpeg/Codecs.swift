@@ -1,7 +1,7 @@
 import CFFmpeg
 import ChuteCore
 
-extension ConversionOptions.VideoCodec {
+extension VideoCodec {
     /// FFmpeg's codec identifier.
     var codecID: AVCodecID {
         switch self {
@@ -32,7 +32,7 @@ extension ConversionOptions.VideoCodec {
     }
 }
 
-extension ConversionOptions.AudioCodec {
+extension AudioCodec {
     /// FFmpeg's codec identifier.
     var codecID: AVCodecID {
         switch self {
@@ -41,6 +41,17 @@ extension ConversionOptions.AudioCodec {
         case .opus: return AV_CODEC_ID_OPUS
         case .vorbis: return AV_CODEC_ID_VORBIS
         case .flac: return AV_CODEC_ID_FLAC
+        }
+    }
+
+    /// The sample rates of the encoders that take only some (LAME, libopus, FFmpeg's AAC); `nil` for those that take
+    /// any rate from 8000 to 192000 Hz.
+    var sampleRates: [Int]? {
+        switch self {
+        case .mp3: return [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
+        case .opus: return [8000, 12000, 16000, 24000, 48000]
+        case .aac: return [7350, 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
+        case .vorbis, .flac: return nil
         }
     }
 

@@ -1,0 +1,93 @@
+/// What one engine is: the lane it runs in, the content it reads, the formats it writes and the options it takes.
+///
+/// Each engine module declares its own; ``EngineRegistry`` puts them together, and everything that knows about
+/// formats and options (the rules reader, `chute check`, `chute convert`, the docs tables, the JSON Schema) asks the
+/// registry.
+package struct EngineDescriptor: Sendable {
+    /// The lane its jobs queue in.
+    package var kind: EngineKind
+    /// The library behind it, for the docs: "ImageMagick 6 (MagickWand)".
+    package var library: String
+    /// The formats it writes, in the order `chute check` lists them.
+    package var formats: [TargetFormat]
+    /// The options it accepts, in the order the docs list them.
+    package var options: [OptionSpec]
+
+    package init(kind: EngineKind, library: String, formats: [TargetFormat], options: [OptionSpec]) {
+        self.kind = kind
+        self.library = library
+        self.formats = formats
+        self.options = options
+    }
+}
+
+/// The engines built into Chute, with every format and option they declare.
+package struct EngineRegistry: Sendable {
+    /// The engines, in registration order.
+    package let engines: [EngineDescriptor]
+    /// Every option, each key once, in registration order.
+    package let options: [OptionSpec]
+    private let formatsByName: [String: TargetFormat]
+
+    /// Puts the engines together.
+    ///
+    /// - Precondition: no two formats share a name or alias, and engines that accept the same key declare it with the
+    ///   same spec (the same ``RuleOption`` value): a programming error, caught by the first test that builds it.
+    package init(_ engines: [EngineDescriptor]) {
+        self.engines = engines
+        var byName: [String: TargetFormat] = [:]
+        for format in engines.flatMap(\.formats) {
+            for name in [format.name] + format.aliases {
+                precondition(byName[name] == nil, "format name '\(name)' is declared twice")
+                byName[name] = format
+            }
+        }
+        self.formatsByName = byName
+        var options: [OptionSpec] = []
+        for spec in engines.flatMap(\.options) {
+            if let known = options.first(where: { $0.key == spec.key }) {
+                precondition(known.summary == spec.summary, "option '\(spec.key)' is declared twice, differently")
+                continue
+            }
+            options.append(spec)
+        }
+        self.options = options
+    }
+
+    /// Every format, in registration order.
+    package var formats: [TargetFormat] { self.engines.flatMap(\.formats) }
+
+    /// Looks up a format by name or alias, case-insensitively (`JPEG` → `jpg`, `tif` → `tiff`).
+    ///
+    /// - Returns: the format, or `nil` when no engine writes it.
+    package func format(named name: String) -> TargetFormat? {
+        self.formatsByName[name.lowercased()]
+    }
+
+    /// The engine of a lane.
+    package func engine(_ kind: EngineKind) -> EngineDescriptor? {
+        self.engines.first { $0.kind == kind }
+    }
+
+    /// The spec of a rule key, or `nil` when no engine takes it.
+    package func option(_ key: String) -> OptionSpec? {
+        self.options.first { $0.key == key }
+    }
+
+    /// The keys every engine accepts, in registration order.
+    package var optionKeys: [String] { self.options.map(\.key) }
+
+    /// Whether `key` sets an option of `format`: its engine accepts it, and the spec does not narrow it to other
+    /// formats.
+    package func applies(_ key: String, to format: TargetFormat) -> Bool {
+        guard let engine = self.engine(format.engine),
+            let spec = engine.options.first(where: { $0.key == key })
+        else { return false }
+        return spec.formats?.contains(format.name) ?? true
+    }
+
+    /// The target formats an option applies to, in registration order.
+    package func formats(accepting key: String) -> [TargetFormat] {
+        self.formats.filter { self.applies(key, to: $0) }
+    }
+}

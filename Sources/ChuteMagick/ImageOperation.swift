@@ -1,0 +1,89 @@
+import ChuteCore
+
+/// One step of an image conversion, applied to every frame. ``plan(_:format:)`` turns a rule's options into steps in
+/// the order of ``OperationStage`` (orient → crop → rotate/flip → resize → pad/aspect → watermark → metadata →
+/// encode), whatever order the rule wrote its keys in; a new image option is a new case here and its step in
+/// ``apply(to:)``.
+enum ImageOperation: Equatable {
+    /// Turn the pixels as the EXIF orientation says, and mark the image top-left.
+    case orient
+    /// Shrink to fit the box, keeping the aspect ratio; never enlarge.
+    case fit(width: Int?, height: Int?)
+    /// Remove EXIF, GPS, XMP, IPTC and comments, keeping the ICC profile.
+    case stripMetadata
+    /// Flatten transparency onto a colour, for targets without alpha.
+    case flatten(onto: String)
+    /// The lossy encoder's quality, 1–100.
+    case quality(Int)
+
+    /// Where the step belongs.
+    var stage: OperationStage {
+        switch self {
+        case .orient: .orient
+        case .fit: .resize
+        case .stripMetadata: .metadata
+        case .flatten, .quality: .encode
+        }
+    }
+
+    /// The targets whose encoders take a quality setting.
+    private static let lossyTargets: Set<String> = ["jpg", "webp", "heic"]
+    /// The quality of lossy outputs when the rule sets none.
+    static let defaultQuality = 0.85
+
+    /// The steps for a rule's options and target, in stage order.
+    static func plan(_ options: ConversionOptions, format: TargetFormat) -> [ImageOperation] {
+        var steps: [ImageOperation] = [.orient]
+        let (width, height) = (options[CommonOptions.width], options[CommonOptions.height])
+        if width != nil || height != nil {
+            steps.append(.fit(width: width, height: height))
+        }
+        if options[ImageOptions.strip] == true {
+            steps.append(.stripMetadata)
+        }
+        if format.name == "jpg" {
+            steps.append(.flatten(onto: "white"))
+        }
+        if Self.lossyTargets.contains(format.name) {
+            let fraction = options[ImageOptions.quality].map(ImageOptions.fraction(quality:)) ?? Self.defaultQuality
+            steps.append(.quality(min(100, max(1, Int((fraction * 100).rounded())))))
+        }
+        // A stable sort: steps of one stage keep the order above.
+        return steps.enumerated().sorted { ($0.element.stage, $0.offset) < ($1.element.stage, $1.offset) }
+            .map(\.element)
+    }
+
+    /// Applies the step to the wand's current frame.
+    func apply(to images: borrowing Wand) throws(MagickError) {
+        switch self {
+        case .orient:
+            try images.autoOrient()
+        case .fit(let width, let height):
+            if let size = Self.fittedSize(width: images.width, height: images.height, box: (width, height)) {
+                try images.resize(width: size.width, height: size.height)
+            }
+        case .stripMetadata:
+            try images.stripMetadataKeepingColorProfile()
+        case .flatten(let color):
+            if images.hasAlpha {
+                try images.removeAlpha(onto: PixelColor(named: color))
+            }
+        case .quality(let quality):
+            try images.setQuality(quality)
+        }
+    }
+
+    /// The size that fits `width` × `height` into the box, keeping the aspect ratio, or `nil` when the image already
+    /// fits (images are never upscaled).
+    static func fittedSize(width: Int, height: Int, box: (width: Int?, height: Int?)) -> (width: Int, height: Int)? {
+        var scale = 1.0
+        if let maximum = box.width, maximum < width {
+            scale = min(scale, Double(maximum) / Double(width))
+        }
+        if let maximum = box.height, maximum < height {
+            scale = min(scale, Double(maximum) / Double(height))
+        }
+        guard scale < 1 else { return nil }
+        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+    }
+}
