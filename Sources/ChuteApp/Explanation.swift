@@ -61,6 +61,13 @@ package enum Explanation {
                 rule.writesSidecar(completed: true) ? "sidecar: \(sidecar)" : "sidecar: only if it fails, \(sidecar)"
             )
             lines.append("engine: \(rule.to.engine.rawValue)")
+            let options = Engines.registry.options.enumerated()
+                .sorted { ($0.element.stage, $0.offset) < ($1.element.stage, $1.offset) }
+                .compactMap { _, spec in rule.options[spec.key].map { "\(spec.describe($0)) (\(spec.stage.rawValue))" }
+                }
+            if !options.isEmpty {
+                lines.append("steps, in this order: " + options.joined(separator: " → "))
+            }
             if let facts {
                 let engine = rule.to.engine
                 if let sniffed = facts.sniffed, !engine.reads(sniffed) {

@@ -234,6 +234,9 @@ struct CommandLineTests {
                 match: "*.heic"
                 to: jpg
                 output: ./out/photos
+                strip: true
+                quality: 80
+                height: 1080
             """,
             in: directory
         )
@@ -245,6 +248,13 @@ struct CommandLineTests {
         #expect(matched.output.contains("rule 'photos' matches"))
         #expect(matched.output.contains("rule 'small': size"))
         #expect(matched.output.contains("output: \(directory.appending("out/photos/trip/IMG_1.jpg"))"))
+        // The steps in the engine's order, not the order the rule wrote its keys in.
+        #expect(
+            matched.output.contains(
+                "steps, in this order: height ≤ 1080 (resize) → strip metadata (metadata) → quality 80% (encode)"
+            ),
+            "\(matched.output)"
+        )
         let ignored = try await self.chute([
             "explain", "--config", config.string, directory.appending("in/._IMG_1.heic").string,
         ])
