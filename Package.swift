@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChuteCoreTests",
-            dependencies: ["ChuteCore", "ChuteApp", "ChuteTestSupport"],
+            dependencies: ["ChuteCore", "ChuteApp", "ChuteMagick", "ChuteFFmpeg", "ChuteTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -151,7 +151,8 @@ let package = Package(
         .testTarget(
             name: "ChuteRuntimeTests",
             dependencies: [
-                "ChuteRuntime", "ChuteApp", "ChuteCore", "ChuteTestSupport", "CChuteLinux",
+                "ChuteRuntime", "ChuteApp", "ChuteCore", "ChuteMagick", "ChuteFFmpeg", "ChuteTestSupport",
+                "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

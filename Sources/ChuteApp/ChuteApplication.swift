@@ -78,8 +78,10 @@ package struct ChuteApplication {
             journal: journal,
             settings: self.config.settings,
             // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
-            engines: EngineKind.allCases,
-            cores: ProcessInfo.processInfo.activeProcessorCount,
+            lanes: Engines.registry.lanes(
+                settings: self.config.settings,
+                cores: ProcessInfo.processInfo.activeProcessorCount
+            ),
             logger: self.logger
         )
         self.logger.info(

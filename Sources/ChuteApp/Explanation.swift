@@ -70,7 +70,7 @@ package enum Explanation {
             }
             if let facts {
                 let engine = rule.to.engine
-                if let sniffed = facts.sniffed, !engine.reads(sniffed) {
+                if let sniffed = facts.sniffed, let reader = Engines.registry.engine(engine), !reader.reads(sniffed) {
                     lines.append(
                         "warning: the \(engine.rawValue) engine cannot read \(sniffed.rawValue) content; the job would "
                             + "fail as unsupportedInput"

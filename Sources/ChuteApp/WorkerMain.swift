@@ -11,10 +11,11 @@ package enum WorkerMain {
     /// Runs the worker loop for one engine, in the ``WorkerSandbox``.
     ///
     /// - Parameters:
+    ///   - descriptor: the engine to run.
     ///   - niceness: the CPU scheduling niceness to take.
     ///   - ioPriority: the I/O scheduling to take.
-    /// - Returns: the process exit status: 0 when the input closed, 3 when this build has no such engine.
-    package static func run(engine kind: EngineKind, niceness: Int, ioPriority: IOPriority) -> Int32 {
+    /// - Returns: the process exit status: 0 when the input closed.
+    package static func run(engine descriptor: EngineDescriptor, niceness: Int, ioPriority: IOPriority) -> Int32 {
         // The supervisor owns this process: die with it, and leave SIGINT/SIGTERM (sent to the whole process group by
         // a terminal or by systemd) to the supervisor, which ends workers itself after its grace period.
         Self.exitWithParent()
@@ -30,7 +31,8 @@ package enum WorkerMain {
         for problem in WorkerSandbox.enter(niceness: niceness, ioPriority: ioPriority) {
             FileHandle.standardError.write(Data("chute worker: \(problem)\n".utf8))
         }
-        let engine = Engines.make(kind, threadsPerJob: 1)
+        // One job at a time per worker, and several workers side by side: one library thread per job.
+        let engine = descriptor.make(1)
         let encoder = JSONEncoder()
         func send(_ reply: WorkerReply) {
             guard var line = try? encoder.encode(reply) else { return }

@@ -141,23 +141,14 @@ package struct Settings: Sendable, Equatable {
     /// `ioPriority` (`idle`, or a best-effort level from 0, highest, to 7, lowest; default 7): the worker processes'
     /// I/O scheduling.
     package var ioPriority = IOPriority.bestEffort(7)
-    /// `concurrency` (map of engine name to int, default: image = cores, video = max(1, cores/2), audio = cores):
-    /// how many jobs each engine runs at once.
+    /// `concurrency` (map of engine name to int, default: each engine's, from the cores: image = cores,
+    /// video = max(1, cores/2), audio = cores): how many jobs each engine runs at once.
     package var concurrency: [EngineKind: Int] = [:]
     /// `workerJobs` (int, default 200): a worker process is replaced after this many jobs, bounding whatever a C
     /// library leaks.
     package var workerJobs: Int = 200
 
     package init() {}
-
-    /// The number of jobs an engine runs at once: the configured value, else a default sized to the machine.
-    package func concurrency(for engine: EngineKind, cores: Int) -> Int {
-        if let configured = self.concurrency[engine] { return configured }
-        switch engine {
-        case .image, .audio: return max(1, cores)
-        case .video: return max(1, cores / 2)
-        }
-    }
 }
 
 /// An I/O scheduling class and level, as `ionice` sets them.

@@ -641,9 +641,14 @@ extension ConfigReader.Walker {
             settings.workerJobs = self.positiveInteger(entry) ?? settings.workerJobs
         }
         if let entry = fields["concurrency"] {
-            let engines = EngineKind.allCases.map(\.rawValue)
-            let limits = self.fields(of: entry.value, for: "concurrency", label: "in 'concurrency'", allowed: engines)
-            for engine in EngineKind.allCases {
+            let engines = self.registry.engines.map(\.kind)
+            let limits = self.fields(
+                of: entry.value,
+                for: "concurrency",
+                label: "in 'concurrency'",
+                allowed: engines.map(\.rawValue)
+            )
+            for engine in engines {
                 guard let limit = limits?[engine.rawValue] else { continue }
                 settings.concurrency[engine] = self.positiveInteger(limit)
             }

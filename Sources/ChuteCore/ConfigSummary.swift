@@ -47,7 +47,7 @@ package enum ConfigSummary {
             lines += Self.describe(rule, number: index + 1, defaults: config.settings.limits, registry: registry)
         }
         lines.append("")
-        lines += Self.describe(config.settings)
+        lines += Self.describe(config.settings, registry: registry)
         return lines.joined(separator: "\n")
     }
 
@@ -56,7 +56,7 @@ package enum ConfigSummary {
     /// `unsupportedInput`; only the pattern makes it certain here.
     ///
     /// - Returns: one line per problem, starting `warning: `.
-    package static func warnings(_ config: ChuteConfig) -> [String] {
+    package static func warnings(_ config: ChuteConfig, registry: EngineRegistry) -> [String] {
         var lines: [String] = []
         for rule in config.rules {
             for folder in rule.writtenFolders where folder.string.contains("{") && folder.string.contains("}") {
@@ -67,9 +67,10 @@ package enum ConfigSummary {
             }
             for pattern in rule.match {
                 guard let fileExtension = pattern.literalExtension,
-                    let type = MediaType.usual(forExtension: fileExtension), !rule.to.engine.reads(type)
+                    let type = MediaType.usual(forExtension: fileExtension),
+                    let engine = registry.engine(rule.to.engine), !engine.reads(type)
                 else { continue }
-                let readable = rule.to.engine.readableCategories.map(\.rawValue).sorted().joined(separator: " and ")
+                let readable = engine.reads.map(\.rawValue).sorted().joined(separator: " and ")
                 lines.append(
                     "warning: rule '\(rule.name)': 'match: \(pattern.pattern)' takes \(type.rawValue) files, which the "
                         + "\(rule.to.engine.rawValue) engine cannot read (it reads \(readable)); they would fail as "
@@ -170,9 +171,9 @@ package enum ConfigSummary {
     }
 
     /// The settings line, with each engine's concurrency (`auto` when sized to the machine's cores).
-    private static func describe(_ settings: Settings) -> [String] {
-        let lanes = EngineKind.allCases.map { engine in
-            "\(engine.rawValue) \(settings.concurrency[engine].map(String.init) ?? "auto")"
+    private static func describe(_ settings: Settings, registry: EngineRegistry) -> [String] {
+        let lanes = registry.engines.map { engine in
+            "\(engine.kind.rawValue) \(settings.concurrency[engine.kind].map(String.init) ?? "auto")"
         }
         return [
             "Settings: quiet period \(ValueParsing.describe(settings.quietPeriod)), "

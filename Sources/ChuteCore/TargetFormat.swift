@@ -3,9 +3,26 @@ package enum MediaCategory: String, Sendable, Hashable, CaseIterable, Codable {
     case image, video, audio, document
 }
 
-/// The engine that performs a conversion; each has its own queue lane and concurrency limit.
-package enum EngineKind: String, Sendable, Hashable, CaseIterable, Codable {
-    case image, video, audio
+/// The name of an engine, which is also its queue lane, with its own concurrency limit (`settings.concurrency`), and
+/// the `--engine` of its worker processes. Each engine module declares its own (`EngineKind.image` in ChuteMagick) and
+/// describes it in an ``EngineDescriptor``.
+package struct EngineKind: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    package let rawValue: String
+
+    package init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    package init(from decoder: any Decoder) throws {
+        self.rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(self.rawValue)
+    }
+
+    package var description: String { self.rawValue }
 }
 
 /// A format that a rule can name in `to:`. Each engine lists the formats it writes in its ``EngineDescriptor``;
@@ -41,21 +58,4 @@ package struct TargetFormat: Sendable, Hashable, Codable, CustomStringConvertibl
     }
 
     package var description: String { self.name }
-}
-
-extension EngineKind {
-    /// The kinds of sniffed content this engine opens: the image engine decodes images; the video and audio engines
-    /// open video and audio containers (an audio target may come from a video's sound). Anything else, and content
-    /// that is not recognised, is refused as `unsupportedInput` before a decoder sees it.
-    package var readableCategories: Set<MediaCategory> {
-        switch self {
-        case .image: [.image]
-        case .video, .audio: [.video, .audio]
-        }
-    }
-
-    /// Whether this engine opens content sniffed as `type`.
-    package func reads(_ type: MediaType) -> Bool {
-        type.category.map { self.readableCategories.contains($0) } ?? false
-    }
 }

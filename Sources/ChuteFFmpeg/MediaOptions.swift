@@ -193,11 +193,22 @@ package enum MediaOptions {
     }
 }
 
+extension EngineKind {
+    /// The video engine's lane.
+    package static let video = EngineKind(rawValue: "video")
+    /// The audio engine's lane.
+    package static let audio = EngineKind(rawValue: "audio")
+}
+
 extension MediaEngine {
-    /// What the video engine writes and takes.
+    /// What the video engine writes and takes. Video encoders use several threads per job, so it runs half as many
+    /// jobs as there are cores; both media engines read video and audio containers (an audio target may come from a
+    /// video's sound).
     package static let videoDescriptor = EngineDescriptor(
         kind: .video,
         library: "FFmpeg (libavformat, libavcodec, libswscale, libswresample, libavfilter)",
+        reads: [.video, .audio],
+        concurrency: .perTwoCores,
         formats: [
             TargetFormat(name: "mp4", category: .video, engine: .video, coder: "mp4"),
             TargetFormat(name: "mkv", aliases: ["matroska"], category: .video, engine: .video, coder: "matroska"),
@@ -210,13 +221,17 @@ extension MediaEngine {
             MediaOptions.preset.spec, MediaOptions.maxFrameRate.spec, MediaOptions.audioCodec.spec,
             MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,
             MediaOptions.allAudio.spec,
-        ]
+        ],
+        // FFmpeg's codecs pick their own thread counts, as the `ffmpeg` CLI does.
+        make: { _ in MediaEngine(kind: .video) }
     )
 
     /// What the audio engine writes and takes.
     package static let audioDescriptor = EngineDescriptor(
         kind: .audio,
         library: "FFmpeg (libavformat, libavcodec, libswresample)",
+        reads: [.video, .audio],
+        concurrency: .perCore,
         formats: [
             TargetFormat(name: "mp3", category: .audio, engine: .audio, coder: "mp3"),
             TargetFormat(name: "m4a", aliases: ["aac"], category: .audio, engine: .audio, coder: "ipod"),
@@ -225,6 +240,7 @@ extension MediaEngine {
             TargetFormat(name: "flac", category: .audio, engine: .audio, coder: "flac"),
             TargetFormat(name: "wav", category: .audio, engine: .audio, coder: "wav"),
         ],
-        options: [MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec]
+        options: [MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec],
+        make: { _ in MediaEngine(kind: .audio) }
     )
 }

@@ -42,11 +42,18 @@ package enum ImageOptions {
     }
 }
 
+extension EngineKind {
+    /// The image engine's lane.
+    package static let image = EngineKind(rawValue: "image")
+}
+
 extension ImageEngine {
     /// What the image engine writes and takes.
     package static let descriptor = EngineDescriptor(
         kind: .image,
         library: "ImageMagick 6 (MagickWand), libheif",
+        reads: [.image],
+        concurrency: .perCore,
         formats: [
             TargetFormat(name: "jpg", aliases: ["jpeg"], category: .image, engine: .image, coder: "JPEG"),
             TargetFormat(name: "png", category: .image, engine: .image, coder: "PNG"),
@@ -65,6 +72,7 @@ extension ImageEngine {
         ],
         options: [
             ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec, ImageOptions.strip.spec,
-        ]
+        ],
+        make: { threads in ImageEngine(threadsPerJob: threads) }
     )
 }

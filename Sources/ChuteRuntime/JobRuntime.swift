@@ -15,21 +15,18 @@ package struct JobRuntime: Service {
     private let launcher: WorkerLauncher
     private let journal: Journal
     private let settings: Settings
-    private let engines: [EngineKind]
-    private let cores: Int
+    private let lanes: [EngineKind: Int]
     private let logger: Logger
 
     /// - Parameters:
-    ///   - engines: the engines the rules use; each gets its lanes.
-    ///   - cores: the machine's cores, for default concurrency.
+    ///   - lanes: each engine's number of lanes, the jobs it runs at once.
     package init(
         queue: JobQueue,
         intake: Intake,
         launcher: WorkerLauncher,
         journal: Journal,
         settings: Settings,
-        engines: [EngineKind],
-        cores: Int,
+        lanes: [EngineKind: Int],
         logger: Logger
     ) {
         self.queue = queue
@@ -37,8 +34,7 @@ package struct JobRuntime: Service {
         self.launcher = launcher
         self.journal = journal
         self.settings = settings
-        self.engines = engines
-        self.cores = cores
+        self.lanes = lanes
         self.logger = logger
     }
 
@@ -49,8 +45,8 @@ package struct JobRuntime: Service {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withTaskGroup(of: Void.self) { lanes in
-                    for engine in self.engines {
-                        for _ in 0..<self.settings.concurrency(for: engine, cores: self.cores) {
+                    for (engine, count) in self.lanes {
+                        for _ in 0..<count {
                             lanes.addTask { await self.runLane(engine) }
                         }
                     }

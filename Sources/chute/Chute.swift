@@ -110,7 +110,7 @@ extension Chute {
             for watch in config.watches where access(watch.path.string, F_OK) != 0 && errno == ENOENT {
                 print("warning: watched folder \(watch.path) does not exist yet; chute run waits for it to appear")
             }
-            for warning in ConfigSummary.warnings(config) {
+            for warning in ConfigSummary.warnings(config, registry: Engines.registry) {
                 print(warning)
             }
         }
@@ -233,7 +233,7 @@ extension Chute {
         var ioPriority = Settings().ioPriority.description
 
         func run() throws {
-            guard let kind = EngineKind(rawValue: self.engine) else {
+            guard let engine = Engines.registry.engine(EngineKind(rawValue: self.engine)) else {
                 throw ValidationError("unknown engine '\(self.engine)'")
             }
             guard (0...19).contains(self.niceness) else {
@@ -242,7 +242,7 @@ extension Chute {
             guard let ioPriority = IOPriority(self.ioPriority) else {
                 throw ValidationError("--io-priority must be idle or a level from 0 to 7")
             }
-            let status = WorkerMain.run(engine: kind, niceness: self.niceness, ioPriority: ioPriority)
+            let status = WorkerMain.run(engine: engine, niceness: self.niceness, ioPriority: ioPriority)
             if status != 0 { throw ExitCode(status) }
         }
     }

@@ -1,5 +1,7 @@
 import ChuteApp
 import ChuteCore
+import ChuteFFmpeg
+import ChuteMagick
 import ChuteRuntime
 import ChuteTestSupport
 import Foundation

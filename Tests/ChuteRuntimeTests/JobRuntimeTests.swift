@@ -1,4 +1,6 @@
 import ChuteCore
+import ChuteFFmpeg
+import ChuteMagick
 import ChuteRuntime
 import ChuteTestSupport
 import Logging
@@ -23,11 +25,10 @@ struct JobRuntimeTests {
             launcher: WorkerLauncher(executable: "/bin/false") { _ in [] },
             journal: journal,
             settings: settings,
-            engines: [.image, .audio],
-            cores: 2,
+            lanes: [.image: 2, .audio: 1],
             logger: logger
         )
-        let lanes = settings.concurrency(for: .image, cores: 2) + settings.concurrency(for: .audio, cores: 2)
+        let lanes = 3
         let returned = Atomic<Bool>(false)
         let task = Task {
             try? await runtime.run()

@@ -4,20 +4,59 @@
 /// formats and options (the rules reader, `chute check`, `chute convert`, the docs tables, the JSON Schema) asks the
 /// registry.
 package struct EngineDescriptor: Sendable {
+    /// How many jobs of an engine run at once when `settings.concurrency` does not say.
+    package enum DefaultConcurrency: Sendable {
+        /// One per core.
+        case perCore
+        /// One per two cores (at least one): for engines whose libraries use several threads per job.
+        case perTwoCores
+
+        /// The number of jobs on a machine with this many cores.
+        package func jobs(cores: Int) -> Int {
+            switch self {
+            case .perCore: max(1, cores)
+            case .perTwoCores: max(1, cores / 2)
+            }
+        }
+    }
+
     /// The lane its jobs queue in.
     package var kind: EngineKind
     /// The library behind it, for the docs: "ImageMagick 6 (MagickWand)".
     package var library: String
+    /// The kinds of sniffed content it opens; anything else, and content that is not recognised, is refused as
+    /// `unsupportedInput` before a decoder sees it.
+    package var reads: Set<MediaCategory>
+    /// Its jobs at once by default.
+    package var concurrency: DefaultConcurrency
     /// The formats it writes, in the order `chute check` lists them.
     package var formats: [TargetFormat]
     /// The options it accepts, in the order the docs list them.
     package var options: [OptionSpec]
+    /// Makes the engine in a worker process; the argument is how many threads its library may use per job.
+    package var make: @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
 
-    package init(kind: EngineKind, library: String, formats: [TargetFormat], options: [OptionSpec]) {
+    package init(
+        kind: EngineKind,
+        library: String,
+        reads: Set<MediaCategory>,
+        concurrency: DefaultConcurrency,
+        formats: [TargetFormat],
+        options: [OptionSpec],
+        make: @escaping @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
+    ) {
         self.kind = kind
         self.library = library
+        self.reads = reads
+        self.concurrency = concurrency
         self.formats = formats
         self.options = options
+        self.make = make
+    }
+
+    /// Whether it opens content sniffed as `type`.
+    package func reads(_ type: MediaType) -> Bool {
+        type.category.map { self.reads.contains($0) } ?? false
     }
 }
 
@@ -67,6 +106,15 @@ package struct EngineRegistry: Sendable {
     /// The engine of a lane.
     package func engine(_ kind: EngineKind) -> EngineDescriptor? {
         self.engines.first { $0.kind == kind }
+    }
+
+    /// The number of jobs each engine runs at once: the settings' value, else the engine's default for the machine.
+    package func lanes(settings: Settings, cores: Int) -> [EngineKind: Int] {
+        Dictionary(
+            uniqueKeysWithValues: self.engines.map { engine in
+                (engine.kind, settings.concurrency[engine.kind] ?? engine.concurrency.jobs(cores: cores))
+            }
+        )
     }
 
     /// The spec of a rule key, or `nil` when no engine takes it.
