@@ -1,7 +1,8 @@
 /// A file type recognised from the first bytes of a file's content, never from its name.
 package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
     // Images Chute decodes.
-    case jpeg, png, gif, webp, heif, avif, tiff, bmp, jpeg2000, openexr, netpbm, tga, psd, ico, radiance
+    case jpeg, png, gif, webp, heif, avif, tiff, bmp, jpeg2000, openexr, netpbm, tga, psd, ico, radiance, sgi,
+        sunraster, xwd
     // Video and audio containers.
     case mp4, quicktime, matroska, avi, mpegts, mpegps, flv, asf, ogg, mp3, flac, wav, aiff, aac, amr, ac3, ape,
         wavpack, musepack, dsf, caf
@@ -14,7 +15,7 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
     package var category: MediaCategory? {
         switch self {
         case .jpeg, .png, .gif, .webp, .heif, .avif, .tiff, .bmp, .jpeg2000, .openexr, .netpbm, .tga, .psd, .ico,
-            .radiance:
+            .radiance, .sgi, .sunraster, .xwd:
             return .image
         case .mp4, .quicktime, .matroska, .avi, .mpegts, .mpegps, .flv, .asf:
             return .video
@@ -39,8 +40,9 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
     private static let usualTypes: [String: MediaType] = [
         "jpg": .jpeg, "jpeg": .jpeg, "jpe": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "heic": .heif,
         "heif": .heif, "avif": .avif, "tif": .tiff, "tiff": .tiff, "bmp": .bmp, "jp2": .jpeg2000, "j2k": .jpeg2000,
-        "exr": .openexr, "pbm": .netpbm, "pgm": .netpbm, "ppm": .netpbm, "pnm": .netpbm, "pfm": .netpbm, "tga": .tga,
-        "psd": .psd, "ico": .ico, "hdr": .radiance, "mp4": .mp4, "m4v": .mp4, "m4a": .mp4, "3gp": .mp4,
+        "exr": .openexr, "pbm": .netpbm, "pgm": .netpbm, "ppm": .netpbm, "pnm": .netpbm, "pam": .netpbm,
+        "pfm": .netpbm, "tga": .tga, "sgi": .sgi, "ras": .sunraster, "sun": .sunraster, "xwd": .xwd, "psd": .psd,
+        "ico": .ico, "hdr": .radiance, "mp4": .mp4, "m4v": .mp4, "m4a": .mp4, "3gp": .mp4,
         "mov": .quicktime, "mkv": .matroska, "webm": .matroska, "mka": .matroska, "avi": .avi, "ts": .mpegts,
         "m2ts": .mpegts, "mts": .mpegts, "mpg": .mpegps, "mpeg": .mpegps, "vob": .mpegps, "flv": .flv, "wmv": .asf,
         "wma": .asf, "asf": .asf, "ogg": .ogg, "oga": .ogg, "ogv": .ogg, "opus": .ogg, "mp3": .mp3, "flac": .flac,
@@ -87,6 +89,9 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         {
             if bytes.count >= 3, [0x0A, 0x0D, 0x20, 0x09].contains(bytes[2]) { return .netpbm }
         }
+        if Self.looksLikeSGI(bytes) { return .sgi }
+        if at(0, [0x59, 0xA6, 0x6A, 0x95]) { return .sunraster }
+        if Self.looksLikeXWD(bytes) { return .xwd }
         if ascii(4, "ftyp") { return Self.isoBrand(bytes) }
         if ascii(4, "moov") || ascii(4, "mdat") || ascii(4, "wide") || ascii(4, "free") { return .quicktime }
         if at(0, [0x1A, 0x45, 0xDF, 0xA3]) { return .matroska }
@@ -123,9 +128,54 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
     }
 
     private static func looksLikeTGA(_ bytes: [UInt8]) -> Bool {
-        // TGA has no magic number: colour-map type 0/1 and a known image type are the best cheap evidence.
+        // TGA has no magic number (a TGA 2.0 file ends with a footer, but only the first bytes are sniffed): the
+        // 18-byte header's fields, each within the values the specification allows, are the best cheap evidence.
         guard bytes.count >= 18 else { return false }
-        return bytes[1] <= 1 && [1, 2, 3, 9, 10, 11].contains(bytes[2]) && [8, 15, 16, 24, 32].contains(bytes[16])
+        let hasColorMap = bytes[1] == 1
+        let imageType = bytes[2]
+        let width = Int(bytes[12]) | Int(bytes[13]) << 8
+        let height = Int(bytes[14]) | Int(bytes[15]) << 8
+        let descriptor = bytes[17]
+        guard bytes[1] <= 1, [1, 2, 3, 9, 10, 11].contains(imageType), [8, 15, 16, 24, 32].contains(bytes[16]),
+            width > 0, height > 0,
+            // Bits 6 and 7 (interleaving) must be zero; the low four bits count alpha bits.
+            descriptor & 0xC0 == 0, descriptor & 0x0F <= 8
+        else { return false }
+        // Colour-mapped types need a colour map of a known entry size; without one, its five bytes are zero.
+        if imageType == 1 || imageType == 9 {
+            return hasColorMap && [15, 16, 24, 32].contains(bytes[7])
+        }
+        return hasColorMap ? [15, 16, 24, 32].contains(bytes[7]) : bytes[5..<8].allSatisfy { $0 == 0 }
+    }
+
+    /// An SGI (Iris) image: the magic number 474 (`01 DA`), then storage (0 verbatim, 1 run-length), bytes per
+    /// channel (1 or 2), dimension (1 to 3) and a non-zero width and height, all big-endian.
+    private static func looksLikeSGI(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 12, bytes[0] == 0x01, bytes[1] == 0xDA else { return false }
+        let dimension = Int(bytes[4]) << 8 | Int(bytes[5])
+        let width = Int(bytes[6]) << 8 | Int(bytes[7])
+        let height = Int(bytes[8]) << 8 | Int(bytes[9])
+        return bytes[2] <= 1 && (bytes[3] == 1 || bytes[3] == 2) && (1...3).contains(dimension) && width > 0
+            && height > 0
+    }
+
+    /// An X Window dump (XWD, X11): a header size of at least the 100 bytes of the fixed header (the window name
+    /// follows it), then file version 7, a pixmap format of 0 to 2 and a depth of 1 to 32, in either byte order
+    /// (the writer's).
+    private static func looksLikeXWD(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 16 else { return false }
+        func field(_ offset: Int, bigEndian: Bool) -> UInt32 {
+            let slice = bytes[offset..<(offset + 4)]
+            return bigEndian
+                ? slice.reduce(0) { $0 << 8 | UInt32($1) } : slice.reversed().reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        for bigEndian in [true, false] where field(4, bigEndian: bigEndian) == 7 {
+            let headerSize = field(0, bigEndian: bigEndian)
+            // The window name is short in practice; a bound keeps random bytes with a 7 in them out.
+            return (100...(100 + 4096)).contains(headerSize) && field(8, bigEndian: bigEndian) <= 2
+                && (1...32).contains(field(12, bigEndian: bigEndian))
+        }
+        return false
     }
 
     private static func sniffText(_ bytes: [UInt8]) -> MediaType? {

@@ -24,10 +24,12 @@ package struct ImageEngine: ConversionEngine {
     private static let decoders: [MediaType: String] = [
         .jpeg: "JPEG", .png: "PNG", .gif: "GIF", .webp: "WEBP", .heif: "HEIC", .avif: "AVIF", .tiff: "TIFF",
         .bmp: "BMP", .jpeg2000: "JP2", .openexr: "EXR", .netpbm: "PNM", .tga: "TGA", .psd: "PSD", .ico: "ICO",
-        .radiance: "HDR",
+        .radiance: "HDR", .sgi: "SGI", .sunraster: "SUN", .xwd: "XWD",
     ]
     /// The input types whose frames are animation frames, drawn onto a shared canvas, rather than pages.
     private static let animatedTypes: Set<MediaType> = [.gif, .webp]
+    /// The bits per sample of raw RGB and YUV outputs, which have no header to say it.
+    static let rawOutputDepth = 8
 
     /// Creates the engine.
     ///
@@ -72,12 +74,31 @@ package struct ImageEngine: ConversionEngine {
 
         let images = try Self.decode(request, library: library, report: &report, progress: progress)
         progress(JobProgress(fraction: 0.5))
-        let output = try Self.withMagick(library) { () throws(MagickError) -> MagickBlob in
+        try Self.withMagick(library) { () throws(MagickError) in
             try Self.apply(request.options, format: request.format, to: images)
-            let output = try images.encode(coder: request.format.coder, allImages: request.format.holdsSeveralFrames)
+            try images.selectImage(at: 0)
+        }
+        if request.format.coder == RawPixelLayout.Samples.yuv.coder {
+            do {
+                try RawPixelLayout.checkEven(width: images.width, height: images.height)
+            } catch {
+                throw ConversionFailure(.unsupportedInput, "cannot write YUV: \(error)")
+            }
+        }
+        let output = try Self.withMagick(library) { () throws(MagickError) -> MagickBlob in
+            let output =
+                request.format.coder == RawPixelLayout.Samples.yuv.coder
+                ? try images.encodeThroughStream(coder: request.format.coder)
+                : try images.encode(coder: request.format.coder, allImages: request.format.holdsSeveralFrames)
             report.warnings += try images.takeWarnings(.encode, after: "MagickGetImageBlob") { $0.isError }
             try images.selectImage(at: 0)
-            try Self.verify(output, coder: request.format.coder, width: images.width, height: images.height)
+            try Self.verify(
+                output,
+                coder: request.format.coder,
+                library: library,
+                width: images.width,
+                height: images.height
+            )
             report.details["outputWidth"] = String(images.width)
             report.details["outputHeight"] = String(images.height)
             report.details["outputFrames"] = String(images.imageCount)
@@ -107,8 +128,15 @@ package struct ImageEngine: ConversionEngine {
     ) throws(ConversionFailure) -> Wand {
         let bytes = try InputFile(opening: request).readAll(limit: Self.inputByteLimit)
         guard !bytes.isEmpty else { throw ConversionFailure(.corruptInput, "empty file") }
+        if let layout = request.rawInput {
+            return try Self.decodeRaw(bytes, layout: layout, request: request, library: library, report: &report)
+        }
         guard let type = MediaType.sniff(bytes) else {
-            throw ConversionFailure(.unsupportedInput, "the content is not in an image format Chute recognises")
+            throw ConversionFailure(
+                .unsupportedInput,
+                "the content is not in an image format Chute recognises (raw RGB or YUV pixels have no header: "
+                    + "only a rule that declares their size and depth can read them)"
+            )
         }
         guard let coder = Self.decoders[type] else {
             throw ConversionFailure(.unsupportedInput, "the content is \(type.rawValue), not an image Chute decodes")
@@ -140,13 +168,24 @@ package struct ImageEngine: ConversionEngine {
         if !pingable {
             try Self.checkLimits(Self.frameSizes(of: images), library: library, limits: request.limits)
         }
+        if type == .tga {
+            // ImageMagick's TGA coder reports the file's bottom-left origin as the image's orientation after it has
+            // already flipped the rows: applying it again would turn the picture upside down.
+            try Self.withMagick(library) { () throws(MagickError) in
+                try images.forEachImage { () throws(MagickError) in try images.markTopLeft() }
+            }
+        }
         if type == .heif || type == .avif {
             report.warnings += try Self.withMagick(library) { () throws(MagickError) in
                 try Self.restoreHEIFMetadata(from: bytes, to: images)
             }
         }
         report.details["inputFormat"] = images.format
-        report.details["inputFrames"] = String(images.imageCount)
+        let frames = images.imageCount
+        report.details["inputFrames"] = String(frames)
+        if frames > 1 {
+            report.details["frames"] = request.format.holdsSeveralFrames ? "all \(frames)" : "first of \(frames)"
+        }
         try Self.withMagick(library) { () throws(MagickError) in
             if !request.format.holdsSeveralFrames {
                 try images.keepFirstImage()
@@ -156,6 +195,42 @@ package struct ImageEngine: ConversionEngine {
             }
             try images.selectImage(at: 0)
         }
+        report.details["inputWidth"] = String(images.width)
+        report.details["inputHeight"] = String(images.height)
+        return images
+    }
+
+    /// Decodes a headerless raw RGB or YUV input in the layout its rule declared.
+    ///
+    /// The size must match the layout exactly: raw samples carry nothing else that could show a wrong size or
+    /// depth, and a file that is one row short or twice too long is more likely a wrong declaration than an image.
+    /// The declared size is checked against the limits before any pixel is decoded.
+    private static func decodeRaw(
+        _ bytes: [UInt8],
+        layout: RawPixelLayout,
+        request: ConversionRequest,
+        library: MagickLibrary,
+        report: inout ConversionReport
+    ) throws(ConversionFailure) -> Wand {
+        guard bytes.count == layout.byteCount else {
+            throw ConversionFailure(
+                .corruptInput,
+                "the input has \(bytes.count) bytes, and \(layout) takes \(layout.byteCount): check the rule's "
+                    + "raw size and depth"
+            )
+        }
+        try Self.checkLimits([(layout.width, layout.height)], library: library, limits: request.limits)
+        let images = Wand()
+        try Self.withMagick(library) { () throws(MagickError) in
+            try images.setRawGeometry(width: layout.width, height: layout.height, depth: layout.depth)
+            try images.read(bytes, coder: layout.samples.coder)
+            report.warnings += try images.takeWarnings(.decode, after: "MagickReadImageBlob") {
+                $0.isError || $0.isCorruptPixelData
+            }
+            try images.selectImage(at: 0)
+        }
+        report.details["inputFormat"] = images.format
+        report.details["inputFrames"] = String(images.imageCount)
         report.details["inputWidth"] = String(images.width)
         report.details["inputHeight"] = String(images.height)
         return images
@@ -264,13 +339,35 @@ package struct ImageEngine: ConversionEngine {
     }
 
     /// Reads back the headers of the encoded output and compares the first frame's size: with the target's coder,
-    /// or for WebP from its header (see ``WebPHeader``: ImageMagick's WebP ping is a full decode).
+    /// or for WebP from its header (see ``WebPHeader``: ImageMagick's WebP ping is a full decode). A coder that
+    /// cannot decode from memory (EXR) cannot ping either, so its output is read in full. Raw RGB and YUV have no
+    /// header to read back: their size must be what the width, the height and ``rawOutputDepth`` make.
     private static func verify(
         _ output: borrowing MagickBlob,
         coder: String,
+        library: MagickLibrary,
         width: Int,
         height: Int
     ) throws(MagickError) {
+        if let samples = RawPixelLayout.Samples.allCases.first(where: { $0.coder == coder }) {
+            let expected = RawPixelLayout.byteCount(
+                samples: samples,
+                width: width,
+                height: height,
+                depth: Self.rawOutputDepth
+            )
+            guard output.count == expected else {
+                throw MagickError(
+                    code: .verify,
+                    function: "MagickGetImageBlob",
+                    severity: 0,
+                    message: "the \(coder) output has \(output.count) bytes, not the \(expected) of \(width)x\(height) "
+                        + "pixels at \(Self.rawOutputDepth) bits"
+                )
+            }
+            return
+        }
+        let headersOnly = library.decodesFromMemory(coder)
         let (readWidth, readHeight, function) = try output.withUnsafeBytes {
             (bytes) throws(MagickError) -> (Int, Int, String) in
             if coder == "WEBP" {
@@ -278,9 +375,9 @@ package struct ImageEngine: ConversionEngine {
                 return (header?.width ?? 0, header?.height ?? 0, "WebPHeader")
             }
             let headers = Wand()
-            try headers.read(bytes, coder: coder, headersOnly: true)
+            try headers.read(bytes, coder: coder, headersOnly: headersOnly)
             try headers.selectImage(at: 0)
-            return (headers.width, headers.height, "MagickPingImageBlob")
+            return (headers.width, headers.height, headersOnly ? "MagickPingImageBlob" : "MagickReadImageBlob")
         }
         guard readWidth == width, readHeight == height else {
             throw MagickError(

@@ -15,6 +15,8 @@ enum ImageOperation: Equatable {
     case flatten(onto: String)
     /// The lossy encoder's quality, 1–100.
     case quality(Int)
+    /// The bits per sample of an output with no header to say it (raw RGB and YUV).
+    case depth(Int)
 
     /// Where the step belongs.
     var stage: OperationStage {
@@ -22,12 +24,18 @@ enum ImageOperation: Equatable {
         case .orient: .orient
         case .fit: .resize
         case .stripMetadata: .metadata
-        case .flatten, .quality: .encode
+        case .flatten, .quality, .depth: .encode
         }
     }
 
-    /// The targets whose encoders take a quality setting.
-    private static let lossyTargets: Set<String> = ["jpg", "webp", "heic"]
+    /// The targets whose encoders take a quality setting (JPEG 2000 is lossless only at quality 100).
+    private static let lossyTargets: Set<String> = ["jpg", "webp", "heic", "avif", "jp2"]
+    /// The targets that cannot hold an alpha channel: their images are flattened onto white first, as a viewer
+    /// would show them, rather than keeping whatever colour lies under transparent pixels. (ImageMagick 6's HEIC
+    /// coder writes no alpha plane, for AVIF either.)
+    private static let opaqueTargets: Set<String> = [
+        "jpg", "heic", "avif", "pbm", "pgm", "ppm", "pfm", "xwd", "rgb", "yuv",
+    ]
     /// The quality of lossy outputs when the rule sets none.
     static let defaultQuality = 0.85
 
@@ -41,8 +49,11 @@ enum ImageOperation: Equatable {
         if options[ImageOptions.strip] == true {
             steps.append(.stripMetadata)
         }
-        if format.name == "jpg" {
+        if Self.opaqueTargets.contains(format.name) {
             steps.append(.flatten(onto: "white"))
+        }
+        if RawPixelLayout.Samples.allCases.contains(where: { $0.coder == format.coder }) {
+            steps.append(.depth(ImageEngine.rawOutputDepth))
         }
         if Self.lossyTargets.contains(format.name) {
             let fraction = options[ImageOptions.quality].map(ImageOptions.fraction(quality:)) ?? Self.defaultQuality
@@ -70,6 +81,8 @@ enum ImageOperation: Equatable {
             }
         case .quality(let quality):
             try images.setQuality(quality)
+        case .depth(let depth):
+            try images.setDepth(depth)
         }
     }
 

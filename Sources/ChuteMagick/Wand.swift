@@ -1,5 +1,9 @@
 import CMagickWand
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Owns one `MagickWand`: a list of images and a cursor into it.
 ///
 /// Most operations act on the current image, chosen with ``selectImage(at:)``. Failures throw ``MagickError``
@@ -69,6 +73,14 @@ struct Wand: ~Copyable {
         }
     }
 
+    /// Sets the width, height and bits per sample of the raw samples the next read decodes: the `RGB` and `YUV`
+    /// coders read headerless pixels and cannot find these in the bytes.
+    /// The corresponding C functions are `MagickSetSize` and `MagickSetDepth`.
+    func setRawGeometry(width: Int, height: Int, depth: Int) throws(MagickError) {
+        try self.check(MagickSetSize(self.handle, width, height), .decode, "MagickSetSize")
+        try self.check(MagickSetDepth(self.handle, depth), .decode, "MagickSetDepth")
+    }
+
     /// Decodes an encoded image held in an array, as the `UnsafeRawBufferPointer` variant does.
     func read(_ bytes: [UInt8], coder: String, headersOnly: Bool = false) throws(MagickError) {
         // Array.withUnsafeBytes only rethrows untyped errors, so the typed error travels out in a Result.
@@ -100,6 +112,44 @@ struct Wand: ~Copyable {
         let bytes = allImages ? MagickGetImagesBlob(self.handle, &length) : MagickGetImageBlob(self.handle, &length)
         guard let bytes else { throw self.takeError(.encode, function) }
         return MagickBlob(takingOwnershipOf: bytes, count: length)
+    }
+
+    /// Encodes the current image with the named coder through a C stream in memory rather than a blob, for a coder
+    /// whose writer reports a failure that is not one.
+    ///
+    /// ImageMagick 6.9.11's `YUV` writer writes every byte, then returns `MagickFalse` without recording any
+    /// exception (`convert` exits 1 after writing a correct file as well), and `MagickGetImageBlob` drops the bytes
+    /// on that status. Through a stream the bytes survive. A failure that comes with an exception still throws;
+    /// one without is let through, so the caller must check the bytes (raw samples have an exact size).
+    /// The corresponding C functions are `open_memstream`, `MagickSetImageFormat`, `MagickWriteImageFile` and
+    /// `AcquireQuantumMemory`.
+    ///
+    /// - Parameter coder: the ImageMagick coder to encode with, such as `YUV`.
+    /// - Returns: the encoded bytes, in memory that ImageMagick owns.
+    /// - Throws: ``MagickError`` with code `encode`.
+    func encodeThroughStream(coder: String) throws(MagickError) -> MagickBlob {
+        try self.check(MagickSetFilename(self.handle, "\(coder):"), .encode, "MagickSetFilename")
+        try self.check(MagickSetImageFormat(self.handle, coder), .encode, "MagickSetImageFormat")
+        var buffer: UnsafeMutablePointer<CChar>?
+        var length = 0
+        guard let stream = open_memstream(&buffer, &length) else {
+            throw MagickError(code: .encode, function: "open_memstream", severity: 0, message: "errno \(errno)")
+        }
+        let status = MagickWriteImageFile(self.handle, stream)
+        // fclose flushes the stream and sets buffer and length for the last time.
+        fclose(stream)
+        defer { free(buffer) }
+        if status != MagickTrue {
+            let error = self.takeError(.encode, "MagickWriteImageFile")
+            if error.severity != 0 { throw error }
+        }
+        guard let buffer, length > 0,
+            let copy = AcquireQuantumMemory(length, 1)?.assumingMemoryBound(to: UInt8.self)
+        else {
+            throw MagickError(code: .encode, function: "MagickWriteImageFile", severity: 0, message: "no bytes written")
+        }
+        copy.update(from: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: length)
+        return MagickBlob(takingOwnershipOf: copy, count: length)
     }
 
     // MARK: The image list
@@ -159,6 +209,23 @@ struct Wand: ~Copyable {
 
     /// Whether the current image has an alpha channel. The corresponding C function is `MagickGetImageAlphaChannel`.
     var hasAlpha: Bool { MagickGetImageAlphaChannel(self.handle) == MagickTrue }
+
+    /// Sets the bits per sample that the encoder writes for the current image (8 or 16 for the raw coders).
+    /// The corresponding C function is `MagickSetImageDepth`.
+    func setDepth(_ depth: Int) throws(MagickError) {
+        try self.check(MagickSetImageDepth(self.handle, depth), .process, "MagickSetImageDepth")
+    }
+
+    /// Marks the current image as top-left without touching its pixels, for a coder whose orientation only tells how
+    /// the rows were stored and which has already put them in display order (TGA's bottom-left origin).
+    /// The corresponding C function is `MagickSetImageOrientation`.
+    func markTopLeft() throws(MagickError) {
+        try self.check(
+            MagickSetImageOrientation(self.handle, TopLeftOrientation),
+            .process,
+            "MagickSetImageOrientation"
+        )
+    }
 
     /// Rotates and flips the current image's pixels as its EXIF orientation says, and sets the orientation to
     /// top-left. The corresponding C function is `MagickAutoOrientImage`.

@@ -52,7 +52,32 @@ enum MagickTool {
         try self.run(self.identify, ["-format", format, allFrames ? path.string : "\(path.string)[0]"])
     }
 
-    private static func run(_ executable: String, _ arguments: [String]) throws -> String {
+    static let compare = "/usr/bin/compare-im6.q16"
+
+    /// The normalised root-mean-square difference between two images of the same size, as `compare -metric RMSE`
+    /// prints it (0 for identical pixels, 1 for black against white).
+    static func rmse(_ reference: FilePath, _ candidate: FilePath) throws -> Double {
+        // compare exits 1 when the images differ at all: only its text tells.
+        let text = try self.run(
+            self.compare,
+            ["-metric", "RMSE", reference.string, candidate.string, "null:"],
+            acceptedStatuses: [0, 1],
+            keepingErrorOutput: true
+        )
+        guard let open = text.firstIndex(of: "("), let close = text.firstIndex(of: ")"),
+            let value = Double(text[text.index(after: open)..<close])
+        else {
+            throw FixtureError("compare printed no RMSE: \(text)")
+        }
+        return value
+    }
+
+    private static func run(
+        _ executable: String,
+        _ arguments: [String],
+        acceptedStatuses: Set<Int32> = [0],
+        keepingErrorOutput: Bool = false
+    ) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -64,13 +89,13 @@ enum MagickTool {
         let text = output.fileHandleForReading.readDataToEndOfFile()
         let errorText = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard acceptedStatuses.contains(process.terminationStatus) else {
             throw FixtureError(
                 "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): "
                     + String(decoding: errorText, as: UTF8.self)
             )
         }
-        return String(decoding: text, as: UTF8.self)
+        return String(decoding: keepingErrorOutput ? errorText : text, as: UTF8.self)
     }
 }
 
@@ -81,7 +106,8 @@ enum Conversion {
         _ input: FilePath,
         to name: String,
         output: FilePath,
-        options: ConversionOptions = ConversionOptions()
+        options: ConversionOptions = ConversionOptions(),
+        rawInput: RawPixelLayout? = nil
     ) throws(ConversionFailure) -> ConversionReport {
         guard let format = Engines.registry.format(named: name) else { preconditionFailure("unknown format \(name)") }
         let request = ConversionRequest(
@@ -90,15 +116,21 @@ enum Conversion {
             input: input,
             output: output,
             format: format,
-            options: options
+            options: options,
+            rawInput: rawInput
         )
         return try ImageEngine().convert(request) { _ in }
     }
 
     /// Runs a conversion that must fail, and returns its failure.
-    static func failure(_ input: FilePath, to name: String, output: FilePath) -> ConversionFailure? {
+    static func failure(
+        _ input: FilePath,
+        to name: String,
+        output: FilePath,
+        rawInput: RawPixelLayout? = nil
+    ) -> ConversionFailure? {
         do {
-            _ = try self.run(input, to: name, output: output)
+            _ = try self.run(input, to: name, output: output, rawInput: rawInput)
             return nil
         } catch {
             return error

@@ -180,14 +180,100 @@ import Testing
         let animation = directory.file("out.webp")
         let report = try Conversion.run(input, to: "webp", output: animation, options: ConversionOptions(["width": 24]))
         let still = directory.file("out.jpg")
-        _ = try Conversion.run(input, to: "jpg", output: still)
+        let stillReport = try Conversion.run(input, to: "jpg", output: still)
 
         #expect(
             try MagickTool.identify("%m %wx%h\n", animation, allFrames: true) == "WEBP 24x16\nWEBP 24x16\nWEBP 24x16\n"
         )
         #expect(report.details["inputFrames"] == "3")
         #expect(report.details["outputFrames"] == "3")
+        #expect(report.details["frames"] == "all 3")
         #expect(try MagickTool.identify("%m %wx%h\n", still, allFrames: true) == "JPEG 48x32\n")
+        #expect(stillReport.details["frames"] == "first of 3")
+    }
+
+    @Test func rawRGBIsReadInTheDeclaredLayout() throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.file("source.png")
+        try MagickTool.convert(["-size", "30x20", "gradient:red-blue", source.string])
+        let input = directory.file("in.rgb")
+        try MagickTool.convert([source.string, "-depth", "16", "RGB:\(input.string)"])
+        let output = directory.file("out.png")
+
+        let layout = try RawPixelLayout(samples: .rgb, width: 30, height: 20, depth: 16)
+        let report = try Conversion.run(input, to: "png", output: output, rawInput: layout)
+
+        #expect(try input.readBytes().count == layout.byteCount)
+        #expect(report.details["inputFormat"] == "RGB")
+        #expect(try MagickTool.identify("%m %wx%h", output) == "PNG 30x20")
+        #expect(try MagickTool.rmse(source, output) == 0)
+    }
+
+    @Test func rawInputOfAnotherSizeThanDeclaredIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("in.rgb")
+        try MagickTool.convert(["-size", "30x20", "gradient:", "-depth", "8", "RGB:\(input.string)"])
+        let output = directory.file("out.png")
+
+        let layout = try RawPixelLayout(samples: .rgb, width: 30, height: 21, depth: 8)
+        let failure = Conversion.failure(input, to: "png", output: output, rawInput: layout)
+
+        #expect(failure?.code == .corruptInput)
+        #expect(failure?.message.contains("has 1800 bytes, and raw RGB 30x21 at 8 bits takes 1890") == true)
+        #expect(!output.exists)
+    }
+
+    @Test func headerlessContentWithoutALayoutNamesWhatARuleMustDeclare() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("in.rgb")
+        try MagickTool.convert(["-size", "30x20", "xc:#102030", "-depth", "8", "RGB:\(input.string)"])
+
+        let failure = Conversion.failure(input, to: "png", output: directory.file("out.png"))
+
+        #expect(failure?.code == .unsupportedInput)
+        #expect(failure?.message.contains("declares their size and depth") == true)
+    }
+
+    @Test func yuvOfAnOddSizeIsRefusedWithTheReason() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("in.png")
+        try MagickTool.convert(["-size", "97x61", "gradient:", input.string])
+        let output = directory.file("out.yuv")
+
+        let failure = Conversion.failure(input, to: "yuv", output: output)
+
+        #expect(failure?.code == .unsupportedInput)
+        #expect(
+            failure?.message == "cannot write YUV: YUV 4:2:0 needs an even width and height, and the image is 97x61"
+        )
+        #expect(!output.exists)
+    }
+
+    @Test func rawLayoutsOutsideTheirRangesAreRefused() {
+        #expect(throws: RawPixelLayout.Problem.self) {
+            try RawPixelLayout(samples: .rgb, width: 0, height: 4, depth: 8)
+        }
+        #expect(throws: RawPixelLayout.Problem.self) {
+            try RawPixelLayout(samples: .rgb, width: 4, height: 4, depth: 12)
+        }
+        #expect(throws: RawPixelLayout.Problem.self) {
+            try RawPixelLayout(samples: .yuv, width: 5, height: 4, depth: 8)
+        }
+        #expect((try? RawPixelLayout(samples: .yuv, width: 6, height: 4, depth: 16))?.byteCount == (24 + 2 * 6) * 2)
+    }
+
+    @Test func tgaStoredBottomUpIsReadUpright() throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.file("source.png")
+        try MagickTool.convert(["-size", "40x30", "gradient:red-blue", "-depth", "8", source.string])
+        let input = directory.file("in.tga")
+        try MagickTool.convert([source.string, input.string])
+        try #require(try MagickTool.identify("%[orientation]", input) == "BottomLeft")
+        let output = directory.file("out.png")
+
+        _ = try Conversion.run(input, to: "png", output: output)
+
+        #expect(try MagickTool.rmse(source, output) == 0)
     }
 
     @Test func tooManyFramesIsALimit() throws {
