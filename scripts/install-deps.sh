@@ -35,6 +35,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Writing AVIF needs libheif's AV1 encoder. Debian 12's libheif 1.15 has it built in; libheif 1.16 and later (1.19
+# from bookworm-backports) ship it as a plugin package, without which ImageMagick cannot write AVIF at all.
+heif_version=$(dpkg-query -W -f='${Version}' libheif1 2>/dev/null || true)
+if [ -n "$heif_version" ] && dpkg --compare-versions "$heif_version" ge 1.16 \
+    && ! dpkg-query -W -f='${Status}' libheif-plugin-aomenc 2>/dev/null | grep -q 'install ok installed'; then
+    echo "chute: installing libheif-plugin-aomenc (AVIF encoder for libheif $heif_version)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq --no-install-recommends libheif-plugin-aomenc >/dev/null
+fi
+
 if ! command -v swift >/dev/null 2>&1; then
     for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
         [ -x "$candidate/swift" ] && export PATH="$PATH:$candidate"
