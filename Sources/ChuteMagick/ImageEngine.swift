@@ -20,8 +20,9 @@ package struct ImageEngine: ConversionEngine {
     /// The largest input accepted, in bytes.
     static let inputByteLimit = 1 << 30
 
-    /// The image types Chute decodes, each with the only ImageMagick coder allowed to read it.
-    private static let decoders: [MediaType: String] = [
+    /// The image types Chute decodes, each with the only ImageMagick coder allowed to read it (`docs/formats.md`
+    /// lists them; a test holds the two together).
+    package static let decoders: [MediaType: String] = [
         .jpeg: "JPEG", .png: "PNG", .gif: "GIF", .webp: "WEBP", .heif: "HEIC", .avif: "AVIF", .tiff: "TIFF",
         .bmp: "BMP", .jpeg2000: "JP2", .openexr: "EXR", .netpbm: "PNM", .tga: "TGA", .psd: "PSD", .ico: "ICO",
         .radiance: "HDR", .sgi: "SGI", .sunraster: "SUN", .xwd: "XWD",
