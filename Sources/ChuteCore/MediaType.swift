@@ -141,11 +141,12 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
             // Bits 6 and 7 (interleaving) must be zero; the low four bits count alpha bits.
             descriptor & 0xC0 == 0, descriptor & 0x0F <= 8
         else { return false }
-        // Colour-mapped types need a colour map of a known entry size; without one, its five bytes are zero.
+        // Colour-mapped types need a colour map, of a known entry size. Without one, the specification only says the
+        // map's five bytes should be zero, so they are not looked at.
         if imageType == 1 || imageType == 9 {
             return hasColorMap && [15, 16, 24, 32].contains(bytes[7])
         }
-        return hasColorMap ? [15, 16, 24, 32].contains(bytes[7]) : bytes[5..<8].allSatisfy { $0 == 0 }
+        return !hasColorMap || [15, 16, 24, 32].contains(bytes[7])
     }
 
     /// An SGI (Iris) image: the magic number 474 (`01 DA`), then storage (0 verbatim, 1 run-length), bytes per
