@@ -7,7 +7,7 @@
 /// ImageMagick reads and writes them.
 package struct RawPixelLayout: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The kind of samples.
-    package enum Samples: String, Sendable, Hashable, Codable, CaseIterable {
+    package enum Samples: String, Sendable, Hashable, Codable, CaseIterable, OptionValueConvertible {
         /// Interleaved red, green and blue. The ImageMagick coder is `RGB`.
         case rgb
         /// Planar Y, U, V at 4:2:0. The ImageMagick coder is `YUV`.
@@ -25,6 +25,10 @@ package struct RawPixelLayout: Sendable, Hashable, Codable, CustomStringConverti
     /// Why a layout cannot be used.
     package struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
         package var description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     /// The bit depths a sample may have.

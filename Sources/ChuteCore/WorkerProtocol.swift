@@ -19,10 +19,6 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
     package var root: FilePath?
     /// Whether the input may be a hard link (its watch's `allowHardLinks`).
     package var allowsHardLinks: Bool
-    /// The layout of a headerless raw RGB or YUV input, which only a rule can declare; `nil` for every other input.
-    /// When set, the image engine reads the input as these raw samples and checks its size against the layout,
-    /// without sniffing it (raw pixels can look like anything).
-    package var rawInput: RawPixelLayout?
 
     package init(
         jobID: String,
@@ -33,8 +29,7 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
         options: ConversionOptions,
         limits: JobLimits = JobLimits(),
         root: FilePath? = nil,
-        allowsHardLinks: Bool = false,
-        rawInput: RawPixelLayout? = nil
+        allowsHardLinks: Bool = false
     ) {
         self.jobID = jobID
         self.engine = engine
@@ -45,7 +40,6 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
         self.limits = limits
         self.root = root
         self.allowsHardLinks = allowsHardLinks
-        self.rawInput = rawInput
     }
 }
 

@@ -129,7 +129,13 @@ package struct ImageEngine: ConversionEngine {
     ) throws(ConversionFailure) -> Wand {
         let bytes = try InputFile(opening: request).readAll(limit: Self.inputByteLimit)
         guard !bytes.isEmpty else { throw ConversionFailure(.corruptInput, "empty file") }
-        if let layout = request.rawInput {
+        let layout: RawPixelLayout?
+        do {
+            layout = try ImageOptions.rawLayout(in: request.options)
+        } catch {
+            throw ConversionFailure(.unsupportedInput, error.description)
+        }
+        if let layout {
             return try Self.decodeRaw(bytes, layout: layout, request: request, library: library, report: &report)
         }
         guard let type = MediaType.sniff(bytes) else {

@@ -30,6 +30,87 @@ package enum ImageOptions {
         show: { $0 ? "strip metadata" : "keep metadata" }
     )
 
+    /// `rawFormat`: the samples of a headerless raw input.
+    package static let rawFormat: RuleOption<RawPixelLayout.Samples> = RuleOption(
+        "rawFormat",
+        .choice(RawPixelLayout.Samples.allCases.map(\.rawValue)),
+        summary: "Read every input of the rule as headerless raw pixels: `rgb` (interleaved R G B) or `yuv` (planar "
+            + "4:2:0, even sizes only). Needs `rawSize`. The file must be exactly the size the layout takes.",
+        stage: .decode,
+        check: { _, context in
+            guard context.options[ImageOptions.rawSize] != nil else {
+                return OptionProblem("'rawFormat' needs 'rawSize', the raw image's width and height", at: .key)
+            }
+            do throws(RawPixelLayout.Problem) {
+                _ = try ImageOptions.rawLayout(in: context.options)
+                return nil
+            } catch {
+                return OptionProblem(error.description)
+            }
+        },
+        show: { "raw \($0.rawValue) input" }
+    )
+
+    /// `rawSize`: the width and height of a raw input.
+    package static let rawSize: RuleOption<String> = RuleOption(
+        "rawSize",
+        .text(
+            TextSyntax(name: "a size such as 640x480", pattern: "^[0-9]+x[0-9]+$") { text in
+                ImageOptions.size(text) == nil ? "expected WIDTHxHEIGHT, such as 640x480" : nil
+            }
+        ),
+        summary: "The width and height of a raw input, `WIDTHxHEIGHT`. Only with `rawFormat`.",
+        stage: .decode,
+        check: { _, context in
+            context.options[ImageOptions.rawFormat] == nil
+                ? OptionProblem("'rawSize' is only used with 'rawFormat'", at: .key) : nil
+        },
+        show: { "raw size \($0)" }
+    )
+
+    /// `rawDepth`: the bits per sample of a raw input.
+    package static let rawDepth: RuleOption<Int> = RuleOption(
+        "rawDepth",
+        .integer(8...16),
+        summary: "Bits per sample of a raw input, 8 or 16 (most significant byte first). Only with `rawFormat`.",
+        default: "`8`",
+        stage: .decode,
+        check: { depth, context in
+            if context.options[ImageOptions.rawFormat] == nil {
+                return OptionProblem("'rawDepth' is only used with 'rawFormat'", at: .key)
+            }
+            return RawPixelLayout.depths.contains(depth)
+                ? nil : OptionProblem("'rawDepth' must be 8 or 16, found \(depth)")
+        },
+        show: { "raw depth \($0)" }
+    )
+
+    /// The raw layout a rule declares, or `nil` when it reads inputs by their content.
+    ///
+    /// - Throws: ``RawPixelLayout/Problem`` when the declared layout is unusable (odd YUV sizes, a depth other than 8
+    ///   or 16); the rules reader has refused such a rule already.
+    static func rawLayout(in options: ConversionOptions) throws(RawPixelLayout.Problem) -> RawPixelLayout? {
+        guard let samples = options[Self.rawFormat] else { return nil }
+        guard let size = options[Self.rawSize].flatMap(Self.size) else {
+            throw RawPixelLayout.Problem(description: "a raw input needs 'rawSize'")
+        }
+        return try RawPixelLayout(
+            samples: samples,
+            width: size.width,
+            height: size.height,
+            depth: options[Self.rawDepth] ?? 8
+        )
+    }
+
+    /// `640x480` as a width and a height.
+    private static func size(_ text: String) -> (width: Int, height: Int)? {
+        let parts = text.split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0 else {
+            return nil
+        }
+        return (width, height)
+    }
+
     /// The quality as a fraction in (0, 1], whichever way it was written.
     static func fraction(quality: Double) -> Double {
         quality > 1 ? quality / 100 : quality
@@ -86,6 +167,7 @@ extension ImageEngine {
         ],
         options: [
             ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec, ImageOptions.strip.spec,
+            ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
         ],
         make: { threads in ImageEngine(threadsPerJob: threads) }
     )

@@ -156,11 +156,7 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(rule: standardRule + ["qualty: 0.5"]),
         "rules.yaml:8:5: unknown key 'qualty' in rule 'photos' (did you mean 'quality'?); allowed keys: "
-            + "name, match, to, output, quality, width, height, strip, upscale, videoCodec, crf, videoBitrate, preset, "
-            + "maxFrameRate, audioCodec, audioBitrate, channels, sampleRate, allAudio, rename, keepStructure, "
-            + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge, owner, group, mode, source, "
-            + "doneFolder, quarantine, onDuplicate, sidecars, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, "
-            + "maxPixels, maxFrames, maxDuration"
+            + ConfigReader.schemaKeys(registry: Engines.registry).rule.joined(separator: ", ")
     ),
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
@@ -189,6 +185,9 @@ private let badRuleValueCases: [(String, String)] = [
         "rules.yaml:8:14: 'quality' must be a finite number, found .nan"
     ),
     ("height: -5", "rules.yaml:8:13: 'height' must be a whole number greater than 0, found -5"),
+    ("rawFormat: rgb", "rules.yaml:8:5: 'rawFormat' needs 'rawSize', the raw image's width and height"),
+    ("rawSize: 640x480", "rules.yaml:8:5: 'rawSize' is only used with 'rawFormat'"),
+    ("rawSize: big", "rules.yaml:8:14: invalid value 'big' for 'rawSize': expected WIDTHxHEIGHT, such as 640x480"),
     ("concurrency: 0", "rules.yaml:8:18: 'concurrency' must be a whole number greater than 0, found 0"),
     (
         "minAge: 5 parsecs",
@@ -895,6 +894,13 @@ private let badSettingsValueCases: [(String, String)] = [
             to: mkv
             output: out/talks
             videoBitrate: 2.5M
+          - name: frames
+            match: "*.rgb"
+            to: png
+            output: out/frames
+            rawFormat: yuv
+            rawSize: 640x480
+            rawDepth: 16
         settings:
           quietPeriod: 1s
           incompleteTimeout: 2m
@@ -926,7 +932,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "upscale": "upscale", "videoCodec": "videoCodec hevc", "crf": "crf 19", "videoBitrate": "videoBitrate 2.5M",
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",
-        "allAudio": "allAudio", "rename": "{stem}-small.{ext}", "keepStructure": "flattened",
+        "allAudio": "allAudio", "rawFormat": "raw yuv input", "rawSize": "raw size 640x480",
+        "rawDepth": "raw depth 16", "rename": "{stem}-small.{ext}", "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",
         "minSize": "size 10KB", "maxSize": "to 2GB", "type": "type image", "minAge": "age 1.5m", "maxAge": "to 30d",
         "owner": "owner 1026", "group": "group 100", "mode": "mode 640", "source": "source:  moved to",

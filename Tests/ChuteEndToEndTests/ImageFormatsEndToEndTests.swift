@@ -183,4 +183,42 @@ struct ImageFormatsEndToEndTests {
         #expect(moving?.details["frames"] == "all 12")
         #expect(try Self.frames(of: harness.outbox.appending("spin-moving.webp")).count == 12)
     }
+
+    /// Headerless raw pixels are read only by a rule that declares their layout: a 16-bit RGB capture of the
+    /// declared size converts; a file of another size fails as damaged, naming both sizes.
+    @Test func rawPixelsAreReadInTheLayoutTheRuleDeclares() async throws {
+        let harness = try Self.harness(
+            rules: """
+                  - name: raw-camera
+                    match: "*.rgb"
+                    to: png
+                    output: ./outbox
+                    rawFormat: rgb
+                    rawSize: 40x30
+                    rawDepth: 16
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let source = harness.directory.appending("source.png")
+        try Fixtures.makeImage(at: source, width: 40, height: 30)
+        let short = harness.directory.appending("short.png")
+        try Fixtures.makeImage(at: short, width: 40, height: 29)
+        try Self.drop(["frame.rgb", "short.rgb"], into: harness) { name, path in
+            let from = name == "frame.rgb" ? source : short
+            try CommandLineTool.run([Fixtures.convert, from.string, "-depth", "16", "RGB:\(path.string)"])
+        }
+
+        let sidecars = try await harness.waitForSidecars(2)
+
+        let frame = sidecars["frame.png.chute.json"]
+        #expect(frame?.status == .completed, "\(frame?.error?.message ?? "no sidecar")")
+        #expect(frame?.parameters.options["rawSize"] == "40x30")
+        #expect(try Self.frames(of: harness.outbox.appending("frame.png")) == ["PNG 40x30"])
+        #expect(try Self.rmse(source, harness.outbox.appending("frame.png")) == 0)
+        let cut = sidecars["short.png.chute.json"]
+        #expect(cut?.status == .failed)
+        #expect(cut?.error?.code == "corruptInput")
+        #expect(cut?.error?.message.contains("has 6960 bytes, and raw RGB 40x30 at 16 bits takes 7200") == true)
+    }
 }

@@ -116,8 +116,7 @@ enum Conversion {
             input: input,
             output: output,
             format: format,
-            options: options,
-            rawInput: rawInput
+            options: options.declaring(rawInput)
         )
         return try ImageEngine().convert(request) { _ in }
     }
@@ -206,5 +205,17 @@ extension FilePath {
     var exists: Bool {
         var status = Glibc.stat()
         return lstat(self.string, &status) == 0
+    }
+}
+
+extension ConversionOptions {
+    /// These options with a rule's `rawFormat`, `rawSize` and `rawDepth` for `layout`.
+    fileprivate func declaring(_ layout: RawPixelLayout?) -> ConversionOptions {
+        guard let layout else { return self }
+        var options = self
+        options[ImageOptions.rawFormat] = layout.samples
+        options[ImageOptions.rawSize] = "\(layout.width)x\(layout.height)"
+        options[ImageOptions.rawDepth] = layout.depth
+        return options
     }
 }
