@@ -3,16 +3,58 @@
 # pkg-config, and the command-line tools the tests and benchmarks compare against. Safe to run again.
 set -euo pipefail
 
+# First libheif, so that ImageMagick below is installed against it. It comes from bookworm-backports: bookworm's 1.15
+# refuses the HEICs of recent iPhones (an iPhone 16 photo with an HDR gain map fails with "Too many auxiliary image
+# references"). ImageMagick 6's HEIC coder links libheif.so.1, so upgrading the library upgrades it too. From 1.16 on,
+# libheif loads its codecs as plugins: the libde265 one decodes HEIC, the x265 one encodes it. libheif-dev is for our
+# own CHeif target, which reads the colour profile and the EXIF item that ImageMagick 6's HEIC coder drops.
+heif_packages=(libheif1 libheif-dev libheif-plugin-libde265 libheif-plugin-x265 libheif-examples)
+backports_list=/etc/apt/sources.list.d/chute-bookworm-backports.sources
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+if [ "$codename" = bookworm ]; then
+    if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        echo "chute: adding Debian's bookworm-backports suite to apt's sources ($backports_list)" >&2
+        cat >"$backports_list" <<'SOURCES'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+        apt-get update -qq
+    fi
+    heif_version=$(dpkg-query -W -f='${Version}' libheif1 2>/dev/null || true)
+    heif_missing=()
+    for package in "${heif_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || heif_missing+=("$package")
+    done
+    if [ -z "$heif_version" ] || dpkg --compare-versions "$heif_version" lt 1.19 || [ "${#heif_missing[@]}" -gt 0 ]; then
+        echo "chute: installing ${heif_packages[*]} from bookworm-backports" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends -t bookworm-backports "${heif_packages[@]}" >/dev/null
+    fi
+else
+    # Other releases: whatever libheif they ship (Debian 13 has 1.19 itself).
+    heif_missing=()
+    for package in "${heif_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || heif_missing+=("$package")
+    done
+    if [ "${#heif_missing[@]}" -gt 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${heif_missing[@]}" >/dev/null
+    fi
+fi
+
 packages=(
     pkg-config
     libmagickwand-6.q16-dev
-    # libheif itself, for the colour profile and EXIF that ImageMagick 6's HEIC coder drops.
-    libheif-dev
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
     libsqlite3-dev
     # The sqlite3 shell, for the journal tests that read a journal or write one as an older Chute did.
     sqlite3
-    imagemagick ffmpeg libheif-examples rsync procps time
+    imagemagick ffmpeg rsync procps time
     # For the HEIC metadata tests: exiftool reads and writes EXIF, and an ICC profile that is not sRGB.
     libimage-exiftool-perl icc-profiles-free
     # For the Samba end-to-end test, which runs its own smbd (its own config, a free port on 127.0.0.1). Installing

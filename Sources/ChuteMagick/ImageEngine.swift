@@ -145,6 +145,7 @@ package struct ImageEngine: ConversionEngine {
                     + "only a rule that declares their size and depth can read them)"
             )
         }
+        try Self.refuseCutShort(bytes, type: type)
         guard let coder = Self.decoders[type] else {
             throw ConversionFailure(.unsupportedInput, "the content is \(type.rawValue), not an image Chute decodes")
         }
