@@ -47,6 +47,13 @@ let package = Package(
             pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"])]
         ),
+        // LibRaw, linked directly (not as ImageMagick's delegate program), to decode camera RAW files. `libraw_r` is
+        // its thread-safe build.
+        .systemLibrary(
+            name: "CLibRaw",
+            pkgConfig: "libraw_r",
+            providers: [.apt(["libraw-dev"])]
+        ),
         // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
         .target(name: "CChuteLinux"),
 
@@ -71,7 +78,7 @@ let package = Package(
         .target(
             name: "ChuteMagick",
             dependencies: [
-                "ChuteCore", "CMagickWand", "CHeif",
+                "ChuteCore", "CMagickWand", "CHeif", "CLibRaw",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings

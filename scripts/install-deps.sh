@@ -50,6 +50,8 @@ fi
 packages=(
     pkg-config
     libmagickwand-6.q16-dev
+    # LibRaw, linked directly, to read camera RAW files (DNG, CR2, CR3, NEF, ARW, RAF, ORF, RW2).
+    libraw-dev
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
     libsqlite3-dev
     # The sqlite3 shell, for the journal tests that read a journal or write one as an older Chute did.

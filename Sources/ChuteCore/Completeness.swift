@@ -4,7 +4,8 @@
 /// end-of-image marker, a PNG with its `IEND` chunk, a GIF with its trailer; RIFF (WAV, AVI, WebP) and AIFF files
 /// must be as long as their header says; a BMP must also hold the pixels its header describes, a TGA its pixels
 /// or its run-length packets (or end with a TGA 2.0 footer); a TIFF's chain of IFDs, the values they point at and
-/// every strip or tile must lie within the file; an ISO media file (MP4, MOV, HEIC, AVIF) must be a chain of boxes
+/// every strip or tile must lie within the file (so too for the camera RAW files that are TIFF inside: DNG, CR2,
+/// NEF, ARW, ORF, RW2); an ISO media file (MP4, MOV, HEIC, AVIF, CR3) must be a chain of boxes
 /// that ends exactly at the end of the file and holds its index (`moov`, or `meta` for still images, whose `iloc`
 /// extents must lie within the file); a Matroska or WebM segment must fit in the file (of unknown size: its `Cues`
 /// must, and end it); a FLAC file must end with the frame that ends its stream, an Ogg file with a whole page that
@@ -53,7 +54,9 @@ package enum Completeness: Sendable, Equatable {
             return Self.bmp(size: size, read: read)
         case .tga:
             return Self.tga(size: size, read: read)
-        case .tiff:
+        case .tiff, .dng, .cr2, .nef, .arw, .orf, .rw2:
+            // Camera RAW files of these kinds are TIFF inside (ORF and RW2 with their own magic numbers), with the
+            // raw image in a strip of IFD0 or of a sub-IFD.
             return Self.tiff(size: size, read: read)
         case .flac:
             return Self.flac(size: size, read: read)
@@ -61,7 +64,7 @@ package enum Completeness: Sendable, Equatable {
             return Self.ogg(size: size, read: read)
         case .mp3:
             return Self.mp3(size: size, read: read)
-        case .mp4, .quicktime:
+        case .mp4, .quicktime, .cr3:
             return Self.isoMedia(type, size: size, read: read)
         case .heif, .avif:
             let boxes = Self.isoMedia(type, size: size, read: read)

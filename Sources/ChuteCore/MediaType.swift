@@ -3,6 +3,8 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
     // Images Chute decodes.
     case jpeg, png, gif, webp, heif, avif, tiff, bmp, jpeg2000, openexr, netpbm, tga, psd, ico, radiance, sgi,
         sunraster, xwd
+    // Camera RAW: Adobe DNG, Canon CR2 and CR3, Nikon NEF, Sony ARW, Fujifilm RAF, Olympus ORF, Panasonic RW2.
+    case dng, cr2, cr3, nef, arw, raf, orf, rw2
     // Video and audio containers.
     case mp4, quicktime, matroska, avi, mpegts, mpegps, flv, asf, ogg, mp3, flac, wav, aiff, aac, amr, ac3, ape,
         wavpack, musepack, dsf, caf
@@ -15,7 +17,7 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
     package var category: MediaCategory? {
         switch self {
         case .jpeg, .png, .gif, .webp, .heif, .avif, .tiff, .bmp, .jpeg2000, .openexr, .netpbm, .tga, .psd, .ico,
-            .radiance, .sgi, .sunraster, .xwd:
+            .radiance, .sgi, .sunraster, .xwd, .dng, .cr2, .cr3, .nef, .arw, .raf, .orf, .rw2:
             return .image
         case .mp4, .quicktime, .matroska, .avi, .mpegts, .mpegps, .flv, .asf:
             return .video
@@ -42,7 +44,8 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         "heif": .heif, "avif": .avif, "tif": .tiff, "tiff": .tiff, "bmp": .bmp, "jp2": .jpeg2000, "j2k": .jpeg2000,
         "exr": .openexr, "pbm": .netpbm, "pgm": .netpbm, "ppm": .netpbm, "pnm": .netpbm, "pam": .netpbm,
         "pfm": .netpbm, "tga": .tga, "sgi": .sgi, "ras": .sunraster, "sun": .sunraster, "xwd": .xwd, "psd": .psd,
-        "ico": .ico, "hdr": .radiance, "mp4": .mp4, "m4v": .mp4, "m4a": .mp4, "3gp": .mp4,
+        "ico": .ico, "hdr": .radiance, "dng": .dng, "cr2": .cr2, "cr3": .cr3, "nef": .nef, "arw": .arw,
+        "raf": .raf, "orf": .orf, "rw2": .rw2, "mp4": .mp4, "m4v": .mp4, "m4a": .mp4, "3gp": .mp4,
         "mov": .quicktime, "mkv": .matroska, "webm": .matroska, "mka": .matroska, "avi": .avi, "ts": .mpegts,
         "m2ts": .mpegts, "mts": .mpegts, "mpg": .mpegps, "mpeg": .mpegps, "vob": .mpegps, "flv": .flv, "wmv": .asf,
         "wma": .asf, "asf": .asf, "ogg": .ogg, "oga": .ogg, "ogv": .ogg, "opus": .ogg, "mp3": .mp3, "flac": .flac,
@@ -51,12 +54,17 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         "m3u8": .playlist, "pls": .playlist, "mpd": .playlist, "svg": .svg, "ps": .postscript, "eps": .postscript,
     ]
 
-    /// Recognises a file from its first bytes (at least 64 are needed for every check; fewer simply match less).
+    /// How many of a file's first bytes ``sniff(_:)`` looks at. Camera RAW files that are TIFF inside (DNG, NEF,
+    /// ARW) are told from a plain TIFF by the tags of their first directory, which can end a few kilobytes in.
+    package static let headerLength = 4096
+
+    /// Recognises a file from its first bytes (at least 64 are needed for every check; fewer simply match less,
+    /// and a camera RAW that is TIFF inside needs its first directory, within ``headerLength`` bytes).
     ///
     /// - Parameter header: the start of the file.
     /// - Returns: the type, or `nil` when nothing is recognised.
     package static func sniff(_ header: some Collection<UInt8>) -> MediaType? {
-        let bytes = Array(header.prefix(512))
+        let bytes = Array(header.prefix(Self.headerLength))
         func at(_ offset: Int, _ signature: [UInt8]) -> Bool {
             bytes.count >= offset + signature.count && Array(bytes[offset..<(offset + signature.count)]) == signature
         }
@@ -70,11 +78,13 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         if ascii(0, "RIFF") && ascii(8, "WAVE") { return .wav }
         if ascii(0, "RF64") && ascii(8, "WAVE") { return .wav }
         if ascii(0, "FORM") && (ascii(8, "AIFF") || ascii(8, "AIFC")) { return .aiff }
-        if at(0, [0x49, 0x49, 0x2A, 0x00]) || at(0, [0x4D, 0x4D, 0x00, 0x2A]) || at(0, [0x49, 0x49, 0x2B, 0x00])
-            || at(0, [0x4D, 0x4D, 0x00, 0x2B])
-        {
-            return .tiff
+        if ascii(0, "FUJIFILMCCD-RAW ") { return .raf }
+        if ascii(0, "IIRO") || ascii(0, "IIRS") || ascii(0, "MMOR") { return .orf }
+        if at(0, [0x49, 0x49, 0x55, 0x00]) { return .rw2 }
+        if at(0, [0x49, 0x49, 0x2A, 0x00]) || at(0, [0x4D, 0x4D, 0x00, 0x2A]) {
+            return Self.tiffBasedRaw(bytes) ?? .tiff
         }
+        if at(0, [0x49, 0x49, 0x2B, 0x00]) || at(0, [0x4D, 0x4D, 0x00, 0x2B]) { return .tiff }
         if ascii(0, "BM") && bytes.count >= 26 { return .bmp }
         if at(0, [0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) || at(0, [0xFF, 0x4F, 0xFF, 0x51]) {
             return .jpeg2000
@@ -114,7 +124,8 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xF6 == 0xF0 { return .aac }
         if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xE0 == 0xE0 { return .mp3 }
         if bytes.count >= 4, bytes[3] == 0x00, ascii(0, "TGA") == false, Self.looksLikeTGA(bytes) { return .tga }
-        return Self.sniffText(bytes)
+        // Text kinds are judged on the first 512 bytes, as before the header grew for camera RAW.
+        return Self.sniffText(Array(bytes.prefix(512)))
     }
 
     private static func isoBrand(_ bytes: [UInt8]) -> MediaType {
@@ -122,9 +133,46 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         switch brand {
         case "heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1": return .heif
         case "avif", "avis": return .avif
+        case "crx ": return .cr3
         case "qt  ": return .quicktime
         default: return .mp4
         }
+    }
+
+    /// The camera RAW kind of a classic TIFF file, or `nil` for a plain TIFF.
+    ///
+    /// Canon's CR2 says `CR` right after the TIFF header. The others are told by the tags of the first directory
+    /// (IFD0), read only within `bytes`: a `DNGVersion` tag (0xC612) makes a DNG; a Nikon or Sony `Make` makes a NEF
+    /// or an ARW only together with the tags their raw files always have in IFD0 and that a TIFF saved by an editor
+    /// from such a photo does not: `SubIFDs` (0x014A, where the raw image is) for both, or Sony's `SR2Private`
+    /// (0xC634). A file whose IFD0 lies beyond `bytes` stays a TIFF.
+    private static func tiffBasedRaw(_ bytes: [UInt8]) -> MediaType? {
+        if bytes.count >= 10, bytes[8] == UInt8(ascii: "C"), bytes[9] == UInt8(ascii: "R") { return .cr2 }
+        let littleEndian = bytes[0] == 0x49
+        func integer(_ offset: Int, _ width: Int) -> Int? {
+            guard offset >= 0, offset + width <= bytes.count else { return nil }
+            let slice = bytes[offset..<(offset + width)]
+            return (littleEndian ? slice.reversed() : Array(slice)).reduce(0) { $0 << 8 | Int($1) }
+        }
+        guard let directory = integer(4, 4), let count = integer(directory, 2) else { return nil }
+        var tags: Set<Int> = []
+        var make = ""
+        for index in 0..<count {
+            let entry = directory + 2 + 12 * index
+            guard let tag = integer(entry, 2) else { break }
+            tags.insert(tag)
+            // Make (ASCII): inline when it fits in four bytes, else at the offset that the entry holds.
+            if tag == 0x010F, let length = integer(entry + 4, 4), length > 4, let start = integer(entry + 8, 4),
+                start + length <= bytes.count
+            {
+                make = String(decoding: bytes[start..<(start + length)].prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
+        if tags.contains(0xC612) { return .dng }
+        let uppercased = make.uppercased()
+        if uppercased.hasPrefix("NIKON"), tags.contains(0x014A) { return .nef }
+        if uppercased.hasPrefix("SONY"), tags.contains(0x014A) || tags.contains(0xC634) { return .arw }
+        return nil
     }
 
     private static func looksLikeTGA(_ bytes: [UInt8]) -> Bool {

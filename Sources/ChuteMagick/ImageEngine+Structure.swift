@@ -3,8 +3,10 @@ import ChuteCore
 extension ImageEngine {
     /// The input types whose structure is checked before decoding (``Completeness``), because their decoders would
     /// otherwise make an image from a file that is cut short: libheif (from 1.16) reads a HEIF's items lazily and
-    /// decodes the primary image even when another item's data lies past the end of the file.
-    static let structureCheckedTypes: Set<MediaType> = [.heif, .avif]
+    /// decodes the primary image even when another item's data lies past the end of the file, and LibRaw reads
+    /// past the end of some formats' raw data without a word (a Panasonic RW2 whose strip is cut off develops
+    /// into noise).
+    static let structureCheckedTypes: Set<MediaType> = Self.rawTypes.union([.heif, .avif])
 
     /// Refuses an input of a ``structureCheckedTypes`` type whose structure points past its end, as the intake's
     /// check does for a file still being written.

@@ -45,10 +45,14 @@ package struct ImageEngine: ConversionEngine {
     package var kind: EngineKind { .image }
 
     /// `ImageMagick` with its release, plus the delegate libraries behind its coders (`libjpeg`, `libpng`,
-    /// `libwebp`, `libheif`, `libtiff`, `OpenJPEG`, `OpenEXR`) as those coders report them.
+    /// `libwebp`, `libheif`, `libtiff`, `OpenJPEG`, `OpenEXR`) as those coders report them, and `LibRaw`, which
+    /// decodes camera RAW files.
     package var libraries: [String: String] {
         let library = MagickLibrary.shared
-        return library.delegateVersions.merging(["ImageMagick": library.version]) { _, new in new }
+        return library.delegateVersions.merging(["ImageMagick": library.version, "LibRaw": RawProcessor.version]) {
+            _,
+            new in new
+        }
     }
 
     /// Converts `request.input` into `request.output`.
@@ -146,6 +150,16 @@ package struct ImageEngine: ConversionEngine {
             )
         }
         try Self.refuseCutShort(bytes, type: type)
+        if Self.rawTypes.contains(type) {
+            return try Self.decodeRaw(
+                bytes,
+                type: type,
+                request: request,
+                library: library,
+                report: &report,
+                progress: progress
+            )
+        }
         guard let coder = Self.decoders[type] else {
             throw ConversionFailure(.unsupportedInput, "the content is \(type.rawValue), not an image Chute decodes")
         }
@@ -298,7 +312,7 @@ package struct ImageEngine: ConversionEngine {
 
     /// Refuses frames wider, taller or larger than the ImageMagick policy allows, larger than the job's `maxPixels`,
     /// or more of them than its `maxFrames`.
-    private static func checkLimits(
+    static func checkLimits(
         _ sizes: [(width: Int, height: Int)],
         library: MagickLibrary,
         limits: JobLimits
@@ -398,7 +412,7 @@ package struct ImageEngine: ConversionEngine {
     }
 
     /// Runs MagickWand work, turning its error into the failure a worker reports.
-    private static func withMagick<Result: ~Copyable>(
+    static func withMagick<Result: ~Copyable>(
         _ library: MagickLibrary,
         _ body: () throws(MagickError) -> Result
     ) throws(ConversionFailure) -> Result {

@@ -89,6 +89,42 @@ struct Wand: ~Copyable {
         }.get()
     }
 
+    /// Appends an image made from pixels in memory, which are copied.
+    ///
+    /// The corresponding C function is `MagickConstituteImage`.
+    ///
+    /// - Parameters:
+    ///   - width: the image's width in pixels.
+    ///   - height: its height in pixels.
+    ///   - channels: the order of the samples of one pixel, such as `RGB`, or `I` for grey.
+    ///   - bitsPerChannel: 8 or 16 (16-bit samples in the machine's byte order).
+    ///   - pixels: `width` × `height` pixels, row by row, without padding.
+    /// - Throws: ``MagickError`` with code `decode`.
+    func constitute(
+        width: Int,
+        height: Int,
+        channels: String,
+        bitsPerChannel: Int,
+        pixels: UnsafeRawBufferPointer
+    ) throws(MagickError) {
+        let needed = width * height * channels.count * (bitsPerChannel / 8)
+        guard let start = pixels.baseAddress, pixels.count >= needed, bitsPerChannel == 8 || bitsPerChannel == 16
+        else {
+            throw MagickError(
+                code: .decode,
+                function: "MagickConstituteImage",
+                severity: 0,
+                message: "\(pixels.count) bytes of \(bitsPerChannel)-bit pixels do not make a \(width)x\(height) image"
+            )
+        }
+        let storage = bitsPerChannel == 16 ? ShortPixel : CharPixel
+        try self.check(
+            MagickConstituteImage(self.handle, width, height, channels, storage, start),
+            .decode,
+            "MagickConstituteImage"
+        )
+    }
+
     /// Encodes the current image, or every image, with the named coder.
     ///
     /// The corresponding C functions are `MagickSetFilename` (`"CODER:"`, replacing the decoder's name, which would

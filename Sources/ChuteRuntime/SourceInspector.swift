@@ -72,14 +72,14 @@ package enum SourceInspector {
         return descriptor
     }
 
-    /// Recognises a regular file's type from its first 512 bytes.
+    /// Recognises a regular file's type from its first bytes (``MediaType/headerLength``).
     ///
     /// The file is opened without following symlinks and without blocking (a FIFO posing as media cannot hang it).
     /// - Returns: the type, or `nil` when the file cannot be read or is not recognised.
     package static func sniff(_ path: FilePath, beneath root: FilePath? = nil) -> MediaType? {
         guard let (descriptor, _) = Self.openRegularFile(path, beneath: root) else { return nil }
         defer { try? descriptor.close() }
-        var header = [UInt8](repeating: 0, count: 512)
+        var header = [UInt8](repeating: 0, count: MediaType.headerLength)
         let count = (try? header.withUnsafeMutableBytes { try descriptor.read(into: $0) }) ?? 0
         return MediaType.sniff(header.prefix(count))
     }

@@ -9,7 +9,7 @@ import Testing
 struct CompletenessTests {
     /// Judges `data` as a file of its sniffed type.
     private func judge(_ data: Data) -> Completeness {
-        guard let type = MediaType.sniff(data.prefix(512)) else { return .unknown }
+        guard let type = MediaType.sniff(data.prefix(MediaType.headerLength)) else { return .unknown }
         return Completeness.judge(type, size: Int64(data.count)) { offset, count in
             guard offset >= 0, offset <= Int64(data.count) else { return nil }
             let start = Int(offset)
@@ -205,6 +205,16 @@ struct CompletenessTests {
         }
     }
 
+    /// A camera RAW file that is TIFF inside is judged by its strips: whole as written, incomplete when cut.
+    @Test func aDNGCutInItsRawDataIsIncomplete() {
+        let dng = DNGFixture.make(width: 64, height: 48) { _, _ in (0.5, 0.5, 0.5) }
+        #expect(self.judge(Data(dng)) == .whole)
+        guard case .incomplete = self.judge(Data(dng.prefix(dng.count - 100))) else {
+            Issue.record("a cut DNG: \(self.judge(Data(dng.prefix(dng.count - 100))))")
+            return
+        }
+    }
+
     /// Every image, video and audio file of the shared corpus that must convert is judged whole or unknown, never
     /// incomplete: the checks must not hold back real files made by others.
     @Test(.enabled(if: Corpus.isPresent, "the shared corpus (../shared/corpus) is absent"))
@@ -229,7 +239,7 @@ struct CompletenessTests {
 @Suite(.timeLimit(.minutes(1)))
 struct HostileCompletenessTests {
     private func judge(_ bytes: [UInt8]) -> Completeness {
-        guard let type = MediaType.sniff(bytes.prefix(512)) else { return .unknown }
+        guard let type = MediaType.sniff(bytes.prefix(MediaType.headerLength)) else { return .unknown }
         return Completeness.judge(type, size: Int64(bytes.count)) { offset, count in
             // The checks never ask for a negative offset, or for more than a few megabytes at once.
             precondition(offset >= 0 && count >= 0 && count <= 16 << 20, "read(\(offset), \(count))")

@@ -1,4 +1,7 @@
 import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
 import Testing
 
 /// `bytes` followed by zeros up to 64 bytes, the least a sniff needs to see everything it checks.
@@ -61,7 +64,43 @@ private let signatures: [([UInt8], MediaType)] = [
     (Array("#EXTM3U\n#EXTINF:10,clip\nhttp://example.invalid/a.ts\n".utf8), .playlist),
     (Array("<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n".utf8), .svg),
     (Array("  <svg width=\"10\" height=\"10\"></svg>".utf8), .svg),
+    (header(Array("FUJIFILMCCD-RAW 0201FF383501".utf8)), .raf),
+    (header(Array("IIRO".utf8) + [0x08, 0x00, 0x00, 0x00]), .orf),
+    (header(Array("MMOR".utf8) + [0x00, 0x00, 0x00, 0x08]), .orf),
+    (header([0x49, 0x49, 0x55, 0x00, 0x18, 0x00, 0x00, 0x00]), .rw2),
+    (isoHeader(brand: "crx "), .cr3),
+    (header([0x49, 0x49, 0x2A, 0x00, 0x10, 0x00, 0x00, 0x00] + Array("CR".utf8) + [0x02, 0x00]), .cr2),
 ]
+
+/// A classic TIFF header whose first directory (IFD0) right after it holds `tags` (each a SHORT of value 1), and a
+/// `Make` tag pointing at `make` after the directory when it is given.
+private func tiff(
+    tags: [Int],
+    make: String? = nil,
+    littleEndian: Bool = true,
+    directoryAt directory: Int = 8
+)
+    -> [UInt8]
+{
+    func bytes(_ value: Int, _ width: Int) -> [UInt8] {
+        let bigEndian = (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * (width - 1 - $0))) }
+        return littleEndian ? bigEndian.reversed() : bigEndian
+    }
+    var entries = tags.map { ($0, 3, 1, 1) }
+    let text: [UInt8] = make.map { Array($0.utf8) + [0] } ?? []
+    let directoryLength = 2 + 12 * (entries.count + (make == nil ? 0 : 1)) + 4
+    if make != nil { entries.append((0x010F, 2, text.count, directory + directoryLength)) }
+    entries.sort { $0.0 < $1.0 }
+    var file: [UInt8] = littleEndian ? [0x49, 0x49, 0x2A, 0x00] : [0x4D, 0x4D, 0x00, 0x2A]
+    file += bytes(directory, 4)
+    file += [UInt8](repeating: 0, count: directory - file.count)
+    file += bytes(entries.count, 2)
+    for (tag, type, count, value) in entries {
+        file += bytes(tag, 2) + bytes(type, 2) + bytes(count, 4)
+        file += type == 3 && count == 1 ? bytes(value, 2) + [0, 0] : bytes(value, 4)
+    }
+    return file + bytes(0, 4) + text
+}
 
 @Suite struct MediaTypeTests {
     @Test(arguments: signatures)
@@ -79,6 +118,53 @@ private let signatures: [([UInt8], MediaType)] = [
         // Text that poses as media has no category, so a `type:` filter never lets it through.
         #expect(MediaType.playlist.category == nil)
         #expect(MediaType.svg.category == nil)
+        for raw in [MediaType.dng, .cr2, .cr3, .nef, .arw, .raf, .orf, .rw2] {
+            #expect(raw.category == .image)
+            #expect(MediaType.usual(forExtension: raw.rawValue.uppercased()) == raw)
+        }
+    }
+
+    @Test func tiffBasedCameraRawIsToldFromPlainTIFFByItsFirstDirectory() {
+        let plain = [0x0100, 0x0101, 0x0102, 0x0103, 0x0106, 0x0111, 0x0115, 0x0117]
+        #expect(MediaType.sniff(tiff(tags: plain)) == .tiff)
+        #expect(MediaType.sniff(tiff(tags: plain + [0xC612])) == .dng)
+        #expect(MediaType.sniff(tiff(tags: plain + [0xC612], littleEndian: false)) == .dng)
+        #expect(MediaType.sniff(tiff(tags: plain + [0x014A], make: "NIKON CORPORATION")) == .nef)
+        #expect(MediaType.sniff(tiff(tags: plain + [0x014A], make: "SONY")) == .arw)
+        #expect(MediaType.sniff(tiff(tags: plain + [0xC634], make: "SONY")) == .arw)
+        // A TIFF that an editor saved from a Nikon or Sony photo keeps the Make but has no raw sub-image.
+        #expect(MediaType.sniff(tiff(tags: plain, make: "NIKON CORPORATION")) == .tiff)
+        #expect(MediaType.sniff(tiff(tags: plain, make: "SONY")) == .tiff)
+        // SubIFDs alone (a TIFF with thumbnails in sub-directories) is not a camera's raw file.
+        #expect(MediaType.sniff(tiff(tags: plain + [0x014A], make: "Canon")) == .tiff)
+        // A DNG tag beyond the bytes looked at leaves the file a TIFF, and a directory that runs past the header
+        // is read as far as it goes.
+        let late = tiff(tags: plain + [0xC612], directoryAt: MediaType.headerLength)
+        #expect(MediaType.sniff(late) == .tiff)
+        #expect(MediaType.sniff(Array(tiff(tags: plain + [0xC612]).prefix(40))) == .tiff)
+    }
+
+    /// The camera RAW files of the shared corpus sniff as their kind, and its TIFF images (BigTIFF, OME, tiled,
+    /// multi-page) still as TIFF.
+    @Test(.enabled(if: Corpus.isPresent, "the shared corpus (../shared/corpus) is absent"))
+    func corpusRawFilesAndTIFFsAreRecognised() throws {
+        let expected: [String: MediaType] = [
+            "raw/dng_lg_g4_lossy.dng": .dng, "raw/cr3_canon_r6_pruned.cr3": .cr3, "raw/cr2_canon_350d_stub.cr2": .cr2,
+            "raw/raf_fujifilm_s5pro_stub.raf": .raf, "raw/rw2_panasonic_lx3_stub.rw2": .rw2,
+        ]
+        var tiffs = 0
+        for row in try Corpus.rows() {
+            let file = try FileHandle(forReadingFrom: URL(fileURLWithPath: Corpus.folder.appending(row.path).string))
+            defer { try? file.close() }
+            let header = [UInt8](try file.read(upToCount: MediaType.headerLength) ?? Data())
+            if let type = expected[row.path] {
+                #expect(MediaType.sniff(header) == type, "\(row.path)")
+            } else if row.path.hasPrefix("image/tif") {
+                #expect(MediaType.sniff(header) == .tiff, "\(row.path)")
+                tiffs += 1
+            }
+        }
+        #expect(tiffs >= 8)
     }
 
     @Test func randomBytesAreNotRecognised() {

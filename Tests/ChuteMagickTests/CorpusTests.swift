@@ -5,9 +5,9 @@ import Foundation
 import SystemPackage
 import Testing
 
-/// Converts the shared real-world corpus (`../shared/corpus` beside the repository) and checks each image row's
-/// `expect` column: `ok` must convert to JPEG, `fail` must be refused with a ``ConversionFailure``, `warn` may go
-/// either way but must not crash.
+/// Converts the shared real-world corpus (`../shared/corpus` beside the repository) and checks each image and camera
+/// RAW row's `expect` column: `ok` must convert to JPEG, `fail` must be refused with a ``ConversionFailure``, `warn`
+/// may go either way but must not crash.
 @Suite struct CorpusTests {
     @Test(
         .enabled(if: Corpus.isPresent, "the shared corpus (../shared/corpus/MANIFEST.tsv) is absent"),
@@ -23,7 +23,7 @@ import Testing
         for (index, row) in rows.enumerated() {
             let path = row.path
             let expect = row.expect
-            guard path.hasPrefix("image/") || path.hasPrefix("broken/") else { continue }
+            guard path.hasPrefix("image/") || path.hasPrefix("raw/") || path.hasPrefix("broken/") else { continue }
             let output = directory.file("\(index).jpg")
             let input = Corpus.folder.appending(path)
             let outcome = try await onOwnThread {

@@ -1,0 +1,149 @@
+import ChuteCore
+import ChuteMagick
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// Camera RAW inputs, decoded by LibRaw directly: DNG files made at test time (``DNGFixture``) and the corpus's
+/// RAW files.
+@Suite struct RawDecodingTests {
+    /// The red and blue levels (0…1) of the output's pixel at `x`, `y`.
+    private static func redAndBlue(_ path: FilePath, x: Int, y: Int) throws -> (red: Double, blue: Double) {
+        let text = try MagickTool.identify("%[fx:p{\(x),\(y)}.r] %[fx:p{\(x),\(y)}.b]", path)
+        let values = text.split(separator: " ").compactMap { Double($0) }
+        guard values.count == 2 else { throw FixtureError("identify printed '\(text)'") }
+        return (values[0], values[1])
+    }
+
+    @Test func generatedDNGIsDevelopedIntoAJPEG() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("photo.dng")
+        let output = directory.file("photo.jpg")
+        try DNGFixture.write(to: input, width: 64, height: 48, colour: DNGFixture.redOverBlue(height: 48))
+        try #require(MediaType.sniff(try input.readBytes()) == .dng)
+
+        let report = try Conversion.run(input, to: "jpg", output: output)
+
+        #expect(try MagickTool.identify("%m %wx%h", output) == "JPEG 64x48")
+        #expect(report.details["inputFormat"] == "DNG")
+        #expect(report.details["inputWidth"] == "64" && report.details["inputHeight"] == "48")
+        let top = try Self.redAndBlue(output, x: 32, y: 4)
+        let bottom = try Self.redAndBlue(output, x: 32, y: 43)
+        #expect(top.red > 0.5 && top.blue < 0.3, "top \(top)")
+        #expect(bottom.blue > 0.5 && bottom.red < 0.3, "bottom \(bottom)")
+    }
+
+    /// Orientation 6 (turn 90° clockwise to view): the top of the sensor image ends up on the right.
+    @Test func theCamerasOrientationTurnsThePixels() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("portrait.dng")
+        let output = directory.file("portrait.jpg")
+        try DNGFixture.write(
+            to: input,
+            width: 64,
+            height: 48,
+            orientation: 6,
+            colour: DNGFixture.redOverBlue(height: 48)
+        )
+
+        _ = try Conversion.run(input, to: "jpg", output: output)
+
+        #expect(try MagickTool.identify("%wx%h %[orientation]", output) == "48x64 Undefined")
+        let right = try Self.redAndBlue(output, x: 43, y: 32)
+        let left = try Self.redAndBlue(output, x: 4, y: 32)
+        #expect(right.red > 0.5 && right.blue < 0.3, "right \(right)")
+        #expect(left.blue > 0.5 && left.red < 0.3, "left \(left)")
+    }
+
+    @Test func sixteenBitTargetsKeepSixteenBits() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("photo.dng")
+        let output = directory.file("photo.png")
+        try DNGFixture.write(to: input, width: 32, height: 32, colour: DNGFixture.redOverBlue(height: 32))
+
+        _ = try Conversion.run(input, to: "png", output: output)
+
+        #expect(try MagickTool.identify("%m %wx%h %z", output) == "PNG 32x32 16")
+    }
+
+    @Test func aCutShortRawFileIsCorruptInput() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("cut.dng")
+        let output = directory.file("cut.jpg")
+        let whole = DNGFixture.make(width: 64, height: 48, colour: DNGFixture.redOverBlue(height: 48))
+        try input.write(Array(whole.prefix(whole.count / 2)))
+
+        let failure = try #require(Conversion.failure(input, to: "jpg", output: output))
+
+        #expect(failure.code == .corruptInput, "\(failure)")
+        #expect(failure.message.contains("cut short"), "\(failure)")
+        #expect(!output.exists)
+    }
+
+    @Test func pixelLimitRefusesTheFileBeforeItIsUnpacked() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("photo.dng")
+        let output = directory.file("photo.jpg")
+        try DNGFixture.write(to: input, width: 64, height: 48, colour: DNGFixture.redOverBlue(height: 48))
+        var limits = JobLimits()
+        limits.pixels = 1000
+        let request = ConversionRequest(
+            jobID: "test",
+            engine: .image,
+            input: input,
+            output: output,
+            format: try #require(TargetFormat.named("jpg")),
+            options: ConversionOptions(),
+            limits: limits
+        )
+        var fractions: [Double] = []
+
+        #expect {
+            _ = try ImageEngine().convert(request) { fractions.append($0.fraction) }
+        } throws: { error in
+            (error as? ConversionFailure)?.code == .limitExceeded
+                && (error as? ConversionFailure)?.message.contains("maxPixels is 1000") == true
+        }
+        #expect(fractions.isEmpty, "progress \(fractions)")
+        #expect(!output.exists)
+    }
+
+    /// The corpus's lossy DNG converts; its metadata-only CR2 and CR3 (stripped of their raw data, keeping the
+    /// embedded preview) are refused as holding no raw image, rather than converted from the preview.
+    @Test(.enabled(if: Corpus.isPresent, "the shared corpus (../shared/corpus) is absent"))
+    func corpusRawFiles() throws {
+        let directory = try TemporaryDirectory()
+        let dng = directory.file("dng.jpg")
+        _ = try Conversion.run(Corpus.folder.appending("raw/dng_lg_g4_lossy.dng"), to: "jpg", output: dng)
+        #expect(try MagickTool.identify("%m %wx%h", dng) == "JPEG 600x338")
+
+        for (name, camera) in [
+            ("cr2_canon_350d_stub.cr2", "Canon EOS 350D"), ("cr3_canon_r6_pruned.cr3", "Canon EOS R6"),
+        ] {
+            let output = directory.file("\(name).jpg")
+            let failure = try #require(
+                Conversion.failure(Corpus.folder.appending("raw/\(name)"), to: "jpg", output: output)
+            )
+            #expect(failure.code == .unsupportedInput, "\(name): \(failure)")
+            #expect(failure.message.contains("no raw image"), "\(name): \(failure)")
+            #expect(failure.message.contains(camera), "\(name): \(failure)")
+            #expect(!output.exists)
+        }
+        // The RW2 stub's strip claims 20 MB in a 12 KB file, which LibRaw would develop into noise without a word.
+        let rw2 = directory.file("rw2.jpg")
+        let rw2Failure = try #require(
+            Conversion.failure(Corpus.folder.appending("raw/rw2_panasonic_lx3_stub.rw2"), to: "jpg", output: rw2)
+        )
+        #expect(rw2Failure.code == .corruptInput && rw2Failure.message.contains("cut short"), "\(rw2Failure)")
+        #expect(!rw2.exists)
+        // LibRaw itself finds the RAF stub's raw data missing: its message reaches the failure.
+        let raf = directory.file("raf.jpg")
+        let rafFailure = try #require(
+            Conversion.failure(Corpus.folder.appending("raw/raf_fujifilm_s5pro_stub.raf"), to: "jpg", output: raf)
+        )
+        #expect(rafFailure.code == .corruptInput, "\(rafFailure)")
+        #expect(rafFailure.message.contains("libraw_unpack failed: Input/output error"), "\(rafFailure)")
+        #expect(!raf.exists)
+    }
+}
