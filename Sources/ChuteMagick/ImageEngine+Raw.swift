@@ -4,13 +4,17 @@ extension ImageEngine {
     /// The camera RAW types, which LibRaw decodes (``RawProcessor``) rather than an ImageMagick coder: ImageMagick 6
     /// would hand them to a delegate program (`dcraw`, `ufraw`), and reads the JPEG preview of some as the image.
     static let rawTypes: Set<MediaType> = [.dng, .cr2, .cr3, .nef, .arw, .raf, .orf, .rw2]
+    /// The camera RAW types that are TIFF inside, whose EXIF ``RawEXIF`` carries into the output.
+    static let tiffStructuredRawTypes: Set<MediaType> = [.dng, .cr2, .nef, .arw, .orf, .rw2]
 
     /// Decodes a camera RAW file with LibRaw into a wand holding one upright 16-bit sRGB image.
     ///
     /// The headers are read first, so that a sensor or image beyond the pixel limits is refused before LibRaw
     /// allocates anything for it; LibRaw's own allocation ceiling follows the job's `memoryLimit`. A file that holds
     /// no raw image (a stripped file that keeps only its metadata and embedded JPEG preview) is refused: the preview
-    /// is a small, camera-processed JPEG, and an output made from it would pass for a developed RAW.
+    /// is a small, camera-processed JPEG, and an output made from it would pass for a developed RAW. The file's EXIF
+    /// becomes the image's `exif` profile (``RawEXIF``) where the file is TIFF inside; otherwise a warning says the
+    /// output has none.
     ///
     /// - Throws: ``ConversionFailure`` carrying LibRaw's message: `unsupportedInput` for a file LibRaw does not
     ///   recognise or that holds no raw image, `corruptInput` for damaged or cut-short data, `limitExceeded` for the
@@ -51,10 +55,14 @@ extension ImageEngine {
         report.details["inputFrames"] = "1"
         report.details["inputWidth"] = String(images.width)
         report.details["inputHeight"] = String(images.height)
-        report.warnings.append(
-            "the output has none of the camera RAW file's EXIF (camera, capture time, exposure): Chute develops the "
-                + "raw data with LibRaw, and ImageMagick has no EXIF from it to copy"
-        )
+        if let exif = Self.tiffStructuredRawTypes.contains(type) ? RawEXIF(reading: bytes) : nil {
+            try Self.withMagick(library) { () throws(MagickError) in try images.setProfile("exif", to: exif.profile) }
+        } else {
+            report.warnings.append(
+                "the output has no EXIF (camera, capture time, exposure) from the camera RAW file: Chute carries it "
+                    + "over only from RAW files that are TIFF inside (DNG, CR2, NEF, ARW, ORF, RW2) and hold it"
+            )
+        }
         return images
     }
 

@@ -18,6 +18,86 @@ struct RawEndToEndTests {
         return (values[0], values[1])
     }
 
+    /// The EXIF tags compared between source and output (numeric, so that GPS and exposure compare exactly).
+    private static let tags = [
+        "Make", "Model", "DateTimeOriginal", "ExposureTime", "FNumber", "ISO", "FocalLength", "LensModel",
+        "GPSLatitude", "GPSLongitude",
+    ]
+
+    /// What `exiftool -j -n` reads of `tags` (and the orientation) from a file.
+    private static func metadata(of path: FilePath) throws -> [String: String] {
+        let output = try CommandLineTool.run(
+            ["exiftool", "-j", "-n", "-Orientation"] + Self.tags.map { "-\($0)" } + [path.string]
+        ).standardOutput
+        let objects = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]]
+        var result: [String: String] = [:]
+        for (key, value) in objects?.first ?? [:] where key != "SourceFile" {
+            result[key] = "\(value)"
+        }
+        return result
+    }
+
+    /// A DNG carries its camera, capture time, exposure, lens and GPS position into the JPEG, as a camera's JPEG
+    /// would have them, and the JPEG stands upright with no orientation left to apply; `strip` removes them.
+    @Test func dngKeepsItsEXIFInTheJPEG() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: raw
+                    match: ["keep-*.dng", "*.png"]
+                    to: jpg
+                    output: ./outbox
+                  - name: stripped
+                    match: ["strip-*.dng"]
+                    to: jpg
+                    output: ./outbox
+                    strip: true
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        for name in ["keep-photo.dng", "strip-photo.dng"] {
+            let path = staging.appending(name)
+            try DNGFixture.write(
+                to: path,
+                width: 64,
+                height: 48,
+                orientation: 6,
+                colour: DNGFixture.redOverBlue(height: 48)
+            )
+            try CommandLineTool.run([
+                "exiftool", "-q", "-overwrite_original", "-n", "-DateTimeOriginal=2024:06:01 10:00:00",
+                "-ExposureTime=0.004", "-FNumber=2.8", "-ISO=200", "-FocalLength=35", "-LensModel=Test Lens 35mm",
+                "-GPSLatitude=48.8566", "-GPSLatitudeRef=N", "-GPSLongitude=2.3522", "-GPSLongitudeRef=E", path.string,
+            ])
+        }
+        let source = try Self.metadata(of: staging.appending("keep-photo.dng"))
+        #expect(source["Make"] == DNGFixture.make && source["ISO"] == "200" && source["GPSLatitude"] != nil)
+        try harness.moveIn(["keep-photo.dng", "strip-photo.dng"], from: staging)
+
+        let sidecars = try await harness.waitForSidecars(2)
+
+        #expect(sidecars["keep-photo.jpg.chute.json"]?.status == .completed)
+        #expect(sidecars["keep-photo.jpg.chute.json"]?.warnings == [])
+        let kept = try Self.metadata(of: harness.outbox.appending("keep-photo.jpg"))
+        for tag in Self.tags {
+            #expect(kept[tag] == source[tag], "\(tag)")
+        }
+        #expect(kept["Orientation"] == nil || kept["Orientation"] == "1")
+        let warnings = try CommandLineTool.run([
+            "exiftool", "-a", "-validate", "-Warning", "-s3", harness.outbox.appending("keep-photo.jpg").string,
+        ]).standardOutput
+        #expect(!warnings.contains("APP1") && !warnings.contains("EXIF"), "\(warnings)")
+        let info = try Fixtures.identify(harness.outbox.appending("keep-photo.jpg"))
+        #expect(info.width == 48 && info.height == 64)
+
+        #expect(sidecars["strip-photo.jpg.chute.json"]?.status == .completed)
+        let stripped = try Self.metadata(of: harness.outbox.appending("strip-photo.jpg"))
+        for tag in Self.tags {
+            #expect(stripped[tag] == nil, "\(tag)")
+        }
+    }
+
     @Test func dngFilesBecomeUprightJPEGs() async throws {
         let harness = try DaemonHarness(
             rules: """
@@ -71,6 +151,12 @@ struct RawEndToEndTests {
         if names.contains("lg_g4.dng") {
             let photo = try Fixtures.identify(harness.outbox.appending("lg_g4.jpg"))
             #expect(photo.width == 600 && photo.height == 338)
+            let source = try Self.metadata(of: Corpus.folder.appending("raw/dng_lg_g4_lossy.dng"))
+            let kept = try Self.metadata(of: harness.outbox.appending("lg_g4.jpg"))
+            #expect(source["Model"] == "LG-H815")
+            for tag in Self.tags {
+                #expect(kept[tag] == source[tag], "lg_g4: \(tag)")
+            }
         }
     }
 }
