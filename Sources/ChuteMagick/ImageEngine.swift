@@ -5,10 +5,10 @@ import SystemPackage
 /// The image engine: converts still and animated images with ImageMagick 6 through MagickWand.
 ///
 /// A conversion reads the input through one descriptor, decides its type from the content alone, and decodes it
-/// with the one ImageMagick coder for that type. It then applies the EXIF orientation, the bounding box, the quality
-/// and `strip`, encodes, checks that the encoded bytes read back at the expected size, and only then creates,
-/// writes and syncs the output file. Text formats that ImageMagick would interpret (SVG, MVG, PostScript, PDF,
-/// playlists) never reach it.
+/// with the one ImageMagick coder for that type, or a camera RAW file with LibRaw (see `ImageEngine+Raw.swift`). It
+/// then applies the EXIF orientation, the bounding box, the quality and `strip`, encodes, checks that the encoded
+/// bytes read back at the expected size, and only then creates, writes and syncs the output file. Text formats that
+/// ImageMagick would interpret (SVG, MVG, PostScript, PDF, playlists) never reach it.
 ///
 /// - Important: ``convert(_:progress:)`` blocks in C code; call it on a worker's own thread. The first conversion,
 ///   or the first read of ``libraries``, starts ImageMagick for the whole process (see ``MagickLibrary``), and

@@ -109,6 +109,43 @@ import Testing
         #expect(!output.exists)
     }
 
+    /// LibRaw's ceiling for raw data follows the job's memory limit: a DNG whose headers declare a 7200x7000
+    /// lossless-JPEG mosaic (within ImageMagick's limits) needs about 96 MiB for it, more than a 100 MB job allows.
+    @Test func theMemoryLimitBoundsLibRawsAllocation() throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.file("large.dng")
+        let output = directory.file("large.jpg")
+        var bytes = DNGFixture.make(width: 64, height: 48, colour: DNGFixture.redOverBlue(height: 48))
+        // IFD0 starts at byte 8 with its entry count; each entry is 12 bytes, its value at +8. Entries 1, 2, 4 and 11
+        // are ImageWidth, ImageLength (LONG), Compression (SHORT) and RowsPerStrip (LONG).
+        func value(ofEntry index: Int) -> Int { 8 + 2 + 12 * index + 8 }
+        for (index, tag, newValue) in [(1, 0x0100, 7200), (2, 0x0101, 7000), (4, 0x0103, 7), (11, 0x0116, 7000)] {
+            let entry = value(ofEntry: index) - 8
+            try #require(Int(bytes[entry]) | Int(bytes[entry + 1]) << 8 == tag)
+            for byte in 0..<4 { bytes[value(ofEntry: index) + byte] = UInt8(newValue >> (8 * byte) & 0xFF) }
+        }
+        try input.write(bytes)
+        var limits = JobLimits()
+        limits.memory = 100_000_000
+        let request = ConversionRequest(
+            jobID: "test",
+            engine: .image,
+            input: input,
+            output: output,
+            format: try #require(TargetFormat.named("jpg")),
+            options: ConversionOptions(),
+            limits: limits
+        )
+
+        #expect {
+            _ = try ImageEngine().convert(request) { _ in }
+        } throws: { error in
+            guard let failure = error as? ConversionFailure else { return false }
+            return failure.code == .limitExceeded && failure.message.contains("libraw_unpack")
+        }
+        #expect(!output.exists)
+    }
+
     /// The corpus's lossy DNG converts; its metadata-only CR2 and CR3 (stripped of their raw data, keeping the
     /// embedded preview) are refused as holding no raw image, rather than converted from the preview.
     @Test(.enabled(if: Corpus.isPresent, "the shared corpus (../shared/corpus) is absent"))
