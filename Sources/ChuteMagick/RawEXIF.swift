@@ -10,9 +10,9 @@
 ///
 /// Every offset and count is checked against the file; a tag whose value lies outside it is left out, and a file
 /// whose IFD0 cannot be read gives `nil`.
-struct RawEXIF {
+package struct RawEXIF {
     /// The `Exif\0\0`-prefixed TIFF structure.
-    var profile: [UInt8]
+    package var profile: [UInt8]
 
     /// IFD0 tags carried: Make, Model, DateTime.
     private static let imageTags: Set<UInt16> = [0x010F, 0x0110, 0x0132]
@@ -39,7 +39,7 @@ struct RawEXIF {
     }
 
     /// Reads the tags to carry from a TIFF-structured RAW file, or `nil` when there are none.
-    init?(reading bytes: [UInt8]) {
+    package init?(reading bytes: [UInt8]) {
         guard bytes.count >= 8, bytes[0] == bytes[1], bytes[0] == 0x49 || bytes[0] == 0x4D else { return nil }
         let reader = Reader(bytes: bytes, littleEndian: bytes[0] == 0x49)
         guard let first = reader.integer(at: 4, width: 4), let image = reader.entries(at: first) else { return nil }

@@ -184,3 +184,51 @@ import Testing
         #expect(!raf.exists)
     }
 }
+
+/// ``RawEXIF`` reads untrusted files: damaged IFDs give fewer tags or none, never a crash or a read outside the file.
+@Suite struct RawEXIFTests {
+    /// A generated DNG with EXIF and GPS written into it by `exiftool`.
+    private static func photo(in directory: borrowing TemporaryDirectory) throws -> [UInt8] {
+        let path = directory.file("photo.dng")
+        try DNGFixture.write(to: path, width: 16, height: 16) { _, _ in (0.5, 0.5, 0.5) }
+        try CommandLineTool.run([
+            "exiftool", "-q", "-overwrite_original", "-n", "-DateTimeOriginal=2024:06:01 10:00:00", "-ISO=200",
+            "-LensModel=Test Lens", "-GPSLatitude=48.8566", "-GPSLatitudeRef=N", path.string,
+        ])
+        return try path.readBytes()
+    }
+
+    @Test func theTagsToCarryAreCopiedVerbatim() throws {
+        let directory = try TemporaryDirectory()
+        let bytes = try Self.photo(in: directory)
+
+        let exif = try #require(RawEXIF(reading: bytes))
+
+        #expect(exif.profile.starts(with: Array("Exif".utf8) + [0, 0, 0x49, 0x49, 0x2A, 0x00]))
+        let text = String(decoding: exif.profile, as: UTF8.self)
+        for value in [DNGFixture.make, DNGFixture.model, "2024:06:01 10:00:00", "Test Lens"] {
+            #expect(text.contains(value), "\(value)")
+        }
+        // Neither the mosaic nor the DNG colour tags come along: the profile is small.
+        #expect(exif.profile.count < 600, "\(exif.profile.count) bytes")
+    }
+
+    @Test func damagedFilesGiveFewerTagsOrNoneWithoutACrash() throws {
+        let directory = try TemporaryDirectory()
+        let bytes = try Self.photo(in: directory)
+        #expect(RawEXIF(reading: []) == nil)
+        #expect(RawEXIF(reading: Array(bytes.prefix(7))) == nil)
+        #expect(RawEXIF(reading: Array(repeating: 0xFF, count: 4096)) == nil)
+        // Every byte of the header and the IFDs set to 0xFF in turn, and the file cut at every 97th byte.
+        var parsed = 0
+        for index in 0..<min(bytes.count, 2048) {
+            var damaged = bytes
+            damaged[index] = 0xFF
+            if RawEXIF(reading: damaged) != nil { parsed += 1 }
+        }
+        for length in stride(from: 0, to: bytes.count, by: 97) {
+            _ = RawEXIF(reading: Array(bytes.prefix(length)))
+        }
+        #expect(parsed > 0)
+    }
+}
