@@ -39,8 +39,7 @@ struct RawProcessor: ~Copyable {
     ///   - bytes: the whole file; it must stay valid and unchanged for the processor's lifetime.
     ///   - memoryLimit: the job's memory limit in bytes: LibRaw refuses raw data that would need more (its
     ///     `max_raw_memory_mb`, never raised above LibRaw's own default of 2 GiB).
-    /// - Throws: ``LibRawError`` when LibRaw does not recognise the file or finds no raw image in it. The message
-    ///   then names the camera when the headers did.
+    /// - Throws: ``LibRawError`` when LibRaw does not recognise the file or finds no raw image in it.
     init(opening bytes: UnsafeRawBufferPointer, memoryLimit: Int64?) throws(LibRawError) {
         guard let data = libraw_init(0) else {
             throw LibRawError(function: "libraw_init", status: LIBRAW_UNSUFFICIENT_MEMORY.rawValue)
@@ -63,9 +62,11 @@ struct RawProcessor: ~Copyable {
         let status = libraw_open_buffer(data, UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
         guard status == LIBRAW_SUCCESS.rawValue else {
             var error = LibRawError(function: "libraw_open_buffer", status: status)
-            let camera = Self.camera(of: data)
-            if !camera.isEmpty {
-                error.message += " (the headers name a \(camera), but LibRaw finds no raw image it can decode)"
+            // A file whose headers LibRaw parsed (it found a camera maker) but that holds no raw image it can decode:
+            // a stripped file, or a format variant LibRaw does not know. The camera itself is not named, as no
+            // metadata value goes into a sidecar.
+            if data.pointee.idata.make.0 != 0 {
+                error.message += " (a camera RAW file, but LibRaw finds no raw image in it that it can decode)"
             }
             libraw_close(data)
             dataError.deallocate()
@@ -80,9 +81,6 @@ struct RawProcessor: ~Copyable {
         self.dataError.deallocate()
     }
 
-    /// The camera's maker and model as the file names them, such as `Canon EOS R6`.
-    var camera: String { Self.camera(of: self.data) }
-
     /// The size of the developed image, before it is turned upright (`sizes.width` × `sizes.height`).
     var size: (width: Int, height: Int) {
         (Int(self.data.pointee.sizes.width), Int(self.data.pointee.sizes.height))
@@ -91,13 +89,6 @@ struct RawProcessor: ~Copyable {
     /// The size of the sensor data (`sizes.raw_width` × `sizes.raw_height`), which can be larger than ``size``.
     var rawSize: (width: Int, height: Int) {
         (Int(self.data.pointee.sizes.raw_width), Int(self.data.pointee.sizes.raw_height))
-    }
-
-    /// The capture time the file records, in seconds since 1970 as LibRaw reads it (`other.timestamp`, taken as
-    /// local time of the camera), or `nil` when it records none.
-    var captureTime: Int? {
-        let timestamp = Int(self.data.pointee.other.timestamp)
-        return timestamp > 0 ? timestamp : nil
     }
 
     /// Unpacks the sensor data and develops it into an upright 16-bit sRGB image.
@@ -125,15 +116,6 @@ struct RawProcessor: ~Copyable {
         let message =
             offset < 0 ? "unexpected end of file in the raw data" : "damaged raw data near byte offset \(offset)"
         throw LibRawError(function: function, status: LIBRAW_DATA_ERROR.rawValue, message: message)
-    }
-
-    private static func camera(of data: UnsafeMutablePointer<libraw_data_t>) -> String {
-        func text<T>(_ field: T) -> String {
-            withUnsafeBytes(of: field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        }
-        let make = text(data.pointee.idata.make)
-        let model = text(data.pointee.idata.model)
-        return [make, model].filter { !$0.isEmpty }.joined(separator: " ")
     }
 
     /// Keeps the first data error that LibRaw reports (`data_callback`); `context` is the processor's record.

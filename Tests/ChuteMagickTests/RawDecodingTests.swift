@@ -156,7 +156,7 @@ import Testing
         #expect(try MagickTool.identify("%m %wx%h", dng) == "JPEG 600x338")
 
         for (name, camera) in [
-            ("cr2_canon_350d_stub.cr2", "Canon EOS 350D"), ("cr3_canon_r6_pruned.cr3", "Canon EOS R6"),
+            ("cr2_canon_350d_stub.cr2", "350D"), ("cr3_canon_r6_pruned.cr3", "EOS R6"),
         ] {
             let output = directory.file("\(name).jpg")
             let failure = try #require(
@@ -164,7 +164,8 @@ import Testing
             )
             #expect(failure.code == .unsupportedInput, "\(name): \(failure)")
             #expect(failure.message.contains("no raw image"), "\(name): \(failure)")
-            #expect(failure.message.contains(camera), "\(name): \(failure)")
+            // No metadata value goes into a sidecar: the message does not name the camera.
+            #expect(!failure.message.contains(camera), "\(name): \(failure)")
             #expect(!output.exists)
         }
         // The RW2 stub's strip claims 20 MB in a 12 KB file, which LibRaw would develop into noise without a word.
