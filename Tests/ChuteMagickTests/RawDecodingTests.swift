@@ -1,3 +1,4 @@
+import ChuteApp
 import ChuteCore
 import ChuteMagick
 import ChuteTestSupport
@@ -93,7 +94,7 @@ import Testing
             engine: .image,
             input: input,
             output: output,
-            format: try #require(TargetFormat.named("jpg")),
+            format: try #require(Engines.registry.format(named: "jpg")),
             options: ConversionOptions(),
             limits: limits
         )
@@ -132,7 +133,7 @@ import Testing
             engine: .image,
             input: input,
             output: output,
-            format: try #require(TargetFormat.named("jpg")),
+            format: try #require(Engines.registry.format(named: "jpg")),
             options: ConversionOptions(),
             limits: limits
         )
