@@ -54,6 +54,12 @@ let package = Package(
             pkgConfig: "libraw_r",
             providers: [.apt(["libraw-dev"])]
         ),
+        // libjpeg-turbo's TurboJPEG API, for rotating a JPEG's DCT blocks without decoding them (lossless).
+        .systemLibrary(
+            name: "CTurboJPEG",
+            pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]
+        ),
         // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
         .target(name: "CChuteLinux"),
 
@@ -75,10 +81,16 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Pure Swift: reads and edits the metadata segments and chunks of JPEG, PNG and WebP files.
+        .target(
+            name: "ChuteMetadata",
+            dependencies: ["ChuteCore"],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "ChuteMagick",
             dependencies: [
-                "ChuteCore", "CMagickWand", "CHeif", "CLibRaw",
+                "ChuteCore", "ChuteMetadata", "CMagickWand", "CHeif", "CLibRaw", "CTurboJPEG",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
@@ -146,7 +158,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ChuteMagickTests",
-            dependencies: ["ChuteMagick", "ChuteApp", "ChuteCore", "ChuteTestSupport"],
+            dependencies: ["ChuteMagick", "ChuteMetadata", "ChuteApp", "ChuteCore", "ChuteTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChuteMetadataTests",
+            dependencies: ["ChuteMetadata", "ChuteCore", "ChuteTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -59,6 +59,8 @@ packages=(
     imagemagick ffmpeg rsync procps time
     # For the HEIC metadata tests: exiftool reads and writes EXIF, and an ICC profile that is not sRGB.
     libimage-exiftool-perl icc-profiles-free
+    # TurboJPEG, for rotating a JPEG losslessly (DCT blocks) before its EXIF orientation is stripped.
+    libturbojpeg0-dev
     # For the Samba end-to-end test, which runs its own smbd (its own config, a free port on 127.0.0.1). Installing
     # samba starts no smbd or nmbd in a container without systemd: invoke-rc.d finds no runlevel (and Debian's
     # container images also deny it in policy-rc.d). On a systemd machine the packaged services start on 139/445,

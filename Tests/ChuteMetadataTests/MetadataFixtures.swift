@@ -1,0 +1,107 @@
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+
+/// Photos with every kind of metadata, made at test time with `convert` and `exiftool`, and what tools read back.
+enum MetadataFixtures {
+    /// A colour profile that is not sRGB, so that a kept profile cannot be a default.
+    static let profile = "/usr/share/color/icc/compatibleWithAdobeRGB1998.icc"
+    /// The tags every photo gets: camera, date, GPS in EXIF and in XMP, a creator and a city in XMP, IPTC location
+    /// and keywords.
+    static let tags = [
+        "-Make=Canon", "-Model=EOS", "-DateTimeOriginal=2024:06:01 10:00:00", "-GPSLatitude=48.8566",
+        "-GPSLatitudeRef=N", "-GPSLongitude=2.3522", "-GPSLongitudeRef=E", "-XMP-dc:Creator=Alice",
+        "-XMP-photoshop:City=Paris", "-XMP-exif:GPSLatitude=48.8566",
+    ]
+
+    /// A JPEG with an Adobe RGB profile, EXIF (orientation, GPS, and a thumbnail that has GPS of its own), XMP, IPTC
+    /// and a comment.
+    ///
+    /// - Parameters:
+    ///   - size: `WxH`.
+    ///   - sampling: the chroma subsampling (`1x1` is 4:4:4, `2x2` is 4:2:0).
+    ///   - orientation: the EXIF orientation.
+    static func makeJPEG(
+        at path: FilePath,
+        size: String = "200x120",
+        sampling: String = "1x1",
+        orientation: Int = 6
+    )
+        throws
+    {
+        let thumbnail = path.removingLastComponent().appending("thumbnail-\(path.lastComponent?.string ?? "").jpg")
+        try CommandLineTool.run(["convert", "-size", "64x48", "gradient:red-blue", thumbnail.string])
+        try CommandLineTool.run([
+            "exiftool", "-q", "-overwrite_original", "-GPSLatitude=10", "-GPSLatitudeRef=N", thumbnail.string,
+        ])
+        try CommandLineTool.run([
+            "convert", "-size", size, "-seed", "4", "plasma:fractal", "-profile", Self.profile, "-sampling-factor",
+            sampling, "-quality", "92", path.string,
+        ])
+        try CommandLineTool.run(
+            ["exiftool", "-q", "-overwrite_original", "-n", "-Orientation=\(orientation)"] + Self.tags + [
+                "-IPTC:City=Paris", "-IPTC:Country-PrimaryLocationName=France", "-IPTC:Keywords=holiday",
+                "-Comment=a comment", "-ThumbnailImage<=\(thumbnail.string)", path.string,
+            ]
+        )
+    }
+
+    /// A 16-bit PNG with an Adobe RGB profile (`iCCP`), EXIF with GPS (`eXIf`), XMP (`iTXt`) and text chunks.
+    static func makePNG(at path: FilePath, orientation: Int = 1) throws {
+        try CommandLineTool.run([
+            "convert", "-size", "100x80", "-seed", "4", "plasma:fractal", "-profile", Self.profile, path.string,
+        ])
+        try CommandLineTool.run(
+            ["exiftool", "-q", "-overwrite_original", "-n", "-Orientation=\(orientation)", "-PNG:Comment=a comment"]
+                + Self.tags + [path.string]
+        )
+    }
+
+    /// A lossy WebP with an Adobe RGB profile (`ICCP`), EXIF with GPS and XMP.
+    static func makeWebP(at path: FilePath, orientation: Int = 1) throws {
+        try CommandLineTool.run([
+            "convert", "-size", "100x80", "-seed", "4", "plasma:fractal", "-profile", Self.profile, path.string,
+        ])
+        try CommandLineTool.run(
+            ["exiftool", "-q", "-overwrite_original", "-n", "-Orientation=\(orientation)"] + Self.tags + [path.string]
+        )
+    }
+
+    /// Every tag `exiftool -a -G1` reads, as `Group:Tag` → value.
+    static func tags(of path: FilePath) throws -> [String: String] {
+        let output = try CommandLineTool.run(["exiftool", "-a", "-G1", "-j", "-n", path.string]).standardOutput
+        let objects = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]]
+        var result: [String: String] = [:]
+        for (key, value) in objects?.first ?? [:] { result[key] = "\(value)" }
+        return result
+    }
+
+    /// The groups of those tags (`IFD0`, `GPS`, `XMP-dc`, …).
+    static func groups(of path: FilePath) throws -> Set<String> {
+        Set(try Self.tags(of: path).keys.compactMap { $0.split(separator: ":").first.map(String.init) })
+    }
+
+    /// What `exiftool -a -G1 -gps:all` reads: empty when the file has no GPS tags anywhere.
+    static func gpsTags(of path: FilePath) throws -> String {
+        try CommandLineTool.run(["exiftool", "-a", "-G1", "-s", "-gps:all", path.string]).standardOutput
+    }
+
+    /// The MD5 of the decoded RGB pixels, 16 bits a sample (`convert FILE -depth 16 rgb:- | md5sum`).
+    static func decodedMD5(of path: FilePath) throws -> String {
+        let md5 = try CommandLineTool.run([
+            "bash", "-c", "set -o pipefail; convert \"$1\" -depth 16 rgb:- | md5sum", "bash", path.string,
+        ]).standardOutput
+        guard !md5.hasPrefix("d41d8cd98f00b204e9800998ecf8427e") else { throw CocoaError(.fileReadCorruptFile) }
+        return md5
+    }
+
+    /// The file's bytes.
+    static func read(_ path: FilePath) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: path.string)))
+    }
+
+    /// Writes `bytes` to `path`.
+    static func write(_ bytes: [UInt8], to path: FilePath) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path.string))
+    }
+}
