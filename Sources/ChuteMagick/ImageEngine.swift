@@ -1,5 +1,6 @@
 import CMagickWand
 import ChuteCore
+import ChuteMetadata
 import SystemPackage
 
 /// The image engine: converts still and animated images with ImageMagick 6 through MagickWand.
@@ -58,9 +59,10 @@ package struct ImageEngine: ConversionEngine {
     /// Converts `request.input` into `request.output`.
     ///
     /// Options: `width` and `height` bound the output, keeping the aspect ratio and never upscaling; `quality`
-    /// (default 0.85) applies to JPEG, WebP and HEIC; `strip` removes EXIF, GPS, XMP and comments but keeps the ICC
-    /// profile. Single-frame targets get the first frame (of a HEIF file, ImageMagick reads only the primary image);
-    /// GIF, WebP and TIFF keep every frame. JPEG output is flattened onto white when the image has alpha.
+    /// (default 0.85) applies to JPEG, WebP and HEIC; `strip` removes EXIF, GPS, XMP, IPTC and comments but keeps the
+    /// ICC profile (see ``convert(_:metadata:progress:)``). Single-frame targets get the first frame (of a HEIF file,
+    /// ImageMagick reads only the primary image); GIF, WebP and TIFF keep every frame. JPEG output is flattened onto
+    /// white when the image has alpha.
     ///
     /// - Parameters:
     ///   - request: the job; `output` must not exist.
@@ -73,14 +75,93 @@ package struct ImageEngine: ConversionEngine {
         _ request: ConversionRequest,
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
+        try self.convert(request, metadata: Self.metadataPolicy(of: request.options), progress: progress)
+    }
+
+    /// Converts `request.input` into `request.output`, treating metadata as `policy` says.
+    ///
+    /// `strip` removes EXIF (with its thumbnail), GPS, XMP, IPTC, maker segments, comments and PNG text, keeping the
+    /// ICC profile; `location` removes only the EXIF GPS directory, XMP that holds location, and the IPTC location
+    /// fields. When the input and the target are the same JPEG, PNG or WebP and nothing else changes the pixels
+    /// (no `width`, `height` or `quality`), the metadata is cut out of the file and the image data is written byte
+    /// for byte (see ``MetadataRemoval``); under `strip` a JPEG with an EXIF orientation is first rotated in the DCT
+    /// domain, losslessly, and anything that cannot be done that way is re-encoded instead. The details then say
+    /// `metadataRemoved` (the kinds, never the values) and `pixels` (`unchanged`, `rotated losslessly
+    /// (orientation N)` or `reencoded (reason)`).
+    ///
+    /// - Parameters:
+    ///   - request: the job; `output` must not exist.
+    ///   - policy: what to do with the metadata.
+    ///   - progress: as for ``convert(_:progress:)``.
+    /// - Returns: as for ``convert(_:progress:)``, with `metadataRemoved` and `pixels` when metadata was removed.
+    /// - Throws: as ``convert(_:progress:)``; a JPEG, PNG or WebP whose structure is malformed is `corruptInput`.
+    package func convert(
+        _ request: ConversionRequest,
+        metadata policy: MetadataPolicy,
+        progress: (JobProgress) -> Void
+    ) throws(ConversionFailure) -> ConversionReport {
         let library = MagickLibrary.shared
         library.limitThreads(to: self.threadsPerJob)
         var report = ConversionReport(outputBytes: 0)
 
-        let images = try Self.decode(request, library: library, report: &report, progress: progress)
+        let bytes = try InputFile(opening: request).readAll(limit: Self.inputByteLimit)
+        guard !bytes.isEmpty else { throw ConversionFailure(.corruptInput, "empty file") }
+        let layout: RawPixelLayout?
+        do {
+            layout = try ImageOptions.rawLayout(in: request.options)
+        } catch {
+            throw ConversionFailure(.unsupportedInput, error.description)
+        }
+        var type: MediaType?
+        var coder: String?
+        if layout == nil {
+            let (sniffed, reader) = try Self.inspect(bytes, request: request, library: library, report: &report)
+            (type, coder) = (sniffed, reader)
+            progress(JobProgress(fraction: 0.1))
+            if let container = Self.losslessContainer(type: sniffed, request: request, policy: policy),
+                let output = try Self.removeMetadataLosslessly(
+                    from: bytes,
+                    container: container,
+                    policy: policy,
+                    library: library,
+                    report: &report
+                )
+            {
+                progress(JobProgress(fraction: 0.8))
+                let file = try OutputFile(creatingAt: request.output)
+                // Array.withUnsafeBytes only rethrows untyped errors, so the typed error travels out in a Result.
+                try output.withUnsafeBytes { bytes in
+                    Result { () throws(ConversionFailure) in try file.write(bytes) }
+                }.get()
+                try file.finish()
+                progress(JobProgress(fraction: 1))
+                report.outputBytes = Int64(output.count)
+                return report
+            }
+        }
+        let images = try Self.decode(
+            bytes,
+            layout: layout,
+            type: type,
+            coder: coder,
+            request,
+            library: library,
+            report: &report,
+            progress: progress
+        )
         progress(JobProgress(fraction: 0.5))
+        let orientation = policy == .strip ? type.flatMap { Self.exifOrientation(of: bytes, type: $0) } : nil
         try Self.withMagick(library) { () throws(MagickError) in
-            try Self.apply(request.options, format: request.format, to: images)
+            let removed = try Self.apply(
+                request.options,
+                metadata: policy,
+                orientation: orientation,
+                format: request.format,
+                to: images
+            )
+            if policy != .keep {
+                report.details["metadataRemoved"] = MetadataRemoval.list(removed)
+            }
             try images.selectImage(at: 0)
         }
         if request.format.coder == RawPixelLayout.Samples.yuv.coder {
@@ -119,29 +200,21 @@ package struct ImageEngine: ConversionEngine {
         return report
     }
 
-    /// Reads the input, checks its type and size, and decodes the frames that the target needs.
+    /// Checks the input's type and, from its headers, its size, before any pixel is decoded.
     ///
-    /// The headers are read first (`MagickPingImageBlob`), so an image beyond the pixel limits is refused before
-    /// any pixel memory is allocated; a coder that cannot ping from memory (EXR) is checked after the full read,
-    /// which the policy's own limits still bound. For a single-frame target only the first frame is kept; animation
-    /// frames are coalesced onto their canvas so that each can be resized and re-encoded on its own.
-    private static func decode(
-        _ request: ConversionRequest,
+    /// The headers are read with `MagickPingImageBlob`, so an image beyond the pixel limits is refused before any
+    /// pixel memory is allocated; a coder that cannot ping from memory (EXR) is checked by ``decode`` after the full
+    /// read, which the policy's own limits still bound.
+    ///
+    /// - Returns: the type and the one ImageMagick coder allowed to read it, or no coder for a camera RAW, which
+    ///   LibRaw reads; `inputWidth`, `inputHeight` and `inputFrames` go into the report's details when the headers
+    ///   were read.
+    private static func inspect(
+        _ bytes: [UInt8],
+        request: ConversionRequest,
         library: MagickLibrary,
-        report: inout ConversionReport,
-        progress: (JobProgress) -> Void
-    ) throws(ConversionFailure) -> Wand {
-        let bytes = try InputFile(opening: request).readAll(limit: Self.inputByteLimit)
-        guard !bytes.isEmpty else { throw ConversionFailure(.corruptInput, "empty file") }
-        let layout: RawPixelLayout?
-        do {
-            layout = try ImageOptions.rawLayout(in: request.options)
-        } catch {
-            throw ConversionFailure(.unsupportedInput, error.description)
-        }
-        if let layout {
-            return try Self.decodeRaw(bytes, layout: layout, request: request, library: library, report: &report)
-        }
+        report: inout ConversionReport
+    ) throws(ConversionFailure) -> (MediaType, String?) {
         guard let type = MediaType.sniff(bytes) else {
             throw ConversionFailure(
                 .unsupportedInput,
@@ -151,14 +224,7 @@ package struct ImageEngine: ConversionEngine {
         }
         try Self.refuseCutShort(bytes, type: type)
         if Self.rawTypes.contains(type) {
-            return try Self.decodeRaw(
-                bytes,
-                type: type,
-                request: request,
-                library: library,
-                report: &report,
-                progress: progress
-            )
+            return (type, nil)
         }
         guard let coder = Self.decoders[type] else {
             throw ConversionFailure(.unsupportedInput, "the content is \(type.rawValue), not an image Chute decodes")
@@ -168,16 +234,63 @@ package struct ImageEngine: ConversionEngine {
             // then reports no reason at all: the IHDR chunk says it first.
             try Self.checkLimits([size], library: library, limits: request.limits)
         }
-        let pingable = library.decodesFromMemory(coder)
-        if pingable {
+        if library.decodesFromMemory(coder) {
             let headers = Wand()
             try Self.withMagick(library) { () throws(MagickError) in
                 try headers.read(bytes, coder: coder, headersOnly: true)
             }
-            try Self.checkLimits(Self.frameSizes(of: headers), library: library, limits: request.limits)
+            let sizes = Self.frameSizes(of: headers)
+            try Self.checkLimits(sizes, library: library, limits: request.limits)
+            report.details["inputFormat"] = headers.format
+            report.details["inputFrames"] = String(sizes.count)
+            report.details["inputWidth"] = sizes.first.map { String($0.width) }
+            report.details["inputHeight"] = sizes.first.map { String($0.height) }
         }
-        progress(JobProgress(fraction: 0.1))
+        return (type, coder)
+    }
 
+    /// Decodes the input: raw pixels in the rule's layout, a camera RAW through LibRaw (a type without a coder), or
+    /// anything else through its one ImageMagick coder.
+    private static func decode(
+        _ bytes: [UInt8],
+        layout: RawPixelLayout?,
+        type: MediaType?,
+        coder: String?,
+        _ request: ConversionRequest,
+        library: MagickLibrary,
+        report: inout ConversionReport,
+        progress: (JobProgress) -> Void
+    ) throws(ConversionFailure) -> Wand {
+        if let layout {
+            return try Self.decodeRaw(bytes, layout: layout, request: request, library: library, report: &report)
+        }
+        guard let type else { throw ConversionFailure(.internalError, "no type for a sniffed input") }
+        guard let coder else {
+            return try Self.decodeRaw(
+                bytes,
+                type: type,
+                request: request,
+                library: library,
+                report: &report,
+                progress: progress
+            )
+        }
+        return try Self.decode(bytes, type: type, coder: coder, request, library: library, report: &report)
+    }
+
+    /// Decodes the frames that the target needs from the input that ``inspect`` accepted.
+    ///
+    /// For a single-frame target only the first frame is kept; animation frames are coalesced onto their canvas so
+    /// that each can be resized and re-encoded on its own.
+    private static func decode(
+        _ bytes: [UInt8],
+        type: MediaType,
+        coder: String,
+        _ request: ConversionRequest,
+        library: MagickLibrary,
+        report: inout ConversionReport
+    ) throws(ConversionFailure) -> Wand {
+        let pingable = library.decodesFromMemory(coder)
         var images = Wand()
         try Self.withMagick(library) { () throws(MagickError) in
             try images.read(bytes, coder: coder)
@@ -346,18 +459,27 @@ package struct ImageEngine: ConversionEngine {
         }
     }
 
-    /// Applies the orientation and the options to every frame, in the order of ``ImageOperation/plan(_:format:)``.
+    /// Applies the orientation, the options and the metadata policy to every frame, in the order of
+    /// ``ImageOperation/plan(_:format:metadata:orientation:)``.
+    ///
+    /// - Parameter orientation: an EXIF orientation that ImageMagick does not read itself (see
+    ///   ``exifOrientation(of:type:)``), applied before the metadata that holds it is stripped.
+    /// - Returns: the kinds of metadata removed.
     private static func apply(
         _ options: ConversionOptions,
+        metadata policy: MetadataPolicy,
+        orientation: Int?,
         format: TargetFormat,
         to images: borrowing Wand
-    ) throws(MagickError) {
-        let steps = ImageOperation.plan(options, format: format)
+    ) throws(MagickError) -> Set<MetadataKind> {
+        let steps = ImageOperation.plan(options, format: format, metadata: policy, orientation: orientation)
+        var removed: Set<MetadataKind> = []
         try images.forEachImage { () throws(MagickError) in
             for step in steps {
-                try step.apply(to: images)
+                removed.formUnion(try step.apply(to: images))
             }
         }
+        return removed
     }
 
     /// Reads back the headers of the encoded output and compares the first frame's size: with the target's coder,

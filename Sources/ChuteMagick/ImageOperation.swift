@@ -1,16 +1,18 @@
 import ChuteCore
+import ChuteMetadata
 
 /// One step of an image conversion, applied to every frame. ``plan(_:format:)`` turns a rule's options into steps in
 /// the order of ``OperationStage`` (orient → crop → rotate/flip → resize → pad/aspect → watermark → metadata →
 /// encode), whatever order the rule wrote its keys in; a new image option is a new case here and its step in
 /// ``apply(to:)``.
 enum ImageOperation: Equatable {
-    /// Turn the pixels as the EXIF orientation says, and mark the image top-left.
-    case orient
+    /// Turn the pixels as the EXIF orientation says, and mark the image top-left; `exif` is an orientation that
+    /// ImageMagick does not read itself (a PNG's or WebP's EXIF), set first.
+    case orient(exif: Int?)
     /// Shrink to fit the box, keeping the aspect ratio; never enlarge.
     case fit(width: Int?, height: Int?)
-    /// Remove EXIF, GPS, XMP, IPTC and comments, keeping the ICC profile.
-    case stripMetadata
+    /// Remove metadata as the policy says (`strip`: all but the ICC profile; `location`: only location).
+    case metadata(MetadataPolicy)
     /// Flatten transparency onto a colour, for targets without alpha.
     case flatten(onto: String)
     /// The lossy encoder's quality, 1–100.
@@ -23,7 +25,7 @@ enum ImageOperation: Equatable {
         switch self {
         case .orient: .orient
         case .fit: .resize
-        case .stripMetadata: .metadata
+        case .metadata: .metadata
         case .flatten, .quality, .depth: .encode
         }
     }
@@ -40,14 +42,23 @@ enum ImageOperation: Equatable {
     static let defaultQuality = 0.85
 
     /// The steps for a rule's options and target, in stage order.
-    static func plan(_ options: ConversionOptions, format: TargetFormat) -> [ImageOperation] {
-        var steps: [ImageOperation] = [.orient]
+    ///
+    /// - Parameters:
+    ///   - policy: what happens to the metadata (from `metadata`, or `strip`).
+    ///   - orientation: an EXIF orientation ImageMagick does not read itself, to apply.
+    static func plan(
+        _ options: ConversionOptions,
+        format: TargetFormat,
+        metadata policy: MetadataPolicy,
+        orientation: Int? = nil
+    ) -> [ImageOperation] {
+        var steps: [ImageOperation] = [.orient(exif: orientation)]
         let (width, height) = (options[CommonOptions.width], options[CommonOptions.height])
         if width != nil || height != nil {
             steps.append(.fit(width: width, height: height))
         }
-        if options[ImageOptions.strip] == true {
-            steps.append(.stripMetadata)
+        if policy != .keep {
+            steps.append(.metadata(policy))
         }
         if Self.opaqueTargets.contains(format.name) {
             steps.append(.flatten(onto: "white"))
@@ -65,16 +76,25 @@ enum ImageOperation: Equatable {
     }
 
     /// Applies the step to the wand's current frame.
-    func apply(to images: borrowing Wand) throws(MagickError) {
+    ///
+    /// - Returns: the kinds of metadata the step removed (only a ``metadata(_:)`` step removes any).
+    func apply(to images: borrowing Wand) throws(MagickError) -> Set<MetadataKind> {
         switch self {
-        case .orient:
+        case .orient(let exif):
+            if let exif {
+                try images.setOrientation(exif)
+            }
             try images.autoOrient()
         case .fit(let width, let height):
             if let size = Self.fittedSize(width: images.width, height: images.height, box: (width, height)) {
                 try images.resize(width: size.width, height: size.height)
             }
-        case .stripMetadata:
-            try images.stripMetadataKeepingColorProfile()
+        case .metadata(.keep):
+            break
+        case .metadata(.strip):
+            return try ImageEngine.strip(images)
+        case .metadata(.location):
+            return try ImageEngine.removeLocation(from: images)
         case .flatten(let color):
             if images.hasAlpha {
                 try images.removeAlpha(onto: PixelColor(named: color))
@@ -84,6 +104,7 @@ enum ImageOperation: Equatable {
         case .depth(let depth):
             try images.setDepth(depth)
         }
+        return []
     }
 
     /// The size that fits `width` × `height` into the box, keeping the aspect ratio, or `nil` when the image already

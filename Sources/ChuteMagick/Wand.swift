@@ -289,18 +289,79 @@ struct Wand: ~Copyable {
         try self.check(MagickSetCompressionQuality(self.handle, quality), .process, "MagickSetCompressionQuality")
     }
 
-    /// Removes the current image's profiles (EXIF, GPS, XMP, IPTC) and comments, then puts its ICC colour profile
-    /// back, so colours still render as before.
-    /// The corresponding C functions are `MagickGetImageProfile`, `MagickStripImage` and `MagickSetImageProfile`.
+    /// Removes the current image's profiles (EXIF with its thumbnail and GPS, XMP, IPTC, Photoshop resources),
+    /// comments and the properties read from them, but keeps its ICC colour profile, so colours still render as
+    /// before.
+    ///
+    /// `MagickStripImage` is not used: besides removing the ICC profile, it tells the PNG writer to leave out the
+    /// text chunks and, with them, `iCCP` (ImageMagick 6 drops `iCCP` whenever both `tEXt` and `zTXt` are
+    /// excluded), so a profile put back afterwards would still be missing from a PNG. Here every property but the
+    /// coders' own (`jpeg:`, `png:`) is deleted, so that no text is left for the PNG writer to put in chunks, and it
+    /// is told to leave out `tEXt`, `iTXt`, `eXIf`, `tIME` and the dates.
+    /// The corresponding C functions are `MagickGetImageProfiles`, `MagickRemoveImageProfile`,
+    /// `MagickGetImageProperties`, `MagickDeleteImageProperty` and `MagickSetImageArtifact`.
     func stripMetadataKeepingColorProfile() throws(MagickError) {
-        var length = 0
-        let profile: [UInt8]? = MagickGetImageProfile(self.handle, "icc", &length).map { bytes in
-            defer { _ = MagickRelinquishMemory(bytes) }
-            return Array(UnsafeBufferPointer(start: bytes, count: length))
+        for name in self.profileNames where name != "icc" && name != "icm" {
+            self.removeProfile(name)
         }
-        try self.check(MagickStripImage(self.handle), .process, "MagickStripImage")
-        guard let profile, !profile.isEmpty else { return }
-        try self.setProfile("icc", to: profile)
+        self.deleteProperties { !$0.hasPrefix("jpeg:") && !$0.hasPrefix("png:") }
+        try self.check(
+            MagickSetImageArtifact(self.handle, "png:exclude-chunk", "eXIf,iTXt,tEXt,date,tIME"),
+            .process,
+            "MagickSetImageArtifact"
+        )
+    }
+
+    /// Deletes the current image's properties whose names `selected` picks.
+    /// The corresponding C functions are `MagickGetImageProperties` and `MagickDeleteImageProperty`.
+    func deleteProperties(where selected: (String) -> Bool) {
+        var count = 0
+        guard let names = MagickGetImageProperties(self.handle, "*", &count) else { return }
+        defer { _ = MagickRelinquishMemory(names) }
+        for index in 0..<count {
+            guard let name = names[index] else { continue }
+            if selected(String(cString: name)) {
+                _ = MagickDeleteImageProperty(self.handle, name)
+            }
+            _ = MagickRelinquishMemory(name)
+        }
+    }
+
+    /// Sets the current image's orientation, which ``autoOrient()`` then applies, as EXIF numbers it (1 to 8).
+    /// The corresponding C function is `MagickSetImageOrientation`.
+    func setOrientation(_ orientation: Int) throws(MagickError) {
+        let status = MagickSetImageOrientation(self.handle, OrientationType(rawValue: UInt32(orientation)))
+        try self.check(status, .process, "MagickSetImageOrientation")
+    }
+
+    /// The names of the current image's profiles (`icc`, `exif`, `xmp`, `iptc`, `8bim`, …), lowercased.
+    /// The corresponding C function is `MagickGetImageProfiles`.
+    var profileNames: [String] {
+        var count = 0
+        guard let names = MagickGetImageProfiles(self.handle, "*", &count) else { return [] }
+        defer { _ = MagickRelinquishMemory(names) }
+        return (0..<count).compactMap { index in
+            guard let name = names[index] else { return nil }
+            defer { _ = MagickRelinquishMemory(name) }
+            return String(cString: name).lowercased()
+        }
+    }
+
+    /// The current image's profile `name`, or `nil` when it has none. The corresponding C function is
+    /// `MagickGetImageProfile`.
+    func profile(_ name: String) -> [UInt8]? {
+        var length = 0
+        guard let bytes = MagickGetImageProfile(self.handle, name, &length) else { return nil }
+        defer { _ = MagickRelinquishMemory(bytes) }
+        return Array(UnsafeBufferPointer(start: bytes, count: length))
+    }
+
+    /// The current image's property `name` (such as `comment`), or `nil`. The corresponding C function is
+    /// `MagickGetImageProperty`.
+    func property(_ name: String) -> String? {
+        guard let value = MagickGetImageProperty(self.handle, name) else { return nil }
+        defer { _ = MagickRelinquishMemory(value) }
+        return String(cString: value)
     }
 
     /// Sets the current image's profile `name` (`icc`, `exif`, …) to `bytes`, replacing any it had, without

@@ -26,11 +26,15 @@ package enum XMPLocation {
             }
             var end = index + 1
             while end < bytes.count, Self.isNameCharacter(bytes[end]) { end += 1 }
-            let name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
-            if name.uppercased().hasPrefix("GPS") || Self.names.contains(name) { return true }
+            if Self.isLocationName(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) { return true }
             index = end
         }
         return false
+    }
+
+    /// Whether a property's local name (after its prefix) is one of location: `GPS…` or a location name.
+    package static func isLocationName(_ name: some StringProtocol) -> Bool {
+        name.uppercased().hasPrefix("GPS") || Self.names.contains(String(name))
     }
 
     /// Whether `byte` can continue an XML name (ASCII letters, digits, `_`, `-`, `.`).

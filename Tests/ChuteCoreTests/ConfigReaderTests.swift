@@ -901,6 +901,7 @@ private let badSettingsValueCases: [(String, String)] = [
             rawFormat: yuv
             rawSize: 640x480
             rawDepth: 16
+            metadata: location
         settings:
           quietPeriod: 1s
           incompleteTimeout: 2m
@@ -933,7 +934,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",
         "allAudio": "allAudio", "rawFormat": "raw yuv input", "rawSize": "raw size 640x480",
-        "rawDepth": "raw depth 16", "rename": "{stem}-small.{ext}", "keepStructure": "flattened",
+        "rawDepth": "raw depth 16", "metadata": "metadata location", "rename": "{stem}-small.{ext}",
+        "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",
         "minSize": "size 10KB", "maxSize": "to 2GB", "type": "type image", "minAge": "age 1.5m", "maxAge": "to 30d",
         "owner": "owner 1026", "group": "group 100", "mode": "mode 640", "source": "source:  moved to",

@@ -507,14 +507,19 @@ import Testing
     @Test func stepsFollowTheStagesWhateverTheKeyOrder() throws {
         let jpg = try #require(Engines.registry.format(named: "jpg"))
         let png = try #require(Engines.registry.format(named: "png"))
-        let options: ConversionOptions = ["strip": true, "quality": 70, "height": 600]
+        let options: ConversionOptions = ["quality": 70, "height": 600]
 
         #expect(
-            ImageOperation.plan(options, format: jpg) == [
-                .orient, .fit(width: nil, height: 600), .stripMetadata, .flatten(onto: "white"), .quality(70),
+            ImageOperation.plan(options, format: jpg, metadata: .strip, orientation: 6) == [
+                .orient(exif: 6), .fit(width: nil, height: 600), .metadata(.strip), .flatten(onto: "white"),
+                .quality(70),
             ]
         )
-        #expect(ImageOperation.plan(["quality": 0.5], format: png) == [.orient])
-        #expect(ImageOperation.plan([:], format: jpg) == [.orient, .flatten(onto: "white"), .quality(85)])
+        #expect(ImageOperation.plan(["quality": 0.5], format: png, metadata: .keep) == [.orient(exif: nil)])
+        #expect(
+            ImageOperation.plan([:], format: jpg, metadata: .keep) == [
+                .orient(exif: nil), .flatten(onto: "white"), .quality(85),
+            ]
+        )
     }
 }

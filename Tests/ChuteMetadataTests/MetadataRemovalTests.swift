@@ -8,11 +8,7 @@ import Testing
 /// read the results.
 @Suite(.timeLimit(.minutes(2)))
 struct MetadataRemovalTests {
-    /// The groups of tags that only metadata puts there (EXIF, GPS, thumbnail, XMP, IPTC, Photoshop).
-    private static let metadataGroups: Set<String> = [
-        "IFD0", "ExifIFD", "GPS", "IFD1", "InteropIFD", "IPTC", "Photoshop", "XMP-x", "XMP-dc", "XMP-exif",
-        "XMP-photoshop", "XMP-xmp", "XMP-tiff",
-    ]
+    private static let metadataGroups = MetadataFixtures.metadataGroups
 
     /// Removes metadata from the file at `input` into `output`.
     private static func remove(

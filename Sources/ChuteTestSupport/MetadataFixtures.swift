@@ -1,18 +1,42 @@
-import ChuteTestSupport
 import Foundation
 import SystemPackage
 
 /// Photos with every kind of metadata, made at test time with `convert` and `exiftool`, and what tools read back.
-enum MetadataFixtures {
+package enum MetadataFixtures {
     /// A colour profile that is not sRGB, so that a kept profile cannot be a default.
-    static let profile = "/usr/share/color/icc/compatibleWithAdobeRGB1998.icc"
+    package static let profile = "/usr/share/color/icc/compatibleWithAdobeRGB1998.icc"
     /// The tags every photo gets: camera, date, GPS in EXIF and in XMP, a creator and a city in XMP, IPTC location
     /// and keywords.
-    static let tags = [
+    package static let tags = [
         "-Make=Canon", "-Model=EOS", "-DateTimeOriginal=2024:06:01 10:00:00", "-GPSLatitude=48.8566",
         "-GPSLatitudeRef=N", "-GPSLongitude=2.3522", "-GPSLongitudeRef=E", "-XMP-dc:Creator=Alice",
         "-XMP-photoshop:City=Paris", "-XMP-exif:GPSLatitude=48.8566",
     ]
+
+    /// Values the fixtures write, none of which may appear in a log or a sidecar.
+    package static let secrets = ["48.856", "2.3522", "Paris", "France", "Alice", "Canon", "a comment", "holiday"]
+
+    /// The groups of tags that only metadata fills, as `exiftool -G1` names them (EXIF, GPS, thumbnail, XMP, IPTC,
+    /// Photoshop).
+    package static let metadataGroups: Set<String> = [
+        "IFD0", "ExifIFD", "GPS", "IFD1", "InteropIFD", "IPTC", "Photoshop", "XMP-x", "XMP-dc", "XMP-exif",
+        "XMP-photoshop", "XMP-xmp", "XMP-tiff",
+    ]
+
+    /// The peak signal-to-noise ratio between two images of the same size in dB (`compare -metric PSNR`), infinite
+    /// when they are identical: above 50 the difference is rounding, an image turned the wrong way scores about 12.
+    package static func psnr(_ first: FilePath, _ second: FilePath) throws -> Double {
+        let result = try CommandLineTool.run(
+            ["compare", "-metric", "PSNR", first.string, second.string, "null:"],
+            check: false
+        )
+        let text = result.standardError.split(separator: " ").first.map(String.init) ?? ""
+        if result.status == 0, text == "inf" { return .infinity }
+        guard result.status <= 1, let value = Double(text) else {
+            throw CommandLineTool.Failure(command: ["compare", first.string, second.string], result: result)
+        }
+        return value
+    }
 
     /// A JPEG with an Adobe RGB profile, EXIF (orientation, GPS, and a thumbnail that has GPS of its own), XMP, IPTC
     /// and a comment.
@@ -21,7 +45,7 @@ enum MetadataFixtures {
     ///   - size: `WxH`.
     ///   - sampling: the chroma subsampling (`1x1` is 4:4:4, `2x2` is 4:2:0).
     ///   - orientation: the EXIF orientation.
-    static func makeJPEG(
+    package static func makeJPEG(
         at path: FilePath,
         size: String = "200x120",
         sampling: String = "1x1",
@@ -47,7 +71,7 @@ enum MetadataFixtures {
     }
 
     /// A 16-bit PNG with an Adobe RGB profile (`iCCP`), EXIF with GPS (`eXIf`), XMP (`iTXt`) and text chunks.
-    static func makePNG(at path: FilePath, orientation: Int = 1) throws {
+    package static func makePNG(at path: FilePath, orientation: Int = 1) throws {
         try CommandLineTool.run([
             "convert", "-size", "100x80", "-seed", "4", "plasma:fractal", "-profile", Self.profile, path.string,
         ])
@@ -58,7 +82,7 @@ enum MetadataFixtures {
     }
 
     /// A lossy WebP with an Adobe RGB profile (`ICCP`), EXIF with GPS and XMP.
-    static func makeWebP(at path: FilePath, orientation: Int = 1) throws {
+    package static func makeWebP(at path: FilePath, orientation: Int = 1) throws {
         try CommandLineTool.run([
             "convert", "-size", "100x80", "-seed", "4", "plasma:fractal", "-profile", Self.profile, path.string,
         ])
@@ -68,7 +92,7 @@ enum MetadataFixtures {
     }
 
     /// Every tag `exiftool -a -G1` reads, as `Group:Tag` → value.
-    static func tags(of path: FilePath) throws -> [String: String] {
+    package static func tags(of path: FilePath) throws -> [String: String] {
         let output = try CommandLineTool.run(["exiftool", "-a", "-G1", "-j", "-n", path.string]).standardOutput
         let objects = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]]
         var result: [String: String] = [:]
@@ -77,17 +101,17 @@ enum MetadataFixtures {
     }
 
     /// The groups of those tags (`IFD0`, `GPS`, `XMP-dc`, …).
-    static func groups(of path: FilePath) throws -> Set<String> {
+    package static func groups(of path: FilePath) throws -> Set<String> {
         Set(try Self.tags(of: path).keys.compactMap { $0.split(separator: ":").first.map(String.init) })
     }
 
     /// What `exiftool -a -G1 -gps:all` reads: empty when the file has no GPS tags anywhere.
-    static func gpsTags(of path: FilePath) throws -> String {
+    package static func gpsTags(of path: FilePath) throws -> String {
         try CommandLineTool.run(["exiftool", "-a", "-G1", "-s", "-gps:all", path.string]).standardOutput
     }
 
     /// The MD5 of the decoded RGB pixels, 16 bits a sample (`convert FILE -depth 16 rgb:- | md5sum`).
-    static func decodedMD5(of path: FilePath) throws -> String {
+    package static func decodedMD5(of path: FilePath) throws -> String {
         let md5 = try CommandLineTool.run([
             "bash", "-c", "set -o pipefail; convert \"$1\" -depth 16 rgb:- | md5sum", "bash", path.string,
         ]).standardOutput
@@ -96,12 +120,12 @@ enum MetadataFixtures {
     }
 
     /// The file's bytes.
-    static func read(_ path: FilePath) throws -> [UInt8] {
+    package static func read(_ path: FilePath) throws -> [UInt8] {
         Array(try Data(contentsOf: URL(fileURLWithPath: path.string)))
     }
 
     /// Writes `bytes` to `path`.
-    static func write(_ bytes: [UInt8], to path: FilePath) throws {
+    package static func write(_ bytes: [UInt8], to path: FilePath) throws {
         try Data(bytes).write(to: URL(fileURLWithPath: path.string))
     }
 }
