@@ -61,4 +61,22 @@ import Testing
 
         #expect(error?.issues.map(\.message) == ["expected a whole number for 'width', found string '\(value)'"])
     }
+
+    @Test func stripAndMetadataMustAgree() throws {
+        let jpg = try Self.format("jpg")
+        let agreed = try ConfigReader.options(
+            [("strip", "true"), ("metadata", "strip")],
+            for: jpg,
+            registry: Engines.registry
+        )
+        #expect(agreed == ["strip": true, "metadata": "strip"])
+        let error = #expect(throws: ConfigError.self) {
+            try ConfigReader.options(
+                [("strip", "true"), ("metadata", "location")],
+                for: jpg,
+                registry: Engines.registry
+            )
+        }
+        #expect(error?.issues.map(\.message) == ["'strip: true' contradicts 'metadata: location'; keep one"])
+    }
 }

@@ -143,4 +143,50 @@ struct PrivacyEndToEndTests {
         let info = try Fixtures.identify(output)
         #expect(info.width == 120 && info.height == 200)
     }
+
+    /// `metadata: location` on the daemon: the GPS directory goes and everything else stays (camera, date, ICC
+    /// profile), with the image data untouched; `metadata: strip` is `strip: true` by its new name.
+    @Test func metadataLocationRemovesOnlyWhere() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: no-location
+                    match: ["*.jpg", "*.png"]
+                    to: jpg
+                    metadata: location
+                    output: ./outbox
+                  - name: no-metadata
+                    match: ["*.jpeg"]
+                    to: jpg
+                    metadata: strip
+                    rename: "{stem}-stripped.{ext}"
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try MetadataFixtures.makeJPEG(at: staging.appending("IMG_0010.jpg"), orientation: 1)
+        try MetadataFixtures.makeJPEG(at: staging.appending("IMG_0011.jpeg"), orientation: 1)
+        let sourceMD5 = try MetadataFixtures.decodedMD5(of: staging.appending("IMG_0010.jpg"))
+        let before = try MetadataFixtures.tags(of: staging.appending("IMG_0010.jpg"))
+        #expect(try MetadataFixtures.gpsTags(of: staging.appending("IMG_0010.jpg")) != "")
+        try harness.moveIn(["IMG_0010.jpg", "IMG_0011.jpeg"], from: staging)
+
+        let sidecars = try await harness.waitForSidecars(2)
+
+        let located = try #require(sidecars["IMG_0010.jpg.chute.json"])
+        #expect(located.status == .completed)
+        #expect(located.parameters.options["metadata"] == "location")
+        #expect(located.details["pixels"] == "unchanged")
+        let output = harness.outbox.appending("IMG_0010.jpg")
+        #expect(try MetadataFixtures.gpsTags(of: output) == "")
+        let after = try MetadataFixtures.tags(of: output)
+        for kept in ["IFD0:Make", "IFD0:Model", "ExifIFD:DateTimeOriginal", "ICC_Profile:ProfileDescription"] {
+            #expect(after[kept] != nil && after[kept] == before[kept], "\(kept): \(after[kept] ?? "gone")")
+        }
+        #expect(try MetadataFixtures.decodedMD5(of: output) == sourceMD5)
+        let stripped = try #require(sidecars["IMG_0011-stripped.jpg.chute.json"])
+        #expect(stripped.status == .completed)
+        try Self.expectOnlyTheProfile(harness.outbox.appending("IMG_0011-stripped.jpg"), harness: harness)
+    }
 }
