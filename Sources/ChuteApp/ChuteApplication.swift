@@ -60,6 +60,7 @@ package struct ChuteApplication {
             metadata: [
                 "path": "\(self.journalPath)", "interrupted": "\(recovery.interrupted)",
                 "completed": "\(recovery.completed)", "unpublished": "\(recovery.unpublished)",
+                "withdrawn": "\(recovery.withdrawn)",
             ]
         )
         // Outputs, sidecars and sources moved across file systems are written under temporary names first.

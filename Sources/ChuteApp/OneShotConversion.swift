@@ -69,11 +69,29 @@ package struct OneShotConversion {
         await worker.shutDown()
         switch outcome {
         case .cancelled:
-            _ = unlink(temporary.string)
+            OutputCommitter.removeTemporaries(of: temporary)
             throw ConversionFailure(.cancelled, "cancelled")
         case .failed(let failure):
-            _ = unlink(temporary.string)
+            OutputCommitter.removeTemporaries(of: temporary)
             throw failure
+        case .finished(let report) where !report.parts.isEmpty:
+            // Several outputs (`--tiles`): named after OUTPUT, all put in place or none.
+            do throws(ConversionFailure) {
+                guard OutputPart.areWellFormed(report.parts) else {
+                    throw ConversionFailure(.internalError, "the worker reported malformed output parts")
+                }
+                let set = try OutputCommitter.commit(
+                    report.parts,
+                    beside: temporary,
+                    as: OutputPlan(directory: directory, name: name),
+                    policy: self.overwrite ? .overwrite : .skip
+                )
+                return set.paths.map(\.string).joined(separator: "\n")
+                    + "\n\(set.paths.count) \(format.name) files, \(report.outputBytes) bytes"
+            } catch {
+                OutputCommitter.removeTemporaries(of: temporary)
+                throw error
+            }
         case .finished(let report):
             do throws(ConversionFailure) {
                 let (final, _) = try OutputCommitter.commit(

@@ -71,7 +71,11 @@ package struct Sidecar: Sendable, Codable, Equatable {
     package var libraries: [String: String]
     package var parameters: Parameters
     package var source: Source
+    /// The written output; for a job with several (`tiles`), the first of ``outputs``.
     package var output: Output?
+    /// Every output of a job that wrote several, in order (`photo-r1c1.png` … `photo-r3c3.png`); `nil` for a job with
+    /// one output, whose sidecar has ``output`` alone.
+    package var outputs: [Output]?
     package var startedAt: String
     package var endedAt: String
     package var durationSeconds: Double
@@ -95,7 +99,8 @@ package struct Sidecar: Sendable, Codable, Equatable {
         durationSeconds: Double,
         error: Failure?,
         warnings: [String],
-        details: [String: String]
+        details: [String: String],
+        outputs: [Output]? = nil
     ) {
         self.chuteVersion = chuteVersion
         self.jobID = jobID
@@ -106,6 +111,7 @@ package struct Sidecar: Sendable, Codable, Equatable {
         self.parameters = parameters
         self.source = source
         self.output = output
+        self.outputs = outputs
         self.startedAt = startedAt
         self.endedAt = endedAt
         self.durationSeconds = durationSeconds

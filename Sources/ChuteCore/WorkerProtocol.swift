@@ -3,7 +3,9 @@ import SystemPackage
 /// One conversion, as the supervisor sends it to a worker process.
 ///
 /// The worker reads `input`, writes the result to `output` (a hidden temporary name in the target folder that must
-/// not exist yet) and answers with a ``WorkerReply``. Renaming into place is the supervisor's job.
+/// not exist yet) and answers with a ``WorkerReply``. Renaming into place is the supervisor's job. A job with several
+/// outputs (the tiles of `tiles`) writes each to ``OutputPart/temporaryPath(beside:)`` of `output` instead, and lists
+/// them in its report's ``ConversionReport/parts``.
 package struct ConversionRequest: Sendable, Codable, Equatable {
     package var jobID: String
     package var engine: EngineKind
@@ -70,17 +72,79 @@ package struct JobProgress: Sendable, Codable, Equatable {
 
 /// A successful conversion's facts, copied into the sidecar.
 package struct ConversionReport: Sendable, Codable, Equatable {
-    /// The size of the written output in bytes.
+    /// The size of the written output in bytes; for a job with parts, of all of them.
     package var outputBytes: Int64
     /// Non-fatal notes from the engine or the library (a dropped frame, an unknown tag).
     package var warnings: [String]
     /// Engine-specific facts such as the input and output dimensions or the input coder.
     package var details: [String: String]
+    /// The outputs of a job that wrote several (the tiles of `tiles`), in order; empty when it wrote the one
+    /// `output` of its request.
+    package var parts: [OutputPart]
 
-    package init(outputBytes: Int64, warnings: [String] = [], details: [String: String] = [:]) {
+    package init(
+        outputBytes: Int64,
+        warnings: [String] = [],
+        details: [String: String] = [:],
+        parts: [OutputPart] = []
+    ) {
         self.outputBytes = outputBytes
         self.warnings = warnings
         self.details = details
+        self.parts = parts
+    }
+}
+
+/// One of the several outputs of a job, such as one tile of `tiles: 3x3`.
+///
+/// The worker writes a part to ``temporaryPath(beside:)`` of its request's `output`, a hidden name in the target
+/// folder; the supervisor renames every part of the job into place only once all of them are written, synced and
+/// verified, as ``name(forSetNamed:)`` names it, or none of them.
+package struct OutputPart: Sendable, Codable, Equatable {
+    /// What tells the part from the others of its job, such as `r1c2`: 1 to 16 lower-case letters and digits.
+    package var label: String
+    /// Its size in bytes.
+    package var bytes: Int64
+
+    package init(label: String, bytes: Int64) {
+        self.label = label
+        self.bytes = bytes
+    }
+
+    /// The most parts one job may write.
+    package static let limit = 100
+
+    /// The hidden temporary name of the part, beside the request's `output`: `.chute-ID.partial-r1c2`.
+    package func temporaryPath(beside output: FilePath) -> FilePath {
+        output.removingLastComponent().appending((output.lastComponent?.string ?? "") + "-" + self.label)
+    }
+
+    /// The part's name in a set named `name`: `photo.png` gives `photo-r1c2.png`.
+    package func name(forSetNamed name: String) -> String {
+        let (stem, ext) = NameTemplate.split(name)
+        return "\(stem)-\(self.label)" + (ext.isEmpty ? "" : "." + ext)
+    }
+
+    /// The name of the set that `name`, the name of a part labelled `label`, belongs to: `photo-r1c2.png` with
+    /// `r1c2` gives `photo.png`; `nil` when `name` is not named so.
+    package static func setName(ofPartNamed name: String, label: String) -> String? {
+        let (stem, ext) = NameTemplate.split(name)
+        guard stem.hasSuffix("-" + label) else { return nil }
+        return String(stem.dropLast(label.count + 1)) + (ext.isEmpty ? "" : "." + ext)
+    }
+
+    /// Whether the parts a worker reported can be committed: at most ``limit``, each label well formed and used
+    /// once. The labels become parts of file names, so nothing else is accepted from a worker.
+    package static func areWellFormed(_ parts: [OutputPart]) -> Bool {
+        let labels = parts.map(\.label)
+        return parts.count <= Self.limit && Set(labels).count == labels.count
+            && labels.allSatisfy { label in
+                (1...16).contains(label.utf8.count)
+                    && label.utf8.allSatisfy {
+                        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    }
+            }
     }
 }
 
@@ -167,13 +231,14 @@ package protocol ConversionEngine: Sendable {
     var kind: EngineKind { get }
     /// The C libraries behind this engine and their versions, for sidecars.
     var libraries: [String: String] { get }
-    /// Converts `request.input` into `request.output`.
+    /// Converts `request.input` into `request.output`, or into several parts beside it (``OutputPart``).
     ///
     /// - Parameters:
     ///   - request: what to convert, and where to write it (the output must be created exclusively).
     ///   - progress: called with how far the job is, from the calling thread.
     /// - Returns: the facts for the sidecar.
-    /// - Throws: ``ConversionFailure`` with the library's message; the output file is removed first.
+    /// - Throws: ``ConversionFailure`` with the library's message; the output file (or every part written) is removed
+    ///   first.
     func convert(
         _ request: ConversionRequest,
         progress: (JobProgress) -> Void

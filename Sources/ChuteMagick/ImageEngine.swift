@@ -59,10 +59,11 @@ package struct ImageEngine: ConversionEngine {
     /// Converts `request.input` into `request.output`.
     ///
     /// Options: `width` and `height` bound the output, keeping the aspect ratio and never upscaling; `quality`
-    /// (default 0.85) applies to JPEG, WebP and HEIC; `strip` removes EXIF, GPS, XMP, IPTC and comments but keeps the
-    /// ICC profile (see ``convert(_:metadata:progress:)``). Single-frame targets get the first frame (of a HEIF file,
-    /// ImageMagick reads only the primary image); GIF, WebP and TIFF keep every frame. JPEG output is flattened onto
-    /// white when the image has alpha.
+    /// (default 0.85) applies to the lossy targets; `metadata` (or `strip`) removes metadata but keeps the ICC profile
+    /// (see ``convert(_:metadata:progress:)``). Single-frame targets get the first frame (of a HEIF file, ImageMagick
+    /// reads only the primary image); GIF, WebP and TIFF keep every frame. Targets without alpha are flattened onto
+    /// white. `tiles` writes the finished picture as tiles instead, each a part beside `request.output` (see
+    /// ``writeTiles(of:grid:request:report:progress:)``).
     ///
     /// - Parameters:
     ///   - request: the job; `output` must not exist.
@@ -164,6 +165,30 @@ package struct ImageEngine: ConversionEngine {
             }
             try images.selectImage(at: 0)
         }
+        if let grid = request.options[ImageOptions.tiles].flatMap(TileGrid.init) {
+            return try Self.writeTiles(of: images, grid: grid, request: request, report: report, progress: progress)
+        }
+        let output = try Self.encode(images, request: request, library: library, report: &report)
+        progress(JobProgress(fraction: 0.8))
+
+        let file = try OutputFile(creatingAt: request.output)
+        try output.withUnsafeBytes { (bytes) throws(ConversionFailure) in try file.write(bytes) }
+        try file.finish()
+        progress(JobProgress(fraction: 1))
+        report.outputBytes = Int64(output.count)
+        return report
+    }
+
+    /// Encodes the wand's images for the target and checks that the encoded bytes read back at the size of the first,
+    /// recording the output's size and frames in the report's details.
+    ///
+    /// - Throws: ``ConversionFailure`` with ImageMagick's message; `unsupportedInput` for YUV of an odd size.
+    static func encode(
+        _ images: borrowing Wand,
+        request: ConversionRequest,
+        library: MagickLibrary,
+        report: inout ConversionReport
+    ) throws(ConversionFailure) -> MagickBlob {
         if request.format.coder == RawPixelLayout.Samples.yuv.coder {
             do {
                 try RawPixelLayout.checkEven(width: images.width, height: images.height)
@@ -171,7 +196,7 @@ package struct ImageEngine: ConversionEngine {
                 throw ConversionFailure(.unsupportedInput, "cannot write YUV: \(error)")
             }
         }
-        let output = try Self.withMagick(library) { () throws(MagickError) -> MagickBlob in
+        return try Self.withMagick(library) { () throws(MagickError) -> MagickBlob in
             let output =
                 request.format.coder == RawPixelLayout.Samples.yuv.coder
                 ? try images.encodeThroughStream(coder: request.format.coder)
@@ -190,14 +215,6 @@ package struct ImageEngine: ConversionEngine {
             report.details["outputFrames"] = String(images.imageCount)
             return output
         }
-        progress(JobProgress(fraction: 0.8))
-
-        let file = try OutputFile(creatingAt: request.output)
-        try output.withUnsafeBytes { (bytes) throws(ConversionFailure) in try file.write(bytes) }
-        try file.finish()
-        progress(JobProgress(fraction: 1))
-        report.outputBytes = Int64(output.count)
-        return report
     }
 
     /// Checks the input's type and, from its headers, its size, before any pixel is decoded.

@@ -106,6 +106,24 @@ package enum ImageOptions {
         show: { "raw depth \($0)" }
     )
 
+    /// `tiles`: cut the picture into a grid, each tile its own output.
+    package static let tiles: RuleOption<String> = RuleOption(
+        "tiles",
+        .text(
+            TextSyntax(name: "a grid COLUMNSxROWS such as 3x3", pattern: "^[0-9]+x[0-9]+$") { text in
+                TileGrid(text) == nil
+                    ? "expected COLUMNSxROWS, such as 3x3 (3 columns, 3 rows), with 2 to \(TileGrid.maximumTiles) tiles"
+                    : nil
+            }
+        ),
+        summary: "Cut the picture into COLUMNSxROWS tiles (`3x3`: 3 columns, 3 rows, as ImageMagick's `-crop 3x3@`), "
+            + "each its own output `{stem}-r1c1.{ext}` … `{stem}-r3c3.{ext}` (row, then column); tiles differ by at "
+            + "most a pixel, the later ones taking the remainder. At most \(TileGrid.maximumTiles) tiles. All of them "
+            + "are put in place, or none, and one sidecar (`{stem}.{ext}.chute.json`) lists them.",
+        stage: .tile,
+        show: { "cut into \($0) tiles (columns x rows)" }
+    )
+
     /// The raw layout a rule declares, or `nil` when it reads inputs by their content.
     ///
     /// - Throws: ``RawPixelLayout/Problem`` when the declared layout is unusable (odd YUV sizes, a depth other than 8
@@ -190,6 +208,7 @@ extension ImageEngine {
             ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec, ImageOptions.metadata.spec,
             ImageOptions.strip.spec,
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
+            ImageOptions.tiles.spec,
         ],
         make: { threads in ImageEngine(threadsPerJob: threads) }
     )

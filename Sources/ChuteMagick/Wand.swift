@@ -227,6 +227,24 @@ struct Wand: ~Copyable {
         return Wand(takingOwnershipOf: handle)
     }
 
+    /// Returns a new wand holding the `width` × `height` region at `x`, `y` of each of this wand's images, their
+    /// page geometry reset before and after the cut, so that the box is in the image's own pixels and no offset is
+    /// written. The encoder settings (quality, depth) go with the copy.
+    /// The corresponding C functions are `CloneMagickWand`, `MagickResetImagePage` and `MagickCropImage`.
+    func cropped(x: Int, y: Int, width: Int, height: Int) throws(MagickError) -> Wand {
+        guard let handle = CloneMagickWand(self.handle) else {
+            throw self.takeError(.process, "CloneMagickWand")
+        }
+        let copy = Wand(takingOwnershipOf: handle)
+        try copy.forEachImage { () throws(MagickError) in
+            try copy.check(MagickResetImagePage(copy.handle, nil), .process, "MagickResetImagePage")
+            try copy.check(MagickCropImage(copy.handle, width, height, x, y), .process, "MagickCropImage")
+            try copy.check(MagickResetImagePage(copy.handle, nil), .process, "MagickResetImagePage")
+        }
+        try copy.selectImage(at: 0)
+        return copy
+    }
+
     // MARK: The current image
 
     /// The current image's width in pixels. The corresponding C function is `MagickGetImageWidth`.

@@ -174,9 +174,9 @@ package actor Intake {
     /// Records that a job ended, so its source is not taken again until it changes.
     package func jobFinished(_ job: Job, outcome: JobOutcome) async {
         switch outcome {
-        case .completed(let output):
+        case .completed(let output, let others):
             self.handled[job.source] = job.fingerprint
-            self.produced.insert(output)
+            self.produced.formUnion([output] + others)
             self.postponements[job.source] = nil
             await self.scheduleDisposal(job, .afterSuccess(output: output))
         case .failed(let failure):

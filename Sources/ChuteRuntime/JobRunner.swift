@@ -6,8 +6,9 @@ import SystemPackage
 
 /// How a job ended.
 package enum JobOutcome: Sendable, Equatable {
-    /// The output is in place at this path.
-    case completed(FilePath)
+    /// The output is in place at this path; a job with several outputs (``OutputPart``) has the first here and the
+    /// others in `others`.
+    case completed(FilePath, others: [FilePath] = [])
     /// The job failed; its sidecar says why.
     case failed(ConversionFailure)
     /// Shutdown stopped the job; its journal row says `interrupted`, so it runs again at the next start.
@@ -132,7 +133,7 @@ package struct JobRunner: Sendable {
         record.sha256 = await hashing
         switch outcome {
         case .cancelled:
-            _ = unlink(temporary.string)
+            OutputCommitter.removeTemporaries(of: temporary)
             do {
                 try await self.journal.interrupt(job.id)
             } catch {
@@ -142,9 +143,14 @@ package struct JobRunner: Sendable {
             logger.info("Job cancelled by shutdown; it runs again at the next start")
             return .ended(.cancelled)
         case .failed(let failure):
-            _ = unlink(temporary.string)
+            OutputCommitter.removeTemporaries(of: temporary)
             return .ended(await self.fail(record, failure, logger))
         case .finished(let report):
+            guard OutputPart.areWellFormed(report.parts) else {
+                OutputCommitter.removeTemporaries(of: temporary)
+                let failure = ConversionFailure(.internalError, "the worker reported malformed output parts")
+                return .ended(await self.fail(record, failure, logger))
+            }
             record.report = report
             return .converted(PendingCommit(record: record, temporary: temporary, logger: logger))
         }
@@ -195,18 +201,27 @@ package struct JobRunner: Sendable {
 
     /// Puts a converted output in place: checks that the source did not change during the conversion, records the
     /// output's inode and sidecar in the journal, renames the output under its planned (or a free) name, and writes
-    /// the sidecar. The source is left where it is: the intake applies the rule's `source` policy once it has been
-    /// left alone for a while after the job (``Intake``).
+    /// the sidecar. The parts of a job with several outputs (``OutputPart``) are recorded and renamed as one set, with
+    /// one sidecar named after the set (``OutputCommitter/commit(_:beside:as:policy:)``). The source is left where it
+    /// is: the intake applies the rule's `source` policy once it has been left alone for a while after the job
+    /// (``Intake``).
     ///
-    /// - Returns: `.completed`, or `.failed` with its sidecar written and the temporary file removed.
+    /// - Returns: `.completed`, or `.failed` with its sidecar written and the temporary files removed.
     package func commit(_ pending: PendingCommit) async -> JobOutcome {
         var record = pending.record
         let job = record.job
         let logger = pending.logger
+        // A job with several outputs commits its parts as one set: all are renamed into place, or none.
+        let parts = record.report?.parts ?? []
+        let temporaries =
+            parts.isEmpty ? [pending.temporary] : parts.map { $0.temporaryPath(beside: pending.temporary) }
+        func removeTemporaries() {
+            for temporary in temporaries { _ = unlink(temporary.string) }
+        }
         if let now = try? SourceInspector.status(of: job.source, beneath: job.root),
             now.fingerprint != record.status.fingerprint
         {
-            _ = unlink(pending.temporary.string)
+            removeTemporaries()
             // Someone is still writing it: the new version is taken later, whole.
             let failure = ConversionFailure(
                 .sourceBusy,
@@ -215,11 +230,10 @@ package struct JobRunner: Sendable {
             return await self.fail(record, failure, logger)
         }
         // Before the rename, so that the output never shows with the daemon's owner and permissions.
-        if let warning = OutputCommitter.applyOwnership(job.rule.ownership, to: pending.temporary) {
-            record.warnings.append(warning)
-        }
+        let ownershipWarnings = temporaries.compactMap { OutputCommitter.applyOwnership(job.rule.ownership, to: $0) }
+        record.warnings += ownershipWarnings.prefix(1)
         do {
-            let inode = try SourceInspector.status(of: pending.temporary).fingerprint.inode
+            let inodes = try temporaries.map { try SourceInspector.status(of: $0).fingerprint.inode }
             let sidecarFolder: FilePath? =
                 if case .folder = job.rule.sidecars {
                     job.rule.sidecarPath(for: job.plan.path).removingLastComponent()
@@ -228,13 +242,14 @@ package struct JobRunner: Sendable {
                 }
             try await self.journal.committing(
                 job.id,
-                outputInode: inode,
+                outputInode: inodes[0],
+                parts: parts.isEmpty ? nil : zip(parts, inodes).map { Journal.PartRecord(label: $0.label, inode: $1) },
                 sidecar: record.sidecar(output: nil, failure: nil),
                 sidecarFolder: sidecarFolder,
                 writesSidecar: job.rule.writesSidecar(completed: true)
             )
         } catch {
-            _ = unlink(pending.temporary.string)
+            removeTemporaries()
             return await self.fail(
                 record,
                 ConversionFailure(.outputFailed, "cannot record the output: \(error)"),
@@ -242,18 +257,33 @@ package struct JobRunner: Sendable {
             )
         }
         do throws(ConversionFailure) {
-            let (final, warning) = try OutputCommitter.commit(
-                pending.temporary,
-                as: job.plan,
-                policy: job.rule.onConflict
-            )
+            // The path the sidecar is named after: the output, or the set's planned name (`photo.png`).
+            let (named, finals): (FilePath, [FilePath])
+            if parts.isEmpty {
+                let (final, warning) = try OutputCommitter.commit(
+                    pending.temporary,
+                    as: job.plan,
+                    policy: job.rule.onConflict
+                )
+                (named, finals) = (final, [final])
+                if let warning { record.warnings.append(warning) }
+            } else {
+                let set = try OutputCommitter.commit(
+                    parts,
+                    beside: pending.temporary,
+                    as: job.plan,
+                    policy: job.rule.onConflict
+                )
+                (named, finals) = (set.set, set.paths)
+                record.warnings += set.warnings
+            }
+            let final = finals[0]
             CrashPoint.afterRename.reached()
-            if let warning { record.warnings.append(warning) }
             if job.rule.writesSidecar(completed: true) {
-                let sidecar = job.rule.sidecarPath(for: final)
+                let sidecar = job.rule.sidecarPath(for: named)
                 try OutputCommitter.makeDirectory(sidecar.removingLastComponent(), ownership: job.rule.ownership)
                 try OutputCommitter.writeSidecar(
-                    record.sidecar(output: final, failure: nil),
+                    record.sidecar(output: final, failure: nil, set: parts.isEmpty ? [] : finals),
                     at: sidecar,
                     ownership: job.rule.ownership
                 )
@@ -262,6 +292,7 @@ package struct JobRunner: Sendable {
                 "Job completed",
                 metadata: [
                     "output.path": "\(LogText.escaped(final.string))",
+                    "output.count": "\(finals.count)",
                     "output.bytes": "\(record.report?.outputBytes ?? 0)",
                     "duration": "\(record.seconds)",
                 ]
@@ -272,9 +303,9 @@ package struct JobRunner: Sendable {
                 // The row stays `committing`; the next start finds the output by its inode and completes it.
                 logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             }
-            return .completed(final)
+            return .completed(final, others: Array(finals.dropFirst()))
         } catch {
-            _ = unlink(pending.temporary.string)
+            removeTemporaries()
             return await self.fail(record, error, logger)
         }
     }
@@ -392,8 +423,11 @@ private struct Record: Sendable {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
-    func sidecar(output: FilePath?, failure: ConversionFailure?) -> Sidecar {
+    /// - Parameter set: the final paths of a job's parts (``OutputPart``), in the order of its report's; `output` is the
+    ///   first of them.
+    func sidecar(output: FilePath?, failure: ConversionFailure?, set: [FilePath] = []) -> Sidecar {
         let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        let parts = zip(set, self.report?.parts ?? []).map { Sidecar.Output(path: $0.string, size: $1.bytes) }
         return Sidecar(
             chuteVersion: ChuteVersion.current,
             jobID: self.job.id,
@@ -409,29 +443,36 @@ private struct Record: Sendable {
                 sha256: self.sha256,
                 sniffedType: self.job.sniffed?.rawValue
             ),
-            output: output.map { Sidecar.Output(path: $0.string, size: self.report?.outputBytes ?? 0) },
+            output: parts.first ?? output.map { Sidecar.Output(path: $0.string, size: self.report?.outputBytes ?? 0) },
             startedAt: self.started.formatted(iso),
             endedAt: Date().formatted(iso),
             durationSeconds: (self.seconds * 1000).rounded() / 1000,
             error: failure.map { Sidecar.Failure(code: $0.code.rawValue, message: $0.message) },
             warnings: (self.report?.warnings ?? []) + self.warnings,
-            details: self.report?.details ?? [:]
+            details: self.report?.details ?? [:],
+            outputs: parts.isEmpty ? nil : parts
         )
     }
 }
 
 /// Where the crash tests make the daemon kill itself, to hit the windows that a kill from outside would seldom hit.
 ///
-/// `CHUTE_TEST_KILL_AFTER_RENAME=N` makes the daemon send itself SIGKILL right after the N-th output is renamed into
-/// place, before that output's sidecar and journal row are written; `CHUTE_TEST_KILL_AFTER_FAILURE=N` right after
-/// the N-th failed job is recorded, before its source is quarantined. Unset, a crash point does nothing.
+/// `CHUTE_TEST_KILL_AFTER_RENAME=N` makes the daemon send itself SIGKILL right after the N-th output (or set of
+/// outputs) is renamed into place, before that output's sidecar and journal row are written;
+/// `CHUTE_TEST_KILL_AFTER_PART_RENAME=N` right after the N-th part of a set (``OutputPart``) is renamed, with the rest
+/// of the set still under temporary names; `CHUTE_TEST_KILL_AFTER_FAILURE=N` right after the N-th failed job is
+/// recorded, before its source is quarantined. Unset, a crash point does nothing.
 package enum CrashPoint: Sendable {
     case afterRename
+    case afterPartRename
     case afterFailure
 
     private static let renames = Atomic<Int>(0)
+    private static let partRenames = Atomic<Int>(0)
     private static let failures = Atomic<Int>(0)
     private static let killAfterRename = ProcessInfo.processInfo.environment["CHUTE_TEST_KILL_AFTER_RENAME"]
+        .flatMap { Int($0) }
+    private static let killAfterPartRename = ProcessInfo.processInfo.environment["CHUTE_TEST_KILL_AFTER_PART_RENAME"]
         .flatMap { Int($0) }
     private static let killAfterFailure = ProcessInfo.processInfo.environment["CHUTE_TEST_KILL_AFTER_FAILURE"]
         .flatMap { Int($0) }
@@ -444,6 +485,9 @@ package enum CrashPoint: Sendable {
         case .afterRename:
             limit = Self.killAfterRename
             count = limit == nil ? 0 : Self.renames.add(1, ordering: .relaxed).newValue
+        case .afterPartRename:
+            limit = Self.killAfterPartRename
+            count = limit == nil ? 0 : Self.partRenames.add(1, ordering: .relaxed).newValue
         case .afterFailure:
             limit = Self.killAfterFailure
             count = limit == nil ? 0 : Self.failures.add(1, ordering: .relaxed).newValue

@@ -15,6 +15,9 @@ import SystemPackage
 ///   output is removed as stale).
 /// - `committing`: a rename keeps the inode, so the output is looked up by the recorded inode in its folder. Found,
 ///   it gets its sidecar and the job completes; not found, the rename never happened and the file runs again.
+///   A job with several outputs (``OutputPart``) records the inode of each: all found, the set completes; none, the
+///   file runs again; only some (a kill between the renames of the set), those are removed, the set is withdrawn,
+///   and the file runs again, so that a set is never seen in part once recovery is done.
 ///
 /// A source whose path and fingerprint (device, inode, size, modification and change time) have a `completed` or
 /// `failed` row was handled and is not taken again; new content at the same path has another fingerprint and is, and
@@ -41,6 +44,20 @@ package final class Journal: Sendable {
         package var completed = 0
         /// Jobs stopped before their output was renamed into place: they run again.
         package var unpublished = 0
+        /// Jobs with several outputs stopped between the renames of their set: the parts in place were removed, and
+        /// they run again.
+        package var withdrawn = 0
+    }
+
+    /// One part of a job with several outputs, as its `committing` row records it.
+    package struct PartRecord: Sendable, Codable, Equatable {
+        package var label: String
+        package var inode: UInt64
+
+        package init(label: String, inode: UInt64) {
+            self.label = label
+            self.inode = inode
+        }
     }
 
     /// The database file.
@@ -116,6 +133,12 @@ package final class Journal: Sendable {
                 table.add(column: "sidecarSkipped", .boolean).notNull().defaults(to: false)
             }
             try db.create(index: "job_rule_size", on: "job", columns: ["rule", "size"])
+        }
+        migrator.registerMigration("output sets") { db in
+            // The parts of a job with several outputs, as JSON [{label, inode}], so that recovery finds the whole set.
+            try db.alter(table: "job") { table in
+                table.add(column: "outputParts", .blob)
+            }
         }
         return migrator
     }
@@ -205,23 +228,28 @@ package final class Journal: Sendable {
     /// after the rename and the sidecar to write for it (its output path is filled in then).
     ///
     /// - Parameters:
+    ///   - parts: for a job with several outputs, each part's label and inode, in order (`outputInode` is the first's).
     ///   - sidecarFolder: the folder its sidecar goes to, or `nil` for beside the output.
     ///   - writesSidecar: `false` when the rule writes no sidecar for a completed job (`sidecars: failed-only`).
     package func committing(
         _ jobID: String,
         outputInode: UInt64,
+        parts: [PartRecord]? = nil,
         sidecar: Sidecar,
         sidecarFolder: FilePath? = nil,
         writesSidecar: Bool = true
     ) async throws {
         let encoded = try JSONEncoder().encode(sidecar)
+        let encodedParts = try parts.map { try JSONEncoder().encode($0) }
         try await self.update(
             jobID,
-            sql:
-                "state = 'committing', outputInode = ?, sidecar = ?, sha256 = ?, sidecarFolder = ?, sidecarSkipped = ?",
+            sql: """
+                state = 'committing', outputInode = ?, sidecar = ?, sha256 = ?, sidecarFolder = ?, sidecarSkipped = ?,
+                  outputParts = ?
+                """,
             arguments: [
                 Int64(bitPattern: outputInode), encoded, sidecar.source.sha256, sidecarFolder.map(Self.bytes),
-                !writesSidecar,
+                !writesSidecar, encodedParts,
             ]
         )
     }
@@ -279,13 +307,17 @@ package final class Journal: Sendable {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, outputFolder, outputInode, sidecar, sidecarFolder, sidecarSkipped FROM job
+                    SELECT id, outputFolder, outputInode, sidecar, sidecarFolder, sidecarSkipped, outputParts FROM job
                       WHERE state = 'committing'
                     """
             )
             for row in rows {
                 let id: String = row["id"]
                 let folder = Self.path(row["outputFolder"])
+                if let data: Data = row["outputParts"] {
+                    try Self.recoverSet(row, parts: data, in: db, recovery: &recovery)
+                    continue
+                }
                 let inode = UInt64(bitPattern: row["outputInode"] as Int64? ?? -1)
                 if let output = Self.file(withInode: inode, in: folder),
                     let data: Data = row["sidecar"],
@@ -313,6 +345,76 @@ package final class Journal: Sendable {
             }
             return recovery
         }
+    }
+
+    /// Settles a job with several outputs that was `committing`: the whole set in place completes with its sidecar,
+    /// named after the set; none of it runs again; a part of it is removed, and the job runs again.
+    private static func recoverSet(
+        _ row: Row,
+        parts data: Data,
+        in db: Database,
+        recovery: inout Recovery
+    ) throws {
+        let id: String = row["id"]
+        let folder = Self.path(row["outputFolder"])
+        let parts = (try? JSONDecoder().decode([PartRecord].self, from: data)) ?? []
+        let found = Self.files(withInodes: Set(parts.map(\.inode)), in: folder)
+        let outputs = parts.compactMap { found[$0.inode] }
+        if !parts.isEmpty, outputs.count == parts.count,
+            let setName = outputs[0].lastComponent.flatMap({
+                OutputPart.setName(ofPartNamed: $0.string, label: parts[0].label)
+            }),
+            let data: Data = row["sidecar"],
+            var sidecar = try? JSONDecoder().decode(Sidecar.self, from: data)
+        {
+            let listed = outputs.map { output in
+                Sidecar.Output(
+                    path: output.string,
+                    size: (try? SourceInspector.status(of: output))?.fingerprint.size ?? 0
+                )
+            }
+            sidecar.output = listed[0]
+            sidecar.outputs = listed
+            if row["sidecarSkipped"] as Bool? != true {
+                let sidecarFolder = (row["sidecarFolder"] as Data?).map { Self.path($0) }
+                let path = (sidecarFolder ?? folder).appending(setName + Sidecar.fileSuffix)
+                try OutputCommitter.makeDirectory(path.removingLastComponent())
+                try OutputCommitter.writeSidecar(sidecar, at: path)
+            }
+            try db.execute(
+                sql: "UPDATE job SET state = 'completed', output = ?, sidecar = NULL WHERE id = ?",
+                arguments: [Self.bytes(outputs[0]), id]
+            )
+            recovery.completed += 1
+            return
+        }
+        for output in outputs {
+            _ = unlink(output.string)
+        }
+        if !outputs.isEmpty {
+            try OutputCommitter.syncDirectory(folder)
+        }
+        try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id])
+        if outputs.isEmpty {
+            recovery.unpublished += 1
+        } else {
+            recovery.withdrawn += 1
+        }
+    }
+
+    /// The files in `folder` (not temporary ones) whose inodes are among `inodes`, by inode.
+    private static func files(withInodes inodes: Set<UInt64>, in folder: FilePath) -> [UInt64: FilePath] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.string) else { return [:] }
+        var found: [UInt64: FilePath] = [:]
+        for name in names where !name.hasPrefix(OutputCommitter.temporaryPrefix) {
+            let path = folder.appending(name)
+            if let status = try? SourceInspector.status(of: path), status.isRegularFile,
+                inodes.contains(status.fingerprint.inode)
+            {
+                found[status.fingerprint.inode] = path
+            }
+        }
+        return found
     }
 
     /// Runs `updates` in a transaction on GRDB's writer queue and waits for it, without regard to cancellation.

@@ -119,6 +119,95 @@ package enum OutputCommitter {
         throw ConversionFailure(.outputFailed, "no free name for \(plan.path) after \(Self.nameAttempts) attempts")
     }
 
+    /// Renames the parts of a job with several outputs (``OutputPart``) into place, all of them or none, applying the
+    /// rule's collision policy to the set: the set is named after the plan (`photo.png`: `photo-r1c1.png`, …), and
+    /// with `rename` the whole set moves to the first free variant of that name (`photo-1-r1c1.png`, …) rather than
+    /// one part alone.
+    ///
+    /// A part that finds its name taken sends the parts already renamed back to their temporary names before the next
+    /// name is tried, or before the failure. A kill in the middle leaves a partial set, which ``Journal/recover()``
+    /// withdraws at the next start.
+    ///
+    /// - Parameters:
+    ///   - parts: the parts, synced under their temporary names (``OutputPart/temporaryPath(beside:)``).
+    ///   - temporary: the job's temporary output, beside which the parts were written.
+    ///   - plan: the planned folder and the name of the set.
+    ///   - policy: what to do when a name is taken.
+    /// - Returns: the name of the set (where its sidecar goes), the parts' final paths in order, and a warning for
+    ///   each existing file replaced.
+    /// - Throws: ``ConversionFailure`` (`.outputFailed`); the parts are all under their temporary names again, for the
+    ///   caller to remove.
+    package static func commit(
+        _ parts: [OutputPart],
+        beside temporary: FilePath,
+        as plan: OutputPlan,
+        policy: ConflictPolicy
+    ) throws(ConversionFailure) -> (set: FilePath, paths: [FilePath], warnings: [String]) {
+        let temporaries = parts.map { $0.temporaryPath(beside: temporary) }
+        func putBack(_ renamed: [FilePath]) {
+            for (index, path) in renamed.enumerated().reversed() {
+                _ = rename(path.string, temporaries[index].string)
+            }
+        }
+        for name in policy == .overwrite ? [plan.name] : Array(Self.candidateNames(plan.name)) {
+            var renamed: [FilePath] = []
+            var warnings: [String] = []
+            var taken: FilePath?
+            for (index, part) in parts.enumerated() {
+                let candidate = plan.directory.appending(part.name(forSetNamed: name))
+                if policy == .overwrite {
+                    if (try? SourceInspector.status(of: candidate)) != nil {
+                        warnings.append("replaced the existing file \(candidate) (onConflict: overwrite)")
+                    }
+                    guard rename(temporaries[index].string, candidate.string) == 0 else {
+                        let error = Errno(rawValue: errno)
+                        putBack(renamed)
+                        throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(error)")
+                    }
+                } else {
+                    switch Self.renameWithoutReplacing(temporaries[index], candidate) {
+                    case .success:
+                        break
+                    case .failure(.fileExists):
+                        taken = candidate
+                    case .failure(let error):
+                        putBack(renamed)
+                        throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(error)")
+                    }
+                }
+                if taken != nil { break }
+                renamed.append(candidate)
+                CrashPoint.afterPartRename.reached()
+            }
+            if let taken {
+                putBack(renamed)
+                guard policy == .rename else {
+                    throw ConversionFailure(
+                        .outputFailed,
+                        "the output \(taken) already exists and the rule says onConflict: skip"
+                    )
+                }
+                continue
+            }
+            try self.syncDirectory(plan.directory)
+            return (plan.directory.appending(name), renamed, warnings)
+        }
+        throw ConversionFailure(.outputFailed, "no free name for \(plan.path) after \(Self.nameAttempts) attempts")
+    }
+
+    /// Removes a job's temporary output and the temporary parts written beside it (``OutputPart``), whichever exist:
+    /// after a failure, a crash of its worker or a cancellation, the supervisor does not know which parts were
+    /// written.
+    package static func removeTemporaries(of temporary: FilePath) {
+        _ = unlink(temporary.string)
+        let prefix = (temporary.lastComponent?.string ?? "") + "-"
+        let folder = temporary.removingLastComponent()
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.string) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            _ = unlink(folder.appending(name).string)
+        }
+    }
+
     /// The names tried for a file that must not replace another: `name` itself, then `-1`, `-2`, … before its
     /// extension, up to ``nameAttempts`` in all.
     static func candidateNames(_ name: String) -> some Sequence<String> {

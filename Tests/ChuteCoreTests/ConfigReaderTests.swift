@@ -902,6 +902,7 @@ private let badSettingsValueCases: [(String, String)] = [
             rawSize: 640x480
             rawDepth: 16
             metadata: location
+            tiles: 2x3
         settings:
           quietPeriod: 1s
           incompleteTimeout: 2m
@@ -934,7 +935,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",
         "allAudio": "allAudio", "rawFormat": "raw yuv input", "rawSize": "raw size 640x480",
-        "rawDepth": "raw depth 16", "metadata": "metadata location", "rename": "{stem}-small.{ext}",
+        "rawDepth": "raw depth 16", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
+        "rename": "{stem}-small.{ext}",
         "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",
         "minSize": "size 10KB", "maxSize": "to 2GB", "type": "type image", "minAge": "age 1.5m", "maxAge": "to 30d",

@@ -163,6 +163,54 @@ import Testing
         #expect(try await journal.recover().completed == 0, "settled once")
     }
 
+    @Test func recoveryCompletesAWholeSetAndWithdrawsAPartialOne() async throws {
+        let directory = try TemporaryDirectory(prefix: "journal")
+        defer { directory.remove() }
+        let out = try directory.makeDirectory("out")
+        let journal = try Journal(path: directory.appending("journal.sqlite"))
+        var sidecar = Sidecar.sample
+        sidecar.status = .completed
+        sidecar.error = nil
+        let labels = ["r1c1", "r1c2", "r2c1", "r2c2"]
+        /// Writes the job's parts under temporary names, records it committing, then renames the first `renamed`.
+        func commit(_ name: String, renaming renamed: Int) async throws -> Job {
+            let job = try self.job(name, output: out)
+            try await journal.begin(job)
+            var records: [Journal.PartRecord] = []
+            for label in labels {
+                let temporary = out.appending(".chute-\(name).partial-\(label)")
+                try "tile".write(toFile: temporary.string, atomically: false, encoding: .utf8)
+                records.append(.init(label: label, inode: try SourceInspector.status(of: temporary).fingerprint.inode))
+            }
+            try await journal.committing(job.id, outputInode: records[0].inode, parts: records, sidecar: sidecar)
+            for label in labels.prefix(renamed) {
+                try FileManager.default.moveItem(
+                    atPath: out.appending(".chute-\(name).partial-\(label)").string,
+                    toPath: out.appending("\(name)-\(label).jpg").string
+                )
+            }
+            return job
+        }
+        let whole = try await commit("whole", renaming: 4)
+        let partial = try await commit("partial", renaming: 2)
+        let none = try await commit("none", renaming: 0)
+
+        let recovery = try await journal.recover()
+
+        #expect(recovery.completed == 1)
+        #expect(recovery.unpublished == 1)
+        #expect(recovery.withdrawn == 1)
+        let written = try #require(Sidecar.read(at: out.appending("whole.jpg.chute.json")))
+        #expect(written.outputs?.map(\.path) == labels.map { out.appending("whole-\($0).jpg").string })
+        #expect(written.output?.path == out.appending("whole-r1c1.jpg").string)
+        #expect(try await journal.outcome(of: whole.source, fingerprint: self.fingerprint) != nil)
+        let left = try FileManager.default.contentsOfDirectory(atPath: out.string).filter { !$0.hasPrefix(".chute-") }
+        #expect(!left.contains { $0.hasPrefix("partial-") }, "the partial set is withdrawn: \(left)")
+        for job in [partial, none] {
+            #expect(try await journal.outcome(of: job.source, fingerprint: self.fingerprint) == nil, "runs again")
+        }
+    }
+
     /// Shutdown cancels the task of the job whose interruption it records: the write must still happen.
     @Test func aCancelledTaskStillWritesItsRecord() async throws {
         let directory = try TemporaryDirectory(prefix: "journal")

@@ -14,6 +14,37 @@ import Testing
         try String(contentsOfFile: path.string, encoding: .utf8)
     }
 
+    @Test func aSetMovesWholeToTheNextFreeNameOrNotAtAll() throws {
+        let directory = try TemporaryDirectory(prefix: "commit")
+        defer { directory.remove() }
+        let temporary = directory.appending(".chute-job.partial")
+        let parts = ["r1c1", "r1c2", "r2c1"].map { OutputPart(label: $0, bytes: 1) }
+        func writeParts() throws {
+            for part in parts { try self.write(part.label, to: part.temporaryPath(beside: temporary)) }
+        }
+        // The third tile's name is taken: the whole set moves to the next name.
+        try self.write("old", to: directory.appending("p-r2c1.png"))
+        try writeParts()
+        let plan = OutputPlan(directory: directory.path, name: "p.png")
+        let set = try OutputCommitter.commit(parts, beside: temporary, as: plan, policy: .rename)
+        #expect(set.set == directory.appending("p-1.png"))
+        #expect(set.paths == ["p-1-r1c1.png", "p-1-r1c2.png", "p-1-r2c1.png"].map { directory.appending($0) })
+        #expect(try self.read(directory.appending("p-1-r1c2.png")) == "r1c2")
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("p-r1c1.png").string), "put back")
+
+        // With skip, a taken name fails the set, and every part is under its temporary name again.
+        try writeParts()
+        #expect(throws: ConversionFailure.self) {
+            try OutputCommitter.commit(parts, beside: temporary, as: plan, policy: .skip)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appending("p-r1c1.png").string))
+        for part in parts {
+            #expect(FileManager.default.fileExists(atPath: part.temporaryPath(beside: temporary).string))
+        }
+        OutputCommitter.removeTemporaries(of: temporary)
+        #expect(directory.files().filter { $0.hasPrefix(".chute-") }.isEmpty)
+    }
+
     @Test func renamePolicyPicksTheNextFreeName() throws {
         let directory = try TemporaryDirectory(prefix: "commit")
         defer { directory.remove() }

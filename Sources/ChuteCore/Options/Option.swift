@@ -1,9 +1,10 @@
 /// Where in a conversion an option acts. An engine applies its operations in this order, whatever order a rule
-/// writes its keys in: decode → orient → crop → rotate/flip → resize → pad/aspect → watermark → metadata → encode;
+/// writes its keys in: decode → orient → crop → rotate/flip → resize → pad/aspect → watermark → tile → metadata →
+/// encode (`tile` cuts the finished picture into the several outputs of `tiles`);
 /// `decode` options say how to read an input that cannot say it itself, `streams` options choose what a video or
 /// audio output keeps.
 package enum OperationStage: String, Sendable, CaseIterable, Comparable {
-    case decode, orient, crop, rotate, resize, pad, watermark, metadata, encode, streams
+    case decode, orient, crop, rotate, resize, pad, watermark, tile, metadata, encode, streams
 
     package static func < (left: Self, right: Self) -> Bool {
         Self.allCases.firstIndex(of: left)! < Self.allCases.firstIndex(of: right)!
