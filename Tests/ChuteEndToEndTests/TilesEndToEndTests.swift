@@ -157,15 +157,19 @@ struct TilesEndToEndTests {
         defer { harness.stop() }
         try await harness.start()
         let daemon = try #require(harness.daemon)
-        // Large enough that the worker is still decoding or writing tiles when the kill comes.
+        // Large enough that the worker takes a while over each tile: the kill comes once it has written the first
+        // under its temporary name, with the rest still to come.
         let original = try Self.dropPhoto(into: harness, width: 3000, height: 2000)
-        try await daemon.waitForLog("Job started", "photo.png")
+        try await waitUntil("the first tile under its temporary name", timeout: 120) {
+            harness.temporaryFiles().contains { $0.hasSuffix(".partial-r1c1") } ? true : nil
+        }
         daemon.send(SIGKILL)
         _ = try await daemon.waitForExit(timeout: 30)
         print(
-            "tiles after the kill: \(Self.tiles(in: harness).count) of 9, "
-                + "temporaries \(harness.temporaryFiles().count)"
+            "after the kill: tiles in place \(Self.tiles(in: harness).count) of 9, "
+                + "temporary tiles \(harness.temporaryFiles().count)"
         )
+        #expect(Self.tiles(in: harness).isEmpty, "nothing is renamed before every tile is written")
 
         try await harness.start()
         try await harness.waitForSidecars(1, timeout: 180)
