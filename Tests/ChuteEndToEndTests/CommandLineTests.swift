@@ -290,6 +290,33 @@ struct CommandLineTests {
         #expect(!broken.error.isEmpty)
     }
 
+    @Test func convertCutsTilesAndWritesNoneWhenOneNameIsTaken() async throws {
+        let directory = try TemporaryDirectory(prefix: "convert")
+        defer { directory.remove() }
+        try Fixtures.makeImage(at: directory.appending("in.png"), width: 90, height: 61)
+        let output = directory.appending("out.png")
+        let tiles = ["out-r1c1.png", "out-r1c2.png", "out-r2c1.png", "out-r2c2.png"]
+
+        let first = try await self.chute([
+            "convert", directory.appending("in.png").string, output.string, "--tiles", "2x2",
+        ])
+
+        #expect(first.status == 0, "\(first.error)")
+        #expect(directory.files().filter { $0.hasPrefix("out") }.sorted() == tiles)
+        #expect(try tiles.map { try Fixtures.identify(directory.appending($0)).height } == [30, 30, 31, 31])
+        // One name of the set taken: nothing is written, the existing file is untouched.
+        for name in tiles where name != "out-r2c1.png" {
+            try FileManager.default.removeItem(atPath: directory.appending(name).string)
+        }
+        let again = try await self.chute([
+            "convert", directory.appending("in.png").string, output.string, "--tiles", "2x2",
+        ])
+        #expect(again.status != 0)
+        #expect(again.error.contains("already exists"), "\(again.error)")
+        #expect(directory.files().filter { $0.hasPrefix("out") } == ["out-r2c1.png"])
+        #expect(directory.files().filter { $0.hasPrefix(".chute-") }.isEmpty)
+    }
+
     @Test func convertTakesMediaOptionsUnderTheirRuleKeys() async throws {
         let directory = try TemporaryDirectory(prefix: "convert")
         defer { directory.remove() }
