@@ -112,6 +112,37 @@ struct TilesEndToEndTests {
         #expect(FileManager.default.fileExists(atPath: harness.inbox.appending("photo.png").string), "source kept")
     }
 
+    @Test func aTakenNameMovesTheWholeSetToTheNextFreeName() async throws {
+        let harness = try Self.harness()
+        defer { harness.stop() }
+        // One tile's name is taken before the job: the rule's default onConflict, rename, applies to the set.
+        try FileManager.default.createDirectory(atPath: harness.outbox.string, withIntermediateDirectories: true)
+        try "not a tile".write(
+            toFile: harness.outbox.appending("photo-r2c2.png").string,
+            atomically: true,
+            encoding: .utf8
+        )
+        try await harness.start()
+        _ = try Self.dropPhoto(into: harness, width: 301, height: 200)
+
+        try await harness.waitForSidecars(1)
+
+        let tiles = Self.tiles(in: harness)
+        #expect(
+            tiles
+                == (["photo-r2c2.png"] + Self.tileNames.map { $0.replacingOccurrences(of: "photo-", with: "photo-1-") })
+                .sorted(),
+            "\(tiles)"
+        )
+        let sidecar = harness.sidecars()["photo-1.png.chute.json"]
+        #expect(sidecar?.outputs?.count == 9)
+        #expect(sidecar?.output?.path == harness.outbox.appending("photo-1-r1c1.png").string)
+        #expect(
+            try String(contentsOfFile: harness.outbox.appending("photo-r2c2.png").string, encoding: .utf8)
+                == "not a tile"
+        )
+    }
+
     @Test func aKillInTheMiddleOfTheSetsRenamesLeavesNoPartialSet() async throws {
         let harness = try Self.harness()
         defer { harness.stop() }
