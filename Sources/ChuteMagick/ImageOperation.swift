@@ -7,6 +7,8 @@ import ChuteCore
 enum ImageOperation: Equatable {
     /// Turn the pixels as the EXIF orientation says, and mark the image top-left.
     case orient
+    /// Keep a box of the image.
+    case crop(CropGeometry, gravity: Gravity)
     /// Shrink to fit the box, keeping the aspect ratio; never enlarge.
     case fit(width: Int?, height: Int?)
     /// Remove EXIF, GPS, XMP, IPTC and comments, keeping the ICC profile.
@@ -20,6 +22,7 @@ enum ImageOperation: Equatable {
     var stage: OperationStage {
         switch self {
         case .orient: .orient
+        case .crop: .crop
         case .fit: .resize
         case .stripMetadata: .metadata
         case .flatten, .quality: .encode
@@ -34,6 +37,9 @@ enum ImageOperation: Equatable {
     /// The steps for a rule's options and target, in stage order.
     static func plan(_ options: ConversionOptions, format: TargetFormat) -> [ImageOperation] {
         var steps: [ImageOperation] = [.orient]
+        if let text = options[ImageOptions.crop], let crop = try? CropGeometry(parsing: text) {
+            steps.append(.crop(crop, gravity: options[ImageOptions.gravity] ?? .center))
+        }
         let (width, height) = (options[CommonOptions.width], options[CommonOptions.height])
         if width != nil || height != nil {
             steps.append(.fit(width: width, height: height))
@@ -58,6 +64,13 @@ enum ImageOperation: Equatable {
         switch self {
         case .orient:
             try images.autoOrient()
+        case .crop(let geometry, let gravity):
+            switch geometry.rectangle(inWidth: images.width, height: images.height, gravity: gravity) {
+            case .success(let box):
+                try images.crop(width: box.width, height: box.height, x: box.x, y: box.y)
+            case .failure(let problem):
+                throw MagickError(code: .geometry, function: "crop", severity: 0, message: problem.message)
+            }
         case .fit(let width, let height):
             if let size = Self.fittedSize(width: images.width, height: images.height, box: (width, height)) {
                 try images.resize(width: size.width, height: size.height)

@@ -30,6 +30,42 @@ package enum ImageOptions {
         show: { $0 ? "strip metadata" : "keep metadata" }
     )
 
+    /// `crop`: keep a box of the image, or its largest box of a ratio.
+    package static let crop = RuleOption<String>(
+        "crop",
+        .text(
+            TextSyntax(name: CropGeometry.grammarName, pattern: CropGeometry.pattern) { text in
+                do throws(CropGeometry.Problem) {
+                    _ = try CropGeometry(parsing: text)
+                    return nil
+                } catch {
+                    return error.message
+                }
+            }
+        ),
+        summary: "Keep only this part of the (upright) image: a box `WxH+X+Y` in pixels or percentages of the "
+            + "image (`800x600+10+20`, `50%x50%+25%+0`; without `+X+Y`, `gravity` places it), or the largest box of "
+            + "a ratio (`16:9`), placed by `gravity`. A box not wholly inside the image fails the job.",
+        stage: .crop,
+        show: { "crop \($0)" }
+    )
+
+    /// `gravity`: where `crop` and `aspectMode: crop` place their box.
+    package static let gravity = RuleOption<Gravity>(
+        "gravity",
+        .choice(Gravity.allCases.map(\.rawValue)),
+        summary: "Where a `crop` without offsets, or a ratio, takes its box: `center`, or towards a side or corner "
+            + "(`north` is the top edge, `southeast` the bottom right corner). Needs such a `crop`.",
+        default: "`center`",
+        stage: .crop,
+        check: { _, context in
+            let crop = context.options[ImageOptions.crop].flatMap { try? CropGeometry(parsing: $0) }
+            guard crop?.usesGravity != true else { return nil }
+            return OptionProblem("'gravity' places a crop box; it needs a 'crop' without +X+Y offsets", at: .key)
+        },
+        show: { "gravity \($0.rawValue)" }
+    )
+
     /// The quality as a fraction in (0, 1], whichever way it was written.
     static func fraction(quality: Double) -> Double {
         quality > 1 ? quality / 100 : quality
@@ -65,6 +101,7 @@ extension ImageEngine {
         ],
         options: [
             ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec, ImageOptions.strip.spec,
+            ImageOptions.crop.spec, ImageOptions.gravity.spec,
         ]
     )
 }

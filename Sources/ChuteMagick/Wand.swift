@@ -174,6 +174,14 @@ struct Wand: ~Copyable {
         try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
     }
 
+    /// Keeps the `width` × `height` box at (`x`, `y`) of the current image, then resets its page geometry so that
+    /// no stale canvas size or offset is written. The corresponding C functions are `MagickCropImage` and
+    /// `MagickResetImagePage`.
+    func crop(width: Int, height: Int, x: Int, y: Int) throws(MagickError) {
+        try self.check(MagickCropImage(self.handle, width, height, x, y), .process, "MagickCropImage")
+        try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
+    }
+
     /// Sets the encoder quality, 1–100, for the current image and for the wand (some coders, HEIC among them, read
     /// the wand's). The corresponding C functions are `MagickSetImageCompressionQuality` and
     /// `MagickSetCompressionQuality`.

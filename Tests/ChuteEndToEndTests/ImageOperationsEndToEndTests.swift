@@ -1,0 +1,114 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// The real daemon crops, rotates, mirrors and pads images as rules ask; each output is compared, pixel by pixel, with
+/// what the ImageMagick command line makes of the same source.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct ImageOperationsEndToEndTests {
+    /// One rule per operation under test: files named `<prefix>-….png` go through the rule with those options
+    /// (rule keys, one per line) to `format`, PNG by default so that outputs compare exactly.
+    private static func harness(
+        _ rules: [(prefix: String, options: [String])],
+        to format: String = "png"
+    ) throws
+        -> DaemonHarness
+    {
+        let text = rules.map { rule in
+            ([
+                "  - name: \(rule.prefix)", "    match: [\"\(rule.prefix)-*.png\"]", "    to: \(format)",
+                "    output: ./outbox",
+            ]
+                + rule.options.map { "    \($0)" }).joined(separator: "\n")
+        }.joined(separator: "\n")
+        // The harness proves that no more outputs are coming with a sentinel file, which needs a rule too.
+        let sentinel = "  - name: sentinel\n    match: [\"zz-sentinel-*\"]\n    to: png\n    output: ./outbox"
+        return try DaemonHarness(rules: text + "\n" + sentinel)
+    }
+
+    /// Makes the same source under each name in the staging folder: `width` × `height`, a gradient with noise.
+    private static func makeSources(
+        _ names: [String],
+        in staging: FilePath,
+        width: Int = 400,
+        height: Int = 300
+    ) throws {
+        let first = staging.appending(names[0])
+        try Fixtures.makeImage(at: first, width: width, height: height)
+        for name in names.dropFirst() {
+            try FileManager.default.copyItem(atPath: first.string, toPath: staging.appending(name).string)
+        }
+    }
+
+    /// How many pixels differ between two images (`compare -metric AE`); both must have the same size.
+    private static func differingPixels(_ first: FilePath, _ second: FilePath, fuzz: String = "0%") throws -> Int {
+        let result = try CommandLineTool.run(
+            ["compare-im6.q16", "-metric", "AE", "-fuzz", fuzz, first.string, second.string, "null:"],
+            check: false
+        )
+        // compare exits 1 when the images differ, 2 on trouble (such as different sizes); it prints the count on
+        // standard error.
+        guard result.status != 2, let count = Int(result.standardError.split(separator: " ").first ?? "") else {
+            throw CompareFailure(message: result.standardError)
+        }
+        return count
+    }
+
+    /// `compare` could not compare two images.
+    private struct CompareFailure: Error {
+        var message: String
+    }
+
+    /// Runs `convert` on `source` with `arguments`, writing `expected`.
+    private static func reference(_ source: FilePath, _ arguments: [String], _ expected: FilePath) throws {
+        try CommandLineTool.run([Fixtures.convert, source.string] + arguments + [expected.string])
+    }
+
+    @Test func cropTakesABoxAPercentageBoxOrARatioAndRefusesABoxOutsideTheImage() async throws {
+        let harness = try Self.harness([
+            ("box", ["crop: 200x100+50+40"]),
+            ("percent", ["crop: 50%x50%"]),
+            ("percentoffset", ["crop: \"25%x50%+75%+10%\""]),
+            ("ratio", ["crop: \"16:9\"", "gravity: north"]),
+            ("square", ["crop: 1:1", "gravity: east"]),
+            ("outside", ["crop: 300x200+200+0"]),
+        ])
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        let names = [
+            "box-a.png", "percent-a.png", "percentoffset-a.png", "ratio-a.png", "square-a.png", "outside-a.png",
+        ]
+        try Self.makeSources(names, in: staging)
+        let source = harness.directory.appending("source.png")
+        try FileManager.default.copyItem(atPath: staging.appending(names[0]).string, toPath: source.string)
+        try harness.moveIn(names, from: staging)
+
+        let sidecars = try await harness.waitForSidecars(names.count)
+
+        // What ImageMagick's own -crop makes of the source, box by box, for a 400x300 image.
+        let expected: [(name: String, box: String, width: Int, height: Int)] = [
+            ("box-a", "200x100+50+40", 200, 100),
+            ("percent-a", "200x150+100+75", 200, 150),
+            ("percentoffset-a", "100x150+300+30", 100, 150),
+            ("ratio-a", "400x225+0+0", 400, 225),
+            ("square-a", "300x300+100+0", 300, 300),
+        ]
+        for (name, box, width, height) in expected {
+            #expect(sidecars["\(name).png.chute.json"]?.status == .completed, "\(name)")
+            let output = harness.outbox.appending("\(name).png")
+            let info = try Fixtures.identify(output)
+            #expect(info.width == width && info.height == height, "\(name): \(info)")
+            let reference = harness.directory.appending("\(name)-expected.png")
+            try Self.reference(source, ["-crop", box, "+repage"], reference)
+            #expect(try Self.differingPixels(output, reference) == 0, "\(name)")
+        }
+        let outside = try #require(sidecars["outside-a.png.chute.json"])
+        #expect(outside.status == .failed)
+        #expect(outside.error?.code == "unsupportedInput")
+        #expect(outside.error?.message.contains("300x200+200+0 does not lie inside the 400x300 image") == true)
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("outside-a.png").string))
+    }
+}
