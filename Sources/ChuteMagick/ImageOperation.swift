@@ -9,6 +9,12 @@ enum ImageOperation: Equatable {
     case orient
     /// Keep a box of the image.
     case crop(CropGeometry, gravity: Gravity)
+    /// Turn clockwise by degrees, filling uncovered corners with a colour.
+    case rotate(degrees: Double, background: ImageColor)
+    /// Mirror top to bottom.
+    case flip
+    /// Mirror left to right.
+    case flop
     /// Shrink to fit the box, keeping the aspect ratio; never enlarge.
     case fit(width: Int?, height: Int?)
     /// Remove EXIF, GPS, XMP, IPTC and comments, keeping the ICC profile.
@@ -23,6 +29,7 @@ enum ImageOperation: Equatable {
         switch self {
         case .orient: .orient
         case .crop: .crop
+        case .rotate, .flip, .flop: .rotate
         case .fit: .resize
         case .stripMetadata: .metadata
         case .flatten, .quality: .encode
@@ -39,6 +46,15 @@ enum ImageOperation: Equatable {
         var steps: [ImageOperation] = [.orient]
         if let text = options[ImageOptions.crop], let crop = try? CropGeometry(parsing: text) {
             steps.append(.crop(crop, gravity: options[ImageOptions.gravity] ?? .center))
+        }
+        if let degrees = options[ImageOptions.rotate], degrees.truncatingRemainder(dividingBy: 360) != 0 {
+            steps.append(.rotate(degrees: degrees, background: Self.background(options, format: format)))
+        }
+        if options[ImageOptions.flip] == true {
+            steps.append(.flip)
+        }
+        if options[ImageOptions.flop] == true {
+            steps.append(.flop)
         }
         let (width, height) = (options[CommonOptions.width], options[CommonOptions.height])
         if width != nil || height != nil {
@@ -59,6 +75,12 @@ enum ImageOperation: Equatable {
             .map(\.element)
     }
 
+    /// The rule's `background`, or by default transparent for targets that keep transparency and white for others.
+    private static func background(_ options: ConversionOptions, format: TargetFormat) -> ImageColor {
+        options[ImageOptions.background].flatMap(ImageColor.init)
+            ?? (ImageColor.keepsTransparency(format) ? .transparent : .white)
+    }
+
     /// Applies the step to the wand's current frame.
     func apply(to images: borrowing Wand) throws(MagickError) {
         switch self {
@@ -71,6 +93,12 @@ enum ImageOperation: Equatable {
             case .failure(let problem):
                 throw MagickError(code: .geometry, function: "crop", severity: 0, message: problem.message)
             }
+        case .rotate(let degrees, let background):
+            try images.rotate(degrees: degrees, background: background)
+        case .flip:
+            try images.flip()
+        case .flop:
+            try images.flop()
         case .fit(let width, let height):
             if let size = Self.fittedSize(width: images.width, height: images.height, box: (width, height)) {
                 try images.resize(width: size.width, height: size.height)

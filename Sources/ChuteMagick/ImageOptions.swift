@@ -66,6 +66,64 @@ package enum ImageOptions {
         show: { "gravity \($0.rawValue)" }
     )
 
+    /// `rotate`: turn the image clockwise.
+    package static let rotate = RuleOption<Double>(
+        "rotate",
+        .number(NumberRange(from: -360, upTo: 360, wording: "degrees from -360 to 360")),
+        summary: "Turn the image clockwise by this many degrees (negative: anticlockwise). Multiples of 90 move the "
+            + "pixels exactly; other angles enlarge the canvas to hold the whole turned image and fill its corners "
+            + "with `background`.",
+        stage: .rotate,
+        show: { "rotate \(OptionValue.number($0))°" }
+    )
+
+    /// `flip`: mirror top to bottom.
+    package static let flip = RuleOption<Bool>(
+        "flip",
+        .flag,
+        summary: "Mirror the image top to bottom (after `rotate`).",
+        default: "`false`",
+        stage: .rotate,
+        show: { $0 ? "flip top to bottom" : "no flip" }
+    )
+
+    /// `flop`: mirror left to right.
+    package static let flop = RuleOption<Bool>(
+        "flop",
+        .flag,
+        summary: "Mirror the image left to right (after `rotate` and `flip`).",
+        default: "`false`",
+        stage: .rotate,
+        show: { $0 ? "flop left to right" : "no flop" }
+    )
+
+    /// `background`: the colour of what `rotate` and `aspect` add.
+    package static let background = RuleOption<String>(
+        "background",
+        .text(
+            TextSyntax(name: ImageColor.grammarName, pattern: ImageColor.pattern) { text in
+                ImageColor(text) == nil ? "expected \(ImageColor.grammarName)" : nil
+            }
+        ),
+        summary: "The colour of the corners that `rotate` uncovers.",
+        default: "`transparent` for png, webp, tiff and gif; `white` for the others",
+        stage: .rotate,
+        check: { text, context in
+            if ImageColor(text)?.isOpaque == false, !ImageColor.keepsTransparency(context.format) {
+                return OptionProblem("\(context.format.name) has no transparency; give an opaque 'background'")
+            }
+            let options = context.options
+            let turns = options[ImageOptions.rotate].map { $0.truncatingRemainder(dividingBy: 90) != 0 } ?? false
+            guard !turns else { return nil }
+            return OptionProblem(
+                "'background' colours the corners that 'rotate' (by an angle not a multiple of 90) uncovers; "
+                    + "the rule sets no such angle",
+                at: .key
+            )
+        },
+        show: { "background \($0)" }
+    )
+
     /// The quality as a fraction in (0, 1], whichever way it was written.
     static func fraction(quality: Double) -> Double {
         quality > 1 ? quality / 100 : quality
@@ -101,7 +159,8 @@ extension ImageEngine {
         ],
         options: [
             ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec, ImageOptions.strip.spec,
-            ImageOptions.crop.spec, ImageOptions.gravity.spec,
+            ImageOptions.crop.spec, ImageOptions.gravity.spec, ImageOptions.rotate.spec, ImageOptions.flip.spec,
+            ImageOptions.flop.spec, ImageOptions.background.spec,
         ]
     )
 }

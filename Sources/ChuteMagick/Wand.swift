@@ -182,6 +182,41 @@ struct Wand: ~Copyable {
         try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
     }
 
+    /// Turns the current image clockwise by `degrees`, enlarging the canvas to hold it and filling the uncovered
+    /// corners with `background`; multiples of 90 move pixels exactly. The page geometry is reset afterwards.
+    /// The corresponding C functions are `MagickSetImageAlphaChannel` (for a transparent background on an image
+    /// without alpha, when corners are uncovered), `MagickRotateImage` and `MagickResetImagePage`.
+    func rotate(degrees: Double, background: ImageColor) throws(MagickError) {
+        if degrees.truncatingRemainder(dividingBy: 90) != 0 {
+            try self.makeRoom(for: background)
+        }
+        let color = PixelColor(named: background.name)
+        let status = color.withUnsafeHandle { MagickRotateImage(self.handle, $0, degrees) }
+        try self.check(status, .process, "MagickRotateImage")
+        try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
+    }
+
+    /// Gives the current image an (opaque) alpha channel when `background` is not opaque, so that what an
+    /// operation adds in that colour stays transparent. The corresponding C function is `MagickSetImageAlphaChannel`.
+    private func makeRoom(for background: ImageColor) throws(MagickError) {
+        guard !background.isOpaque, !self.hasAlpha else { return }
+        try self.check(
+            MagickSetImageAlphaChannel(self.handle, OpaqueAlphaChannel),
+            .process,
+            "MagickSetImageAlphaChannel"
+        )
+    }
+
+    /// Mirrors the current image top to bottom. The corresponding C function is `MagickFlipImage`.
+    func flip() throws(MagickError) {
+        try self.check(MagickFlipImage(self.handle), .process, "MagickFlipImage")
+    }
+
+    /// Mirrors the current image left to right. The corresponding C function is `MagickFlopImage`.
+    func flop() throws(MagickError) {
+        try self.check(MagickFlopImage(self.handle), .process, "MagickFlopImage")
+    }
+
     /// Sets the encoder quality, 1–100, for the current image and for the wand (some coders, HEIC among them, read
     /// the wand's). The corresponding C functions are `MagickSetImageCompressionQuality` and
     /// `MagickSetCompressionQuality`.

@@ -154,8 +154,8 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(rule: standardRule + ["qualty: 0.5"]),
         "rules.yaml:8:5: unknown key 'qualty' in rule 'photos' (did you mean 'quality'?); allowed keys: "
-            + "name, match, to, output, quality, width, height, strip, crop, gravity, upscale, videoCodec, crf, "
-            + "videoBitrate, preset, "
+            + "name, match, to, output, quality, width, height, strip, crop, gravity, rotate, flip, flop, "
+            + "background, upscale, videoCodec, crf, videoBitrate, preset, "
             + "maxFrameRate, audioCodec, audioBitrate, channels, sampleRate, allAudio, rename, keepStructure, "
             + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge, owner, group, mode, source, "
             + "doneFolder, quarantine, onDuplicate, sidecars, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, "
@@ -849,6 +849,10 @@ private let badSettingsValueCases: [(String, String)] = [
             strip: true
             crop: 16:9
             gravity: north
+            rotate: 33
+            flip: true
+            flop: true
+            background: "#102030"
             rename: "{stem}-small.{ext}"
             keepStructure: false
             onConflict: overwrite
@@ -923,6 +927,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "name": "1. photos-x:", "match": "*.heic →", "to": "→ jpg (image engine)", "output": "/srv/chute/out/photos/",
         "quality": "quality 77%", "width": "width ≤ 1234", "height": "height ≤ 987", "strip": "strip metadata",
         "crop": "crop 16:9", "gravity": "gravity north",
+        "rotate": "rotate 33°", "flip": "flip top to bottom", "flop": "flop left to right",
+        "background": "background #102030",
         "upscale": "upscale", "videoCodec": "videoCodec hevc", "crf": "crf 19", "videoBitrate": "videoBitrate 2.5M",
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",

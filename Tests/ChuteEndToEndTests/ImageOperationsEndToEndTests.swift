@@ -111,4 +111,80 @@ struct ImageOperationsEndToEndTests {
         #expect(outside.error?.message.contains("300x200+200+0 does not lie inside the 400x300 image") == true)
         #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("outside-a.png").string))
     }
+
+    /// The colour of one pixel, as ImageMagick names it (`srgba(255,0,0,1)`, `none`).
+    private static func pixel(_ path: FilePath, x: Int, y: Int) throws -> String {
+        try CommandLineTool.run([Fixtures.convert, path.string, "-format", "%[pixel:p{\(x),\(y)}]", "info:"])
+            .standardOutput
+    }
+
+    @Test func rotateTurnsExactlyByRightAnglesAndFillsTheCornersOfOtherAngles() async throws {
+        let harness = try Self.harness([
+            ("quarter", ["rotate: 90"]),
+            ("back", ["rotate: -90", "flip: true"]),
+            ("angle", ["rotate: 33"]),
+            ("red", ["rotate: 33", "background: \"#ff0000\""]),
+            ("mirror", ["flop: true"]),
+            ("both", ["rotate: 180", "flip: true", "flop: true"]),
+        ])
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        let names = ["quarter-a.png", "back-a.png", "angle-a.png", "red-a.png", "mirror-a.png", "both-a.png"]
+        try Self.makeSources(names, in: staging)
+        let source = harness.directory.appending("source.png")
+        try FileManager.default.copyItem(atPath: staging.appending(names[0]).string, toPath: source.string)
+        try harness.moveIn(names, from: staging)
+
+        let sidecars = try await harness.waitForSidecars(names.count)
+
+        let expected: [(name: String, arguments: [String])] = [
+            ("quarter-a", ["-rotate", "90"]),
+            ("back-a", ["-rotate", "-90", "-flip"]),
+            ("angle-a", ["-background", "none", "-rotate", "33", "+repage"]),
+            ("red-a", ["-background", "#ff0000", "-rotate", "33", "+repage"]),
+            ("mirror-a", ["-flop"]),
+            ("both-a", ["-rotate", "180", "-flip", "-flop"]),
+        ]
+        for (name, arguments) in expected {
+            #expect(sidecars["\(name).png.chute.json"]?.status == .completed, "\(name)")
+            let output = harness.outbox.appending("\(name).png")
+            let reference = harness.directory.appending("\(name)-expected.png")
+            try Self.reference(source, arguments, reference)
+            let (made, wanted) = (try Fixtures.identify(output), try Fixtures.identify(reference))
+            #expect(made.width == wanted.width && made.height == wanted.height, "\(name): \(made) vs \(wanted)")
+            #expect(try Self.differingPixels(output, reference) == 0, "\(name)")
+        }
+        // Right angles swap the sides; 180° turned and mirrored both ways is the source again.
+        let quarter = try Fixtures.identify(harness.outbox.appending("quarter-a.png"))
+        #expect(quarter.width == 300 && quarter.height == 400)
+        #expect(try Self.differingPixels(harness.outbox.appending("both-a.png"), source) == 0)
+        #expect(try Self.differingPixels(harness.outbox.appending("mirror-a.png"), source) > 0)
+        // 33°: a larger canvas whose corners are transparent by default on PNG, or the rule's colour.
+        let angle = try Fixtures.identify(harness.outbox.appending("angle-a.png"))
+        #expect(angle.width > 400 && angle.height > 300)
+        #expect(try Self.pixel(harness.outbox.appending("angle-a.png"), x: 0, y: 0).hasSuffix(",0)"))
+        #expect(try Self.pixel(harness.outbox.appending("red-a.png"), x: 0, y: 0) == "srgb(255,0,0)")
+    }
+
+    @Test func aJPEGTurnedByAnAngleGetsWhiteCorners() async throws {
+        let harness = try Self.harness([("angle", ["rotate: 33"])], to: "jpg")
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try Self.makeSources(["angle-a.png"], in: staging)
+        try harness.moveIn(["angle-a.png"], from: staging)
+
+        let sidecars = try await harness.waitForSidecars(1)
+
+        #expect(sidecars["angle-a.jpg.chute.json"]?.status == .completed)
+        let output = harness.outbox.appending("angle-a.jpg")
+        let info = try Fixtures.identify(output)
+        #expect(info.width > 400 && info.height > 300)
+        // JPEG rounds a flat corner to within a step or two of white.
+        let corner = try CommandLineTool.run([
+            Fixtures.convert, output.string, "-crop", "8x8+0+0", "-format", "%[fx:minima.r*255]", "info:",
+        ]).standardOutput
+        #expect((Double(corner) ?? 0) >= 250, "corner minimum \(corner)")
+    }
 }

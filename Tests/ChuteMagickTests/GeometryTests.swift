@@ -85,4 +85,15 @@ import Testing
         #expect(text(try #require(AspectRatio("4:3")).smallestBox(holdingWidth: 1000, height: 100)) == "1000x750")
         #expect(AspectRatio("4:5x") == nil && AspectRatio("4") == nil && AspectRatio("0:5") == nil)
     }
+
+    @Test func coloursAreNamesOrHexadecimalAndSomeAreTransparent() {
+        for text in ["white", "Black", "transparent", "none", "#fff", "#FF0000", "#ff000080"] {
+            #expect(ImageColor(text) != nil, "\(text)")
+        }
+        for text in ["", "whitish", "#ff", "#ff00000", "#gg0000", "rgb(1,2,3)", "#ff0000800", "white "] {
+            #expect(ImageColor(text) == nil, "\(text)")
+        }
+        #expect(ImageColor("#ff000080")?.isOpaque == false && ImageColor("#ff0000ff")?.isOpaque == true)
+        #expect(ImageColor("transparent")?.isOpaque == false && ImageColor("#abc")?.isOpaque == true)
+    }
 }
