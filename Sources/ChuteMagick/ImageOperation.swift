@@ -17,6 +17,10 @@ enum ImageOperation: Equatable {
     case flop
     /// Shrink to fit the box, keeping the aspect ratio; never enlarge.
     case fit(width: Int?, height: Int?)
+    /// Add bands of a colour on two sides, centring the image, to reach a ratio.
+    case pad(AspectRatio, background: ImageColor)
+    /// Keep the largest box of a ratio, placed by gravity.
+    case cropToRatio(AspectRatio, gravity: Gravity)
     /// Remove EXIF, GPS, XMP, IPTC and comments, keeping the ICC profile.
     case stripMetadata
     /// Flatten transparency onto a colour, for targets without alpha.
@@ -31,6 +35,7 @@ enum ImageOperation: Equatable {
         case .crop: .crop
         case .rotate, .flip, .flop: .rotate
         case .fit: .resize
+        case .pad, .cropToRatio: .pad
         case .stripMetadata: .metadata
         case .flatten, .quality: .encode
         }
@@ -59,6 +64,13 @@ enum ImageOperation: Equatable {
         let (width, height) = (options[CommonOptions.width], options[CommonOptions.height])
         if width != nil || height != nil {
             steps.append(.fit(width: width, height: height))
+        }
+        if let ratio = options[ImageOptions.aspect].flatMap(AspectRatio.init) {
+            steps.append(
+                options[ImageOptions.aspectMode] == .crop
+                    ? .cropToRatio(ratio, gravity: options[ImageOptions.gravity] ?? .center)
+                    : .pad(ratio, background: Self.background(options, format: format))
+            )
         }
         if options[ImageOptions.strip] == true {
             steps.append(.stripMetadata)
@@ -103,6 +115,24 @@ enum ImageOperation: Equatable {
             if let size = Self.fittedSize(width: images.width, height: images.height, box: (width, height)) {
                 try images.resize(width: size.width, height: size.height)
             }
+        case .pad(let ratio, let background):
+            let (width, height) = ratio.smallestBox(holdingWidth: images.width, height: images.height)
+            try images.extend(
+                width: width,
+                height: height,
+                x: (width - images.width) / 2,
+                y: (height - images.height) / 2,
+                background: background
+            )
+        case .cropToRatio(let ratio, let gravity):
+            let (width, height) = ratio.largestBox(inWidth: images.width, height: images.height)
+            let (x, y) = gravity.origin(
+                width: width,
+                height: height,
+                imageWidth: images.width,
+                imageHeight: images.height
+            )
+            try images.crop(width: width, height: height, x: x, y: y)
         case .stripMetadata:
             try images.stripMetadataKeepingColorProfile()
         case .flatten(let color):

@@ -1,5 +1,10 @@
 import ChuteCore
 
+/// How `aspect` gives an image its ratio.
+package enum AspectMode: String, Sendable, Hashable, CaseIterable, OptionValueConvertible {
+    case pad, crop
+}
+
 /// The options of the image engine (besides ``CommonOptions``).
 package enum ImageOptions {
     /// `quality`: the lossy encoders' quality, as a fraction or a percentage.
@@ -54,14 +59,20 @@ package enum ImageOptions {
     package static let gravity = RuleOption<Gravity>(
         "gravity",
         .choice(Gravity.allCases.map(\.rawValue)),
-        summary: "Where a `crop` without offsets, or a ratio, takes its box: `center`, or towards a side or corner "
-            + "(`north` is the top edge, `southeast` the bottom right corner). Needs such a `crop`.",
+        summary: "Where a `crop` without offsets, a `crop` ratio or `aspectMode: crop` takes its box: `center`, or "
+            + "towards a side or corner (`north` is the top edge, `southeast` the bottom right corner).",
         default: "`center`",
         stage: .crop,
         check: { _, context in
             let crop = context.options[ImageOptions.crop].flatMap { try? CropGeometry(parsing: $0) }
-            guard crop?.usesGravity != true else { return nil }
-            return OptionProblem("'gravity' places a crop box; it needs a 'crop' without +X+Y offsets", at: .key)
+            let aspectCrops =
+                context.options[ImageOptions.aspect] != nil
+                && context.options[ImageOptions.aspectMode] == .crop
+            guard crop?.usesGravity != true, !aspectCrops else { return nil }
+            return OptionProblem(
+                "'gravity' places a crop box; it needs a 'crop' without +X+Y offsets, or 'aspectMode: crop'",
+                at: .key
+            )
         },
         show: { "gravity \($0.rawValue)" }
     )
@@ -105,7 +116,7 @@ package enum ImageOptions {
                 ImageColor(text) == nil ? "expected \(ImageColor.grammarName)" : nil
             }
         ),
-        summary: "The colour of the corners that `rotate` uncovers.",
+        summary: "The colour of the corners that `rotate` uncovers and of the bands that `aspect` adds.",
         default: "`transparent` for png, webp, tiff and gif; `white` for the others",
         stage: .rotate,
         check: { text, context in
@@ -114,14 +125,44 @@ package enum ImageOptions {
             }
             let options = context.options
             let turns = options[ImageOptions.rotate].map { $0.truncatingRemainder(dividingBy: 90) != 0 } ?? false
-            guard !turns else { return nil }
+            let pads = options[ImageOptions.aspect] != nil && options[ImageOptions.aspectMode] != .crop
+            guard !turns, !pads else { return nil }
             return OptionProblem(
-                "'background' colours the corners that 'rotate' (by an angle not a multiple of 90) uncovers; "
-                    + "the rule sets no such angle",
+                "'background' colours what 'rotate' (by an angle not a multiple of 90) or 'aspect' (padding) adds; "
+                    + "the rule sets neither",
                 at: .key
             )
         },
         show: { "background \($0)" }
+    )
+
+    /// `aspect`: give the image a ratio.
+    package static let aspect = RuleOption<String>(
+        "aspect",
+        .text(
+            TextSyntax(name: "a ratio `W:H`", pattern: #"^[0-9.]+:[0-9.]+$"#) { text in
+                AspectRatio(text) == nil ? "a ratio is two positive numbers such as 4:5" : nil
+            }
+        ),
+        summary: "Give the (resized) image this shape, such as `4:5` or `16:9`: by adding bands of `background` "
+            + "on two sides (`aspectMode: pad`), or by cutting it (`aspectMode: crop`, placed by `gravity`).",
+        stage: .pad,
+        show: { "aspect \($0)" }
+    )
+
+    /// `aspectMode`: how `aspect` reaches its ratio.
+    package static let aspectMode = RuleOption<AspectMode>(
+        "aspectMode",
+        .choice(AspectMode.allCases.map(\.rawValue)),
+        summary: "How `aspect` reaches its ratio: `pad` keeps the whole image, centred between bands of "
+            + "`background`; `crop` keeps the largest part of that shape. Needs `aspect`.",
+        default: "`pad`",
+        stage: .pad,
+        check: { _, context in
+            guard context.options[ImageOptions.aspect] == nil else { return nil }
+            return OptionProblem("'aspectMode' needs 'aspect'", at: .key)
+        },
+        show: { "aspectMode \($0.rawValue)" }
     )
 
     /// The quality as a fraction in (0, 1], whichever way it was written.
@@ -160,7 +201,8 @@ extension ImageEngine {
         options: [
             ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec, ImageOptions.strip.spec,
             ImageOptions.crop.spec, ImageOptions.gravity.spec, ImageOptions.rotate.spec, ImageOptions.flip.spec,
-            ImageOptions.flop.spec, ImageOptions.background.spec,
+            ImageOptions.flop.spec, ImageOptions.background.spec, ImageOptions.aspect.spec,
+            ImageOptions.aspectMode.spec,
         ]
     )
 }

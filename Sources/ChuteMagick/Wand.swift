@@ -207,6 +207,19 @@ struct Wand: ~Copyable {
         )
     }
 
+    /// Puts the current image on a `width` × `height` canvas of `background`, its top-left corner at (`x`, `y`), then
+    /// resets the page geometry. The corresponding C functions are `MagickSetImageBackgroundColor`,
+    /// `MagickExtentImage` (whose offsets are the canvas's, relative to the image: hence negated) and
+    /// `MagickResetImagePage`.
+    func extend(width: Int, height: Int, x: Int, y: Int, background: ImageColor) throws(MagickError) {
+        try self.makeRoom(for: background)
+        let color = PixelColor(named: background.name)
+        let status = color.withUnsafeHandle { MagickSetImageBackgroundColor(self.handle, $0) }
+        try self.check(status, .process, "MagickSetImageBackgroundColor")
+        try self.check(MagickExtentImage(self.handle, width, height, -x, -y), .process, "MagickExtentImage")
+        try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
+    }
+
     /// Mirrors the current image top to bottom. The corresponding C function is `MagickFlipImage`.
     func flip() throws(MagickError) {
         try self.check(MagickFlipImage(self.handle), .process, "MagickFlipImage")

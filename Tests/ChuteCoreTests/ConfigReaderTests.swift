@@ -155,7 +155,7 @@ private let unknownKeyCases: [(String, String)] = [
         yaml(rule: standardRule + ["qualty: 0.5"]),
         "rules.yaml:8:5: unknown key 'qualty' in rule 'photos' (did you mean 'quality'?); allowed keys: "
             + "name, match, to, output, quality, width, height, strip, crop, gravity, rotate, flip, flop, "
-            + "background, upscale, videoCodec, crf, videoBitrate, preset, "
+            + "background, aspect, aspectMode, upscale, videoCodec, crf, videoBitrate, preset, "
             + "maxFrameRate, audioCodec, audioBitrate, channels, sampleRate, allAudio, rename, keepStructure, "
             + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge, owner, group, mode, source, "
             + "doneFolder, quarantine, onDuplicate, sidecars, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, "
@@ -853,6 +853,8 @@ private let badSettingsValueCases: [(String, String)] = [
             flip: true
             flop: true
             background: "#102030"
+            aspect: 4:5
+            aspectMode: pad
             rename: "{stem}-small.{ext}"
             keepStructure: false
             onConflict: overwrite
@@ -928,7 +930,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "quality": "quality 77%", "width": "width ≤ 1234", "height": "height ≤ 987", "strip": "strip metadata",
         "crop": "crop 16:9", "gravity": "gravity north",
         "rotate": "rotate 33°", "flip": "flip top to bottom", "flop": "flop left to right",
-        "background": "background #102030",
+        "background": "background #102030", "aspect": "aspect 4:5", "aspectMode": "aspectMode pad",
         "upscale": "upscale", "videoCodec": "videoCodec hevc", "crf": "crf 19", "videoBitrate": "videoBitrate 2.5M",
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",

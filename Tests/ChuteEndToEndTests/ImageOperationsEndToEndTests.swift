@@ -187,4 +187,53 @@ struct ImageOperationsEndToEndTests {
         ]).standardOutput
         #expect((Double(corner) ?? 0) >= 250, "corner minimum \(corner)")
     }
+
+    @Test func aspectPadsWithBandsOrCropsToTheRatioAfterResizing() async throws {
+        let harness = try Self.harness([
+            ("pad", ["aspect: 4:5"]),
+            ("padblack", ["aspect: \"1:1\"", "background: black", "width: 200"]),
+            ("cut", ["aspect: 4:5", "aspectMode: crop"]),
+            ("cutwest", ["aspect: 4:5", "aspectMode: crop", "gravity: west"]),
+        ])
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        let names = ["pad-a.png", "padblack-a.png", "cut-a.png", "cutwest-a.png"]
+        try Self.makeSources(names, in: staging)
+        let source = harness.directory.appending("source.png")
+        try FileManager.default.copyItem(atPath: staging.appending(names[0]).string, toPath: source.string)
+        try harness.moveIn(names, from: staging)
+
+        let sidecars = try await harness.waitForSidecars(names.count)
+
+        // 400x300 padded to 4:5 is 400x500 with 100-pixel bands above and below, transparent by default on PNG;
+        // resized to 200x150 first, then padded to 200x200 in black; cut to 4:5 is 240x300.
+        let expected: [(name: String, arguments: [String], width: Int, height: Int)] = [
+            ("pad-a", ["-background", "none", "-gravity", "center", "-extent", "400x500"], 400, 500),
+            (
+                "padblack-a",
+                [
+                    "-filter", "Lanczos", "-resize", "200x150", "-background", "black", "-gravity", "center", "-extent",
+                    "200x200",
+                ],
+                200, 200
+            ),
+            ("cut-a", ["-crop", "240x300+80+0", "+repage"], 240, 300),
+            ("cutwest-a", ["-crop", "240x300+0+0", "+repage"], 240, 300),
+        ]
+        for (name, arguments, width, height) in expected {
+            #expect(sidecars["\(name).png.chute.json"]?.status == .completed, "\(name)")
+            let output = harness.outbox.appending("\(name).png")
+            let info = try Fixtures.identify(output)
+            #expect(info.width == width && info.height == height, "\(name): \(info)")
+            let reference = harness.directory.appending("\(name)-expected.png")
+            try Self.reference(source, arguments, reference)
+            // Both resize with a Lanczos filter; allow for rounding in the resampled pixels.
+            let fuzz = name == "padblack-a" ? "1%" : "0%"
+            #expect(try Self.differingPixels(output, reference, fuzz: fuzz) == 0, "\(name)")
+        }
+        #expect(try Self.pixel(harness.outbox.appending("pad-a.png"), x: 200, y: 50).hasSuffix(",0)"))
+        #expect(try Self.pixel(harness.outbox.appending("pad-a.png"), x: 200, y: 250).hasSuffix(",0)") == false)
+        #expect(try Self.pixel(harness.outbox.appending("padblack-a.png"), x: 100, y: 10) == "srgb(0,0,0)")
+    }
 }
