@@ -13,6 +13,8 @@ packages=(
     # The sqlite3 shell, for the journal tests that read a journal or write one as an older Chute did.
     sqlite3
     imagemagick ffmpeg libheif-examples rsync procps time
+    # The font of text watermarks (ImageMagick 6's default font, Helvetica through Ghostscript, is not installed).
+    fonts-dejavu-core
     # For the HEIC metadata tests: exiftool reads and writes EXIF, and an ICC profile that is not sRGB.
     libimage-exiftool-perl icc-profiles-free
     # For the Samba end-to-end test, which runs its own smbd (its own config, a free port on 127.0.0.1). Installing

@@ -21,7 +21,7 @@ package struct ImageEngine: ConversionEngine {
     static let inputByteLimit = 1 << 30
 
     /// The image types Chute decodes, each with the only ImageMagick coder allowed to read it.
-    private static let decoders: [MediaType: String] = [
+    static let decoders: [MediaType: String] = [
         .jpeg: "JPEG", .png: "PNG", .gif: "GIF", .webp: "WEBP", .heif: "HEIC", .avif: "AVIF", .tiff: "TIFF",
         .bmp: "BMP", .jpeg2000: "JP2", .openexr: "EXR", .netpbm: "PNM", .tga: "TGA", .psd: "PSD", .ico: "ICO",
         .radiance: "HDR",

@@ -21,6 +21,8 @@ enum ImageOperation: Equatable {
     case pad(AspectRatio, background: ImageColor)
     /// Keep the largest box of a ratio, placed by gravity.
     case cropToRatio(AspectRatio, gravity: Gravity)
+    /// Lay a mark on the image.
+    case watermark(Watermark)
     /// Remove EXIF, GPS, XMP, IPTC and comments, keeping the ICC profile.
     case stripMetadata
     /// Flatten transparency onto a colour, for targets without alpha.
@@ -36,6 +38,7 @@ enum ImageOperation: Equatable {
         case .rotate, .flip, .flop: .rotate
         case .fit: .resize
         case .pad, .cropToRatio: .pad
+        case .watermark: .watermark
         case .stripMetadata: .metadata
         case .flatten, .quality: .encode
         }
@@ -71,6 +74,18 @@ enum ImageOperation: Equatable {
                     ? .cropToRatio(ratio, gravity: options[ImageOptions.gravity] ?? .center)
                     : .pad(ratio, background: Self.background(options, format: format))
             )
+        }
+        let mark =
+            options[ImageOptions.watermark].map(Watermark.Content.text)
+            ?? options[ImageOptions.watermarkImage].map(Watermark.Content.image(path:))
+        if let mark {
+            let watermark = Watermark(
+                content: mark,
+                position: options[ImageOptions.watermarkPosition] ?? .southeast,
+                opacity: options[ImageOptions.watermarkOpacity] ?? 0.5,
+                size: options[ImageOptions.watermarkSize] ?? 0.25
+            )
+            steps.append(.watermark(watermark))
         }
         if options[ImageOptions.strip] == true {
             steps.append(.stripMetadata)
@@ -133,6 +148,8 @@ enum ImageOperation: Equatable {
                 imageHeight: images.height
             )
             try images.crop(width: width, height: height, x: x, y: y)
+        case .watermark(let watermark):
+            try watermark.apply(to: images)
         case .stripMetadata:
             try images.stripMetadataKeepingColorProfile()
         case .flatten(let color):

@@ -1,4 +1,5 @@
 import ChuteCore
+import Foundation
 
 /// How `aspect` gives an image its ratio.
 package enum AspectMode: String, Sendable, Hashable, CaseIterable, OptionValueConvertible {
@@ -165,6 +166,90 @@ package enum ImageOptions {
         show: { "aspectMode \($0.rawValue)" }
     )
 
+    /// `watermark`: a line of text laid on the image.
+    package static let watermark = RuleOption<String>(
+        "watermark",
+        .text(
+            TextSyntax(name: "a line of text") { text in
+                if text.count > 200 { return "a watermark is at most 200 characters" }
+                return text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+                    ? "a watermark is one line, without control characters" : nil
+            }
+        ),
+        summary: "Draw this line of text on the image, such as `\"© 2026 Me\"`: white with a dark outline, in DejaVu "
+            + "Sans, `watermarkSize` wide, placed by `watermarkPosition`, at `watermarkOpacity`. Not with "
+            + "`watermarkImage`.",
+        stage: .watermark,
+        check: { _, context in
+            guard context.options[ImageOptions.watermarkImage] != nil else { return nil }
+            return OptionProblem("'watermark' and 'watermarkImage' cannot both be set; choose one", at: .key)
+        },
+        show: { "watermark \"\($0)\"" }
+    )
+
+    /// `watermarkImage`: an image file laid on the image.
+    package static let watermarkImage = RuleOption<String>(
+        "watermarkImage",
+        .text(
+            TextSyntax(name: "an absolute path to an image file", pattern: "^/") { path in
+                path.hasPrefix("/") ? nil : "the path must be absolute, such as /srv/chute/logo.png"
+            }
+        ),
+        summary: "Lay this image file (a PNG with transparency is best) on the image, `watermarkSize` wide, placed by "
+            + "`watermarkPosition`, at `watermarkOpacity`. The worker reads it at each job; a missing file is an "
+            + "error of the rules file.",
+        stage: .watermark,
+        check: { path, _ in
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
+                FileManager.default.isReadableFile(atPath: path)
+            else { return OptionProblem("no readable file at '\(path)' for 'watermarkImage'") }
+            return nil
+        },
+        show: { "watermark image \($0)" }
+    )
+
+    /// `watermarkPosition`: where the watermark goes.
+    package static let watermarkPosition = RuleOption<Gravity>(
+        "watermarkPosition",
+        .choice(Gravity.allCases.map(\.rawValue)),
+        summary: "Where the watermark goes: a corner, a side or the `center`, 2 % of the shorter side in from the "
+            + "edges.",
+        default: "`southeast`",
+        stage: .watermark,
+        check: { _, context in ImageOptions.needsWatermark("watermarkPosition", context) },
+        show: { "watermark at \($0.rawValue)" }
+    )
+
+    /// `watermarkOpacity`: how opaque the watermark is.
+    package static let watermarkOpacity = RuleOption<Double>(
+        "watermarkOpacity",
+        .number(NumberRange(above: 0, upTo: 1)),
+        summary: "How opaque the watermark is, from invisible (0) to opaque (1).",
+        default: "`0.5`",
+        stage: .watermark,
+        check: { _, context in ImageOptions.needsWatermark("watermarkOpacity", context) },
+        show: { "watermark opacity \(OptionValue.number($0))" }
+    )
+
+    /// `watermarkSize`: the watermark's width relative to the image's.
+    package static let watermarkSize = RuleOption<Double>(
+        "watermarkSize",
+        .number(NumberRange(above: 0, upTo: 1)),
+        summary: "The watermark's width as a fraction of the image's width (`0.25`: a quarter).",
+        default: "`0.25`",
+        stage: .watermark,
+        check: { _, context in ImageOptions.needsWatermark("watermarkSize", context) },
+        show: { "watermark size \(OptionValue.number($0))" }
+    )
+
+    /// The problem of a `watermark…` setting in a rule without a watermark.
+    private static func needsWatermark(_ key: String, _ context: OptionContext) -> OptionProblem? {
+        guard context.options[ImageOptions.watermark] == nil, context.options[ImageOptions.watermarkImage] == nil
+        else { return nil }
+        return OptionProblem("'\(key)' needs 'watermark' or 'watermarkImage'", at: .key)
+    }
+
     /// The quality as a fraction in (0, 1], whichever way it was written.
     static func fraction(quality: Double) -> Double {
         quality > 1 ? quality / 100 : quality
@@ -202,7 +287,8 @@ extension ImageEngine {
             ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec, ImageOptions.strip.spec,
             ImageOptions.crop.spec, ImageOptions.gravity.spec, ImageOptions.rotate.spec, ImageOptions.flip.spec,
             ImageOptions.flop.spec, ImageOptions.background.spec, ImageOptions.aspect.spec,
-            ImageOptions.aspectMode.spec,
+            ImageOptions.aspectMode.spec, ImageOptions.watermark.spec, ImageOptions.watermarkImage.spec,
+            ImageOptions.watermarkPosition.spec, ImageOptions.watermarkOpacity.spec, ImageOptions.watermarkSize.spec,
         ]
     )
 }

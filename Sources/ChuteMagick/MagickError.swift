@@ -18,6 +18,8 @@ struct MagickError: Error, CustomStringConvertible {
         case verify
         /// An operation of the rule does not fit this image (a crop box outside it); no C call failed.
         case geometry
+        /// The rule's watermark image cannot be read or decoded.
+        case watermark
     }
 
     /// The stage that failed.
@@ -73,6 +75,8 @@ struct MagickError: Error, CustomStringConvertible {
             return ConversionFailure(.outputFailed, "the written output does not read back: \(self)")
         case .geometry:
             return ConversionFailure(.unsupportedInput, "the rule does not fit this image: \(self.message)")
+        case .watermark:
+            return ConversionFailure(.internalError, "the rule's watermark image cannot be used: \(self)")
         }
     }
 }

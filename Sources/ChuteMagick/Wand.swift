@@ -220,6 +220,66 @@ struct Wand: ~Copyable {
         try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
     }
 
+    /// Makes a wand holding one transparent `width` × `height` image. The corresponding C function is
+    /// `MagickNewImage`.
+    static func makeCanvas(width: Int, height: Int) throws(MagickError) -> Wand {
+        let canvas = Wand()
+        let transparent = PixelColor(named: "transparent")
+        let status = transparent.withUnsafeHandle { MagickNewImage(canvas.handle, width, height, $0) }
+        try canvas.check(status, .process, "MagickNewImage")
+        return canvas
+    }
+
+    /// The size of `text` drawn in `style`: its advance width, its height, and the ascender (from the top of the
+    /// line to the baseline). The corresponding C functions are `MagickQueryFontMetrics`, which needs an image in
+    /// the wand, and `MagickRelinquishMemory`.
+    func textMetrics(
+        _ text: String,
+        style: borrowing TextStyle
+    ) throws(MagickError) -> (width: Double, height: Double, ascender: Double) {
+        let metrics = style.withUnsafeHandle { MagickQueryFontMetrics(self.handle, $0, text) }
+        guard let metrics else { throw self.takeError(.process, "MagickQueryFontMetrics") }
+        defer { _ = MagickRelinquishMemory(metrics) }
+        // Its 13 values: character width and height, ascender, descender, text width and height, maximum advance,
+        // the bounds, and the origin.
+        return (metrics[4], metrics[5], metrics[2])
+    }
+
+    /// Draws `text` in `style` on the current image, its baseline starting at (`x`, `y`). The corresponding C
+    /// function is `MagickAnnotateImage`.
+    func annotate(_ text: String, style: borrowing TextStyle, x: Double, y: Double) throws(MagickError) {
+        let status = style.withUnsafeHandle { MagickAnnotateImage(self.handle, $0, x, y, 0, text) }
+        try self.check(status, .process, "MagickAnnotateImage")
+    }
+
+    /// Multiplies the current image's alpha by `opacity`, giving it an alpha channel first if it has none.
+    /// The corresponding C functions are `MagickSetImageAlphaChannel` and `MagickEvaluateImageChannel`.
+    func fade(to opacity: Double) throws(MagickError) {
+        if !self.hasAlpha {
+            try self.check(
+                MagickSetImageAlphaChannel(self.handle, OpaqueAlphaChannel),
+                .process,
+                "MagickSetImageAlphaChannel"
+            )
+        }
+        guard opacity < 1 else { return }
+        try self.check(
+            MagickEvaluateImageChannel(self.handle, AlphaChannel, MultiplyEvaluateOperator, opacity),
+            .process,
+            "MagickEvaluateImageChannel"
+        )
+    }
+
+    /// Lays `other`'s current image over the current image with its top-left corner at (`x`, `y`).
+    /// The corresponding C function is `MagickCompositeImage` with `OverCompositeOp`.
+    func composite(_ other: borrowing Wand, x: Int, y: Int) throws(MagickError) {
+        try self.check(
+            MagickCompositeImage(self.handle, other.handle, OverCompositeOp, x, y),
+            .process,
+            "MagickCompositeImage"
+        )
+    }
+
     /// Mirrors the current image top to bottom. The corresponding C function is `MagickFlipImage`.
     func flip() throws(MagickError) {
         try self.check(MagickFlipImage(self.handle), .process, "MagickFlipImage")

@@ -155,7 +155,8 @@ private let unknownKeyCases: [(String, String)] = [
         yaml(rule: standardRule + ["qualty: 0.5"]),
         "rules.yaml:8:5: unknown key 'qualty' in rule 'photos' (did you mean 'quality'?); allowed keys: "
             + "name, match, to, output, quality, width, height, strip, crop, gravity, rotate, flip, flop, "
-            + "background, aspect, aspectMode, upscale, videoCodec, crf, videoBitrate, preset, "
+            + "background, aspect, aspectMode, watermark, watermarkImage, watermarkPosition, watermarkOpacity, "
+            + "watermarkSize, upscale, videoCodec, crf, videoBitrate, preset, "
             + "maxFrameRate, audioCodec, audioBitrate, channels, sampleRate, allAudio, rename, keepStructure, "
             + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge, owner, group, mode, source, "
             + "doneFolder, quarantine, onDuplicate, sidecars, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, "
@@ -855,6 +856,10 @@ private let badSettingsValueCases: [(String, String)] = [
             background: "#102030"
             aspect: 4:5
             aspectMode: pad
+            watermark: "© Me"
+            watermarkPosition: northwest
+            watermarkOpacity: 0.7
+            watermarkSize: 0.3
             rename: "{stem}-small.{ext}"
             keepStructure: false
             onConflict: overwrite
@@ -880,6 +885,12 @@ private let badSettingsValueCases: [(String, String)] = [
             maxPixels: 50000000
             maxFrames: 500
             maxDuration: 3h
+          - name: marks
+            match: "*.png"
+            to: png
+            output: out/marks
+            # Any readable file passes the rules check; the worker decodes it.
+            watermarkImage: /bin/sh
           - name: clips
             match: "*.mkv"
             to: mp4
@@ -931,6 +942,9 @@ private let badSettingsValueCases: [(String, String)] = [
         "crop": "crop 16:9", "gravity": "gravity north",
         "rotate": "rotate 33°", "flip": "flip top to bottom", "flop": "flop left to right",
         "background": "background #102030", "aspect": "aspect 4:5", "aspectMode": "aspectMode pad",
+        "watermark": "watermark \"© Me\"", "watermarkImage": "watermark image /bin/sh",
+        "watermarkPosition": "watermark at northwest", "watermarkOpacity": "watermark opacity 0.7",
+        "watermarkSize": "watermark size 0.3",
         "upscale": "upscale", "videoCodec": "videoCodec hevc", "crf": "crf 19", "videoBitrate": "videoBitrate 2.5M",
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",

@@ -236,4 +236,77 @@ struct ImageOperationsEndToEndTests {
         #expect(try Self.pixel(harness.outbox.appending("pad-a.png"), x: 200, y: 250).hasSuffix(",0)") == false)
         #expect(try Self.pixel(harness.outbox.appending("padblack-a.png"), x: 100, y: 10) == "srgb(0,0,0)")
     }
+
+    /// How many pixels differ between the same `geometry` (`WxH+X+Y`) of two images of one size.
+    private static func differingPixels(_ first: FilePath, _ second: FilePath, in geometry: String) throws -> Int {
+        let folder = first.removingLastComponent()
+        let (left, right) = (folder.appending("left-part.png"), folder.appending("right-part.png"))
+        try Self.reference(first, ["-crop", geometry, "+repage"], left)
+        try Self.reference(second, ["-crop", geometry, "+repage"], right)
+        return try Self.differingPixels(left, right)
+    }
+
+    @Test func watermarkLaysTextOrAnImageWhereAndAsStronglyAsTheRuleSays() async throws {
+        let logo = try TemporaryDirectory(prefix: "logo")
+        defer { logo.remove() }
+        let logoPath = logo.appending("logo.png")
+        try CommandLineTool.run([Fixtures.convert, "-size", "60x40", "xc:#ff0000", logoPath.string])
+        let harness = try Self.harness([
+            (
+                "text",
+                [
+                    "watermark: \"© 2026 Me\"", "watermarkPosition: southwest", "watermarkOpacity: 1",
+                    "watermarkSize: 0.5",
+                ]
+            ),
+            ("logo", ["watermarkImage: \(logoPath.string)", "watermarkOpacity: 0.5", "watermarkSize: 0.5"]),
+        ])
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        let names = ["text-a.png", "logo-a.png"]
+        try Self.makeSources(names, in: staging)
+        let source = harness.directory.appending("source.png")
+        try FileManager.default.copyItem(atPath: staging.appending(names[0]).string, toPath: source.string)
+        try harness.moveIn(names, from: staging)
+
+        let sidecars = try await harness.waitForSidecars(names.count)
+
+        #expect(sidecars["text-a.png.chute.json"]?.status == .completed)
+        #expect(sidecars["logo-a.png.chute.json"]?.status == .completed)
+        // The text, half the width of the 400x300 image, sits 6 pixels (2 % of 300) in from the bottom left corner:
+        // the top and the bottom right are the source's, the bottom left is not.
+        let text = harness.outbox.appending("text-a.png")
+        #expect(try Self.differingPixels(text, source, in: "400x200+0+0") == 0)
+        #expect(try Self.differingPixels(text, source, in: "180x100+220+200") == 0)
+        #expect(try Self.differingPixels(text, source, in: "200x100+0+200") > 1000)
+        // The logo, 200x133 at half opacity in the bottom right corner, is what the command line makes of it.
+        let reference = harness.directory.appending("logo-expected.png")
+        try Self.reference(
+            source,
+            [
+                "(", logoPath.string, "-filter", "Lanczos", "-resize", "200x133!", "-alpha", "set", "-channel", "A",
+                "-evaluate", "multiply", "0.5", "+channel", ")", "-geometry", "+194+161", "-composite",
+            ],
+            reference
+        )
+        let marked = harness.outbox.appending("logo-a.png")
+        #expect(try Self.differingPixels(marked, reference, fuzz: "1%") == 0)
+        #expect(try Self.differingPixels(marked, source, in: "400x150+0+0") == 0)
+        #expect(try Self.differingPixels(marked, source, in: "200x133+194+161") == 200 * 133)
+    }
+
+    @Test func aMissingWatermarkImageIsAnErrorOfTheRulesFile() async throws {
+        let harness = try Self.harness([("logo", ["watermarkImage: /nonexistent/logo.png"])])
+        defer { harness.stop() }
+        let check = try ChuteProcess(["check", harness.configPath.string])
+        let exit = try await check.waitForExit()
+        #expect(exit.status != 0)
+        #expect(
+            check.log.contains {
+                $0.contains(":9:21: no readable file at '/nonexistent/logo.png' for 'watermarkImage'")
+            },
+            "\(check.log)"
+        )
+    }
 }

@@ -96,4 +96,18 @@ import Testing
         #expect(ImageColor("#ff000080")?.isOpaque == false && ImageColor("#ff0000ff")?.isOpaque == true)
         #expect(ImageColor("transparent")?.isOpaque == false && ImageColor("#abc")?.isOpaque == true)
     }
+
+    @Test func aWatermarkIsOneLineOfAtMost200Characters() throws {
+        guard case .text(let grammar) = ImageOptions.watermark.spec.syntax,
+            case .text(let path) = ImageOptions.watermarkImage.spec.syntax
+        else {
+            Issue.record("watermark and watermarkImage are not text options")
+            return
+        }
+        #expect(grammar.validate("© 2026 Me") == nil)
+        #expect(grammar.validate(String(repeating: "x", count: 201)) == "a watermark is at most 200 characters")
+        #expect(grammar.validate("two\nlines") == "a watermark is one line, without control characters")
+        #expect(path.validate("/srv/logo.png") == nil)
+        #expect(path.validate("logo.png") == "the path must be absolute, such as /srv/chute/logo.png")
+    }
 }
