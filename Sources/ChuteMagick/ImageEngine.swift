@@ -74,13 +74,12 @@ package struct ImageEngine: ConversionEngine {
         progress(JobProgress(fraction: 0.5))
         let output = try Self.withMagick(library) { () throws(MagickError) -> MagickBlob in
             try Self.apply(request.options, format: request.format, to: images)
+            if let limit = request.options[ImageOptions.maxFileSize] {
+                let quality = ImageOperation.quality(request.options)
+                return try Self.encode(images, format: request.format, within: limit, from: quality, report: &report)
+            }
             let output = try images.encode(coder: request.format.coder, allImages: request.format.holdsSeveralFrames)
-            report.warnings += try images.takeWarnings(.encode, after: "MagickGetImageBlob") { $0.isError }
-            try images.selectImage(at: 0)
-            try Self.verify(output, coder: request.format.coder, width: images.width, height: images.height)
-            report.details["outputWidth"] = String(images.width)
-            report.details["outputHeight"] = String(images.height)
-            report.details["outputFrames"] = String(images.imageCount)
+            try Self.finish(images, output, format: request.format, report: &report)
             return output
         }
         progress(JobProgress(fraction: 0.8))
@@ -261,6 +260,22 @@ package struct ImageEngine: ConversionEngine {
                 try step.apply(to: images)
             }
         }
+    }
+
+    /// Takes the encoder's warnings, checks that `output` reads back at the images' size (see
+    /// ``verify(_:coder:width:height:)``), and records the output's size and frames in the report's details.
+    static func finish(
+        _ images: borrowing Wand,
+        _ output: borrowing MagickBlob,
+        format: TargetFormat,
+        report: inout ConversionReport
+    ) throws(MagickError) {
+        report.warnings += try images.takeWarnings(.encode, after: "MagickGetImageBlob") { $0.isError }
+        try images.selectImage(at: 0)
+        try Self.verify(output, coder: format.coder, width: images.width, height: images.height)
+        report.details["outputWidth"] = String(images.width)
+        report.details["outputHeight"] = String(images.height)
+        report.details["outputFrames"] = String(images.imageCount)
     }
 
     /// Reads back the headers of the encoded output and compares the first frame's size: with the target's coder,

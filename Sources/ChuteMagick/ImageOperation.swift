@@ -49,6 +49,12 @@ enum ImageOperation: Equatable {
     /// The quality of lossy outputs when the rule sets none.
     static let defaultQuality = 0.85
 
+    /// The rule's quality, or the default, from 1 to 100.
+    static func quality(_ options: ConversionOptions) -> Int {
+        let fraction = options[ImageOptions.quality].map(ImageOptions.fraction(quality:)) ?? Self.defaultQuality
+        return min(100, max(1, Int((fraction * 100).rounded())))
+    }
+
     /// The steps for a rule's options and target, in stage order.
     static func plan(_ options: ConversionOptions, format: TargetFormat) -> [ImageOperation] {
         var steps: [ImageOperation] = [.orient]
@@ -94,8 +100,7 @@ enum ImageOperation: Equatable {
             steps.append(.flatten(onto: "white"))
         }
         if Self.lossyTargets.contains(format.name) {
-            let fraction = options[ImageOptions.quality].map(ImageOptions.fraction(quality:)) ?? Self.defaultQuality
-            steps.append(.quality(min(100, max(1, Int((fraction * 100).rounded())))))
+            steps.append(.quality(Self.quality(options)))
         }
         // A stable sort: steps of one stage keep the order above.
         return steps.enumerated().sorted { ($0.element.stage, $0.offset) < ($1.element.stage, $1.offset) }

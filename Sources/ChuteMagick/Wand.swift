@@ -141,6 +141,15 @@ struct Wand: ~Copyable {
         return Wand(takingOwnershipOf: handle)
     }
 
+    /// Returns a copy of the wand: its images, their settings and the cursor. The corresponding C function is
+    /// `CloneMagickWand`.
+    func cloned() throws(MagickError) -> Wand {
+        guard let handle = CloneMagickWand(self.handle) else {
+            throw self.takeError(.process, "CloneMagickWand")
+        }
+        return Wand(takingOwnershipOf: handle)
+    }
+
     // MARK: The current image
 
     /// The current image's width in pixels. The corresponding C function is `MagickGetImageWidth`.

@@ -156,7 +156,7 @@ private let unknownKeyCases: [(String, String)] = [
         "rules.yaml:8:5: unknown key 'qualty' in rule 'photos' (did you mean 'quality'?); allowed keys: "
             + "name, match, to, output, quality, width, height, strip, crop, gravity, rotate, flip, flop, "
             + "background, aspect, aspectMode, watermark, watermarkImage, watermarkPosition, watermarkOpacity, "
-            + "watermarkSize, upscale, videoCodec, crf, videoBitrate, preset, "
+            + "watermarkSize, maxFileSize, upscale, videoCodec, crf, videoBitrate, preset, "
             + "maxFrameRate, audioCodec, audioBitrate, channels, sampleRate, allAudio, rename, keepStructure, "
             + "onConflict, concurrency, watch, minSize, maxSize, type, minAge, maxAge, owner, group, mode, source, "
             + "doneFolder, quarantine, onDuplicate, sidecars, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, "
@@ -860,6 +860,7 @@ private let badSettingsValueCases: [(String, String)] = [
             watermarkPosition: northwest
             watermarkOpacity: 0.7
             watermarkSize: 0.3
+            maxFileSize: 300KB
             rename: "{stem}-small.{ext}"
             keepStructure: false
             onConflict: overwrite
@@ -944,7 +945,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "background": "background #102030", "aspect": "aspect 4:5", "aspectMode": "aspectMode pad",
         "watermark": "watermark \"© Me\"", "watermarkImage": "watermark image /bin/sh",
         "watermarkPosition": "watermark at northwest", "watermarkOpacity": "watermark opacity 0.7",
-        "watermarkSize": "watermark size 0.3",
+        "watermarkSize": "watermark size 0.3", "maxFileSize": "at most 300KB",
         "upscale": "upscale", "videoCodec": "videoCodec hevc", "crf": "crf 19", "videoBitrate": "videoBitrate 2.5M",
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",

@@ -309,4 +309,64 @@ struct ImageOperationsEndToEndTests {
             "\(check.log)"
         )
     }
+
+    @Test(.timeLimit(.minutes(5)))
+    func maxFileSizeLandsTenDifferentPhotosUnderTheTarget() async throws {
+        let harness = try Self.harness([("fit", ["maxFileSize: 300KB"])], to: "jpg")
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        // Smooth and noisy, small and large, wide and tall: some fit at the default quality, some need a lower
+        // one, and pure noise needs scaling down as well.
+        let photos: [(size: String, arguments: [String])] = [
+            ("2400x1600", ["plasma:fractal", "-attenuate", "0.5", "+noise", "Gaussian"]),
+            ("1200x900", ["plasma:fractal"]),
+            ("2000x2000", ["xc:gray", "+noise", "Random"]),
+            ("3000x2000", ["gradient:#204080-#f0c020", "-attenuate", "0.3", "+noise", "Uniform"]),
+            ("4000x3000", ["plasma:fractal"]),
+            ("640x480", ["gradient:#000000-#ffffff"]),
+            ("1600x1600", ["pattern:checkerboard", "-attenuate", "0.4", "+noise", "Laplacian"]),
+            ("3000x1000", ["plasma:fractal", "+noise", "Poisson"]),
+            ("2048x1536", ["xc:gray", "+noise", "Random", "-blur", "0x1"]),
+            ("500x3000", ["plasma:fractal", "-attenuate", "0.2", "+noise", "Impulse"]),
+        ]
+        var names: [String] = []
+        for (index, photo) in photos.enumerated() {
+            let name = "fit-\(index + 1).png"
+            try CommandLineTool.run(
+                [Fixtures.convert, "-size", photo.size] + photo.arguments + [staging.appending(name).string]
+            )
+            names.append(name)
+        }
+        try harness.moveIn(names, from: staging)
+
+        let sidecars = try await harness.waitForSidecars(names.count, timeout: 240)
+
+        var qualities: [Int] = []
+        var scaled = 0
+        for (index, photo) in photos.enumerated() {
+            let sidecar = try #require(sidecars["fit-\(index + 1).jpg.chute.json"], "\(photo)")
+            #expect(sidecar.status == .completed, "\(photo)")
+            let output = harness.outbox.appending("fit-\(index + 1).jpg")
+            let bytes = try #require(try FileManager.default.attributesOfItem(atPath: output.string)[.size] as? Int)
+            #expect(bytes <= 300_000, "\(photo): \(bytes) bytes")
+            let quality = try #require(sidecar.details["quality"].flatMap { Int($0) }, "\(photo)")
+            #expect((40...85).contains(quality), "\(photo): quality \(quality)")
+            // What the encoder wrote is what the sidecar says it chose.
+            #expect(try Fixtures.identify(output).quality == quality, "\(photo)")
+            let encodes = try #require(sidecar.details["encodes"].flatMap { Int($0) }, "\(photo)")
+            #expect(encodes <= 10, "\(photo): \(encodes) encodes")
+            qualities.append(quality)
+            if sidecar.details["scale"] != nil {
+                scaled += 1
+                #expect(quality == 40, "\(photo): scaled down at quality \(quality)")
+            } else {
+                let info = try Fixtures.identify(output)
+                #expect("\(info.width)x\(info.height)" == photo.size, "\(photo)")
+            }
+        }
+        #expect(qualities.contains(85), "\(qualities)")
+        #expect(qualities.contains { $0 > 40 && $0 < 85 }, "\(qualities)")
+        #expect(scaled >= 1)
+    }
 }
