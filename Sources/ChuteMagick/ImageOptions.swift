@@ -275,8 +275,27 @@ package enum ImageOptions {
 }
 
 extension ImageEngine {
-    /// What the image engine writes and takes.
-    package static let descriptor = EngineDescriptor(
+    /// What the image engine writes and takes: its formats, then `same` (see ``same(writing:)``).
+    package static let descriptor: EngineDescriptor = {
+        var descriptor = Self.writers
+        descriptor.formats.append(Self.same(writing: descriptor.formats))
+        return descriptor
+    }()
+
+    /// `to: same`, which keeps each file's own format: each input type is written in the format whose coder is the
+    /// type's decoder (a JPEG as `jpg`, a HEIF as `heic`); the types of no such format are not written.
+    private static func same(writing formats: [TargetFormat]) -> TargetFormat {
+        var written: [MediaType: TargetFormat] = [:]
+        for (type, coder) in Self.decoders {
+            if let format = formats.first(where: { $0.coder == coder }) {
+                written[type] = format
+            }
+        }
+        return TargetFormat(name: "same", category: .image, engine: .image, coder: "", sameAsInput: written)
+    }
+
+    /// The formats the image engine writes, and its options.
+    private static let writers = EngineDescriptor(
         kind: .image,
         library: "ImageMagick 6 (MagickWand), libheif",
         formats: [

@@ -424,7 +424,7 @@ private let badSettingsValueCases: [(String, String)] = [
         #expect(
             problems(yaml(rule: ["match: \"*.heic\"", "to: jpgg", "output: out"])) == [
                 "rules.yaml:6:9: unknown target format 'jpgg' for 'to'; known formats: jpg, png, webp, heic, tiff, "
-                    + "gif, bmp, mp4, mkv, webm, mov, mp3, m4a, opus, ogg, flac, wav"
+                    + "gif, bmp, same, mp4, mkv, webm, mov, mp3, m4a, opus, ogg, flac, wav"
             ]
         )
     }
@@ -603,7 +603,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 "rules.yaml:9:14: 'quality' must be a fraction (0 < q <= 1) or a percentage (1 < q <= 100), found 150",
                 "rules.yaml:10:14: 'minSize' (2MB) is larger than 'maxSize' (1MB); no file could match",
                 "rules.yaml:14:9: unknown target format 'mp5' for 'to'; known formats: jpg, png, webp, heic, tiff, "
-                    + "gif, bmp, mp4, mkv, webm, mov, mp3, m4a, opus, ogg, flac, wav",
+                    + "gif, bmp, same, mp4, mkv, webm, mov, mp3, m4a, opus, ogg, flac, wav",
                 "rules.yaml:16:17: unknown value 'never' for 'onConflict'; expected one of: rename, skip, overwrite",
                 "rules.yaml:17:5: missing required key 'to' in rule 'photos'",
                 "rules.yaml:17:11: duplicate rule name 'photos' (first used at line 5); rule names must be unique",

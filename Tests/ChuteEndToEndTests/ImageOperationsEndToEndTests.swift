@@ -369,4 +369,46 @@ struct ImageOperationsEndToEndTests {
         #expect(qualities.contains { $0 > 40 && $0 < 85 }, "\(qualities)")
         #expect(scaled >= 1)
     }
+
+    @Test func toSameKeepsEachFilesOwnFormatByItsContent() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: smaller
+                    match: ["same-*", "zz-sentinel-*"]
+                    to: same
+                    output: ./outbox
+                    width: 100
+                    rename: "{stem}-small.{ext}"
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        // The last one is a JPEG named .png: its content decides.
+        let sources = ["same-a.png", "same-b.jpg", "same-c.webp", "same-d.gif", "same-e.tif", "same-f.png"]
+        for name in sources.dropLast() {
+            try Fixtures.makeImage(at: staging.appending(name), width: 400, height: 300)
+        }
+        try Fixtures.makeImage(at: staging.appending("f.jpg"), width: 400, height: 300)
+        try FileManager.default.moveItem(
+            atPath: staging.appending("f.jpg").string,
+            toPath: staging.appending("same-f.png").string
+        )
+        try harness.moveIn(sources, from: staging)
+
+        let sidecars = try await harness.waitForSidecars(sources.count)
+
+        let expected = [
+            ("same-a-small.png", "PNG", "png"), ("same-b-small.jpg", "JPEG", "jpg"),
+            ("same-c-small.webp", "WEBP", "webp"), ("same-d-small.gif", "GIF", "gif"),
+            ("same-e-small.tiff", "TIFF", "tiff"), ("same-f-small.jpg", "JPEG", "jpg"),
+        ]
+        for (name, coder, format) in expected {
+            let sidecar = try #require(sidecars["\(name).chute.json"], "\(name): \(sidecars.keys.sorted())")
+            #expect(sidecar.status == .completed, "\(name)")
+            #expect(sidecar.parameters.format == format, "\(name)")
+            let info = try Fixtures.identify(harness.outbox.appending(name))
+            #expect(info.format == coder && info.width == 100 && info.height == 75, "\(name): \(info)")
+        }
+    }
 }
