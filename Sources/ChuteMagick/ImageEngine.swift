@@ -52,7 +52,9 @@ package struct ImageEngine: ConversionEngine {
     ///
     /// Options: `width` and `height` bound the output, keeping the aspect ratio and never upscaling; `quality`
     /// (default 0.85) applies to JPEG, WebP and HEIC; `strip` removes EXIF, GPS, XMP and comments but keeps the ICC
-    /// profile. Single-frame targets get the first frame (of a HEIF file, ImageMagick reads only the primary image);
+    /// profile. The operations (`crop`, `rotate`, `flip`, `flop`, `aspect`, `watermark`) run in the order of
+    /// ``ImageOperation/plan(_:format:)``; `maxFileSize` searches the quality and scale that fit (see
+    /// ``encode(_:format:within:from:report:)``). Single-frame targets get the first frame (of a HEIF file, ImageMagick reads only the primary image);
     /// GIF, WebP and TIFF keep every frame. JPEG output is flattened onto white when the image has alpha.
     ///
     /// - Parameters:
