@@ -57,6 +57,8 @@ packages=(
     # The sqlite3 shell, for the journal tests that read a journal or write one as an older Chute did.
     sqlite3
     imagemagick ffmpeg rsync procps time
+    # The font of text watermarks (ImageMagick 6's default font, Helvetica through Ghostscript, is not installed).
+    fonts-dejavu-core
     # For the HEIC metadata tests: exiftool reads and writes EXIF, and an ICC profile that is not sRGB.
     libimage-exiftool-perl icc-profiles-free
     # TurboJPEG, for rotating a JPEG losslessly (DCT blocks) before its EXIF orientation is stripped.

@@ -42,8 +42,8 @@ package struct OneShotConversion {
     /// - Throws: ``ConversionFailure`` with the library's message.
     package func run() async throws(ConversionFailure) -> String {
         let ext = self.output.extension ?? ""
-        guard let format = Engines.registry.format(named: ext) else {
-            let known = Engines.registry.formats.map(\.name).joined(separator: ", ")
+        guard let format = Engines.registry.format(named: ext), !format.followsInput else {
+            let known = Engines.registry.formats.filter { !$0.followsInput }.map(\.name).joined(separator: ", ")
             throw ConversionFailure(.unsupportedInput, "unknown output format '\(ext)'; known: \(known)")
         }
         guard let name = self.output.lastComponent?.string else {

@@ -137,6 +137,15 @@ package struct RuleMatcher: Sendable {
                     if wait > 0 { return .notYet(rule: rule.name, after: .milliseconds(Int64(wait * 1000) + 1)) }
                 }
             }
+            // `to: same` becomes the input's own format here, so the output's name and the job carry the real one.
+            guard let format = rule.to.resolved(for: facts?.sniffed) else {
+                let written = Set(rule.to.sameAsInput.values.map(\.name)).sorted().joined(separator: ", ")
+                let found = facts?.sniffed.map { "\($0.rawValue) content" } ?? "content of an unknown type"
+                reasons.append("rule '\(rule.name)': 'to: \(rule.to.name)' writes \(written), not \(found)")
+                continue
+            }
+            var rule = rule
+            rule.to = format
             let directory =
                 rule.keepStructure ? rule.output.appending(folders.map { FilePath.Component($0)! }) : rule.output
             let outputName = rule.rename.render(sourceName: name, format: rule.to, rule: rule.name, date: date)

@@ -40,6 +40,9 @@ package struct TargetFormat: Sendable, Hashable, Codable, CustomStringConvertibl
     package let coder: String
     /// Whether the format stores several frames (animation, pages); single-frame formats get the first frame only.
     package let holdsSeveralFrames: Bool
+    /// For a pseudo-format such as `same`, which keeps each file's own format: the format written for each sniffed
+    /// input type; empty for a real format.
+    package let sameAsInput: [MediaType: TargetFormat]
 
     package init(
         name: String,
@@ -47,7 +50,8 @@ package struct TargetFormat: Sendable, Hashable, Codable, CustomStringConvertibl
         category: MediaCategory,
         engine: EngineKind,
         coder: String,
-        holdsSeveralFrames: Bool = false
+        holdsSeveralFrames: Bool = false,
+        sameAsInput: [MediaType: TargetFormat] = [:]
     ) {
         self.name = name
         self.aliases = aliases
@@ -55,6 +59,20 @@ package struct TargetFormat: Sendable, Hashable, Codable, CustomStringConvertibl
         self.engine = engine
         self.coder = coder
         self.holdsSeveralFrames = holdsSeveralFrames
+        self.sameAsInput = sameAsInput
+    }
+
+    /// Whether the format is decided per job from the input's content (`to: same`).
+    package var followsInput: Bool { !self.sameAsInput.isEmpty }
+
+    /// The format a job writes: this one, or for a format that follows the input, the format of the input's own
+    /// type.
+    ///
+    /// - Parameter type: the type sniffed from the input's content.
+    /// - Returns: the format, or `nil` when the format follows the input and the engine does not write its type.
+    package func resolved(for type: MediaType?) -> TargetFormat? {
+        guard self.followsInput else { return self }
+        return type.flatMap { self.sameAsInput[$0] }
     }
 
     package var description: String { self.name }

@@ -60,10 +60,12 @@ package struct ImageEngine: ConversionEngine {
     ///
     /// Options: `width` and `height` bound the output, keeping the aspect ratio and never upscaling; `quality`
     /// (default 0.85) applies to the lossy targets; `metadata` (or `strip`) removes metadata but keeps the ICC profile
-    /// (see ``convert(_:metadata:progress:)``). Single-frame targets get the first frame (of a HEIF file, ImageMagick
-    /// reads only the primary image); GIF, WebP and TIFF keep every frame. Targets without alpha are flattened onto
-    /// white. `tiles` writes the finished picture as tiles instead, each a part beside `request.output` (see
-    /// ``writeTiles(of:grid:request:report:progress:)``).
+    /// (see ``convert(_:metadata:progress:)``). The operations (`crop`, `rotate`, `flip`, `flop`, `aspect`,
+    /// `watermark`) run in the order of ``ImageOperation/plan(_:format:metadata:orientation:)``; `maxFileSize` searches
+    /// the quality and scale that fit (see ``encode(_:format:within:from:report:)``). Single-frame targets get the
+    /// first frame (of a HEIF file, ImageMagick reads only the primary image); GIF, WebP and TIFF keep every frame.
+    /// Targets without alpha are flattened onto white. `tiles` writes the finished picture as tiles instead, each a
+    /// part beside `request.output` (see ``writeTiles(of:grid:request:report:progress:)``).
     ///
     /// - Parameters:
     ///   - request: the job; `output` must not exist.
@@ -197,22 +199,22 @@ package struct ImageEngine: ConversionEngine {
             }
         }
         return try Self.withMagick(library) { () throws(MagickError) -> MagickBlob in
+            if let limit = request.options[ImageOptions.maxFileSize] {
+                let quality = ImageOperation.quality(request.options)
+                return try Self.encode(
+                    images,
+                    format: request.format,
+                    within: limit,
+                    from: quality,
+                    library: library,
+                    report: &report
+                )
+            }
             let output =
                 request.format.coder == RawPixelLayout.Samples.yuv.coder
                 ? try images.encodeThroughStream(coder: request.format.coder)
                 : try images.encode(coder: request.format.coder, allImages: request.format.holdsSeveralFrames)
-            report.warnings += try images.takeWarnings(.encode, after: "MagickGetImageBlob") { $0.isError }
-            try images.selectImage(at: 0)
-            try Self.verify(
-                output,
-                coder: request.format.coder,
-                library: library,
-                width: images.width,
-                height: images.height
-            )
-            report.details["outputWidth"] = String(images.width)
-            report.details["outputHeight"] = String(images.height)
-            report.details["outputFrames"] = String(images.imageCount)
+            try Self.finish(images, output, format: request.format, library: library, report: &report)
             return output
         }
     }
@@ -497,6 +499,23 @@ package struct ImageEngine: ConversionEngine {
             }
         }
         return removed
+    }
+
+    /// Takes the encoder's warnings, checks that `output` reads back at the images' size (see
+    /// ``verify(_:coder:library:width:height:)``), and records the output's size and frames in the report's details.
+    static func finish(
+        _ images: borrowing Wand,
+        _ output: borrowing MagickBlob,
+        format: TargetFormat,
+        library: MagickLibrary,
+        report: inout ConversionReport
+    ) throws(MagickError) {
+        report.warnings += try images.takeWarnings(.encode, after: "MagickGetImageBlob") { $0.isError }
+        try images.selectImage(at: 0)
+        try Self.verify(output, coder: format.coder, library: library, width: images.width, height: images.height)
+        report.details["outputWidth"] = String(images.width)
+        report.details["outputHeight"] = String(images.height)
+        report.details["outputFrames"] = String(images.imageCount)
     }
 
     /// Reads back the headers of the encoded output and compares the first frame's size: with the target's coder,

@@ -9,8 +9,22 @@ enum ImageOperation: Equatable {
     /// Turn the pixels as the EXIF orientation says, and mark the image top-left; `exif` is an orientation that
     /// ImageMagick does not read itself (a PNG's or WebP's EXIF), set first.
     case orient(exif: Int?)
+    /// Keep a box of the image.
+    case crop(CropGeometry, gravity: Gravity)
+    /// Turn clockwise by degrees, filling uncovered corners with a colour.
+    case rotate(degrees: Double, background: ImageColor)
+    /// Mirror top to bottom.
+    case flip
+    /// Mirror left to right.
+    case flop
     /// Shrink to fit the box, keeping the aspect ratio; never enlarge.
     case fit(width: Int?, height: Int?)
+    /// Add bands of a colour on two sides, centring the image, to reach a ratio.
+    case pad(AspectRatio, background: ImageColor)
+    /// Keep the largest box of a ratio, placed by gravity.
+    case cropToRatio(AspectRatio, gravity: Gravity)
+    /// Lay a mark on the image.
+    case watermark(Watermark)
     /// Remove metadata as the policy says (`strip`: all but the ICC profile; `location`: only location).
     case metadata(MetadataPolicy)
     /// Flatten transparency onto a colour, for targets without alpha.
@@ -24,7 +38,11 @@ enum ImageOperation: Equatable {
     var stage: OperationStage {
         switch self {
         case .orient: .orient
+        case .crop: .crop
+        case .rotate, .flip, .flop: .rotate
         case .fit: .resize
+        case .pad, .cropToRatio: .pad
+        case .watermark: .watermark
         case .metadata: .metadata
         case .flatten, .quality, .depth: .encode
         }
@@ -35,11 +53,17 @@ enum ImageOperation: Equatable {
     /// The targets that cannot hold an alpha channel: their images are flattened onto white first, as a viewer
     /// would show them, rather than keeping whatever colour lies under transparent pixels. (ImageMagick 6's HEIC
     /// coder writes no alpha plane, for AVIF either.)
-    private static let opaqueTargets: Set<String> = [
+    static let opaqueTargets: Set<String> = [
         "jpg", "heic", "avif", "pbm", "pgm", "ppm", "pfm", "xwd", "rgb", "yuv",
     ]
     /// The quality of lossy outputs when the rule sets none.
     static let defaultQuality = 0.85
+
+    /// The rule's quality, or the default, from 1 to 100.
+    static func quality(_ options: ConversionOptions) -> Int {
+        let fraction = options[ImageOptions.quality].map(ImageOptions.fraction(quality:)) ?? Self.defaultQuality
+        return min(100, max(1, Int((fraction * 100).rounded())))
+    }
 
     /// The steps for a rule's options and target, in stage order.
     ///
@@ -53,9 +77,40 @@ enum ImageOperation: Equatable {
         orientation: Int? = nil
     ) -> [ImageOperation] {
         var steps: [ImageOperation] = [.orient(exif: orientation)]
+        if let text = options[ImageOptions.crop], let crop = try? CropGeometry(parsing: text) {
+            steps.append(.crop(crop, gravity: options[ImageOptions.gravity] ?? .center))
+        }
+        if let degrees = options[ImageOptions.rotate], degrees.truncatingRemainder(dividingBy: 360) != 0 {
+            steps.append(.rotate(degrees: degrees, background: Self.background(options, format: format)))
+        }
+        if options[ImageOptions.flip] == true {
+            steps.append(.flip)
+        }
+        if options[ImageOptions.flop] == true {
+            steps.append(.flop)
+        }
         let (width, height) = (options[CommonOptions.width], options[CommonOptions.height])
         if width != nil || height != nil {
             steps.append(.fit(width: width, height: height))
+        }
+        if let ratio = options[ImageOptions.aspect].flatMap(AspectRatio.init) {
+            steps.append(
+                options[ImageOptions.aspectMode] == .crop
+                    ? .cropToRatio(ratio, gravity: options[ImageOptions.gravity] ?? .center)
+                    : .pad(ratio, background: Self.background(options, format: format))
+            )
+        }
+        let mark =
+            options[ImageOptions.watermark].map(Watermark.Content.text)
+            ?? options[ImageOptions.watermarkImage].map(Watermark.Content.image(path:))
+        if let mark {
+            let watermark = Watermark(
+                content: mark,
+                position: options[ImageOptions.watermarkPosition] ?? .southeast,
+                opacity: options[ImageOptions.watermarkOpacity] ?? 0.5,
+                size: options[ImageOptions.watermarkSize] ?? 0.25
+            )
+            steps.append(.watermark(watermark))
         }
         if policy != .keep {
             steps.append(.metadata(policy))
@@ -67,12 +122,17 @@ enum ImageOperation: Equatable {
             steps.append(.depth(ImageEngine.rawOutputDepth))
         }
         if Self.lossyTargets.contains(format.name) {
-            let fraction = options[ImageOptions.quality].map(ImageOptions.fraction(quality:)) ?? Self.defaultQuality
-            steps.append(.quality(min(100, max(1, Int((fraction * 100).rounded())))))
+            steps.append(.quality(Self.quality(options)))
         }
         // A stable sort: steps of one stage keep the order above.
         return steps.enumerated().sorted { ($0.element.stage, $0.offset) < ($1.element.stage, $1.offset) }
             .map(\.element)
+    }
+
+    /// The rule's `background`, or by default transparent for targets that keep transparency and white for others.
+    private static func background(_ options: ConversionOptions, format: TargetFormat) -> ImageColor {
+        options[ImageOptions.background].flatMap(ImageColor.init)
+            ?? (ImageColor.keepsTransparency(format) ? .transparent : .white)
     }
 
     /// Applies the step to the wand's current frame.
@@ -85,10 +145,43 @@ enum ImageOperation: Equatable {
                 try images.setOrientation(exif)
             }
             try images.autoOrient()
+        case .crop(let geometry, let gravity):
+            switch geometry.rectangle(inWidth: images.width, height: images.height, gravity: gravity) {
+            case .success(let box):
+                try images.crop(width: box.width, height: box.height, x: box.x, y: box.y)
+            case .failure(let problem):
+                throw MagickError(code: .geometry, function: "crop", severity: 0, message: problem.message)
+            }
+        case .rotate(let degrees, let background):
+            try images.rotate(degrees: degrees, background: background)
+        case .flip:
+            try images.flip()
+        case .flop:
+            try images.flop()
         case .fit(let width, let height):
             if let size = Self.fittedSize(width: images.width, height: images.height, box: (width, height)) {
                 try images.resize(width: size.width, height: size.height)
             }
+        case .pad(let ratio, let background):
+            let (width, height) = ratio.smallestBox(holdingWidth: images.width, height: images.height)
+            try images.extend(
+                width: width,
+                height: height,
+                x: (width - images.width) / 2,
+                y: (height - images.height) / 2,
+                background: background
+            )
+        case .cropToRatio(let ratio, let gravity):
+            let (width, height) = ratio.largestBox(inWidth: images.width, height: images.height)
+            let (x, y) = gravity.origin(
+                width: width,
+                height: height,
+                imageWidth: images.width,
+                imageHeight: images.height
+            )
+            try images.crop(width: width, height: height, x: x, y: y)
+        case .watermark(let watermark):
+            try watermark.apply(to: images)
         case .metadata(.keep):
             break
         case .metadata(.strip):

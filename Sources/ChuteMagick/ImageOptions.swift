@@ -1,4 +1,10 @@
 import ChuteCore
+import Foundation
+
+/// How `aspect` gives an image its ratio.
+package enum AspectMode: String, Sendable, Hashable, CaseIterable, OptionValueConvertible {
+    case pad, crop
+}
 
 /// The options of the image engine (besides ``CommonOptions``).
 package enum ImageOptions {
@@ -150,6 +156,232 @@ package enum ImageOptions {
         return (width, height)
     }
 
+    /// `crop`: keep a box of the image, or its largest box of a ratio.
+    package static let crop = RuleOption<String>(
+        "crop",
+        .text(
+            TextSyntax(name: CropGeometry.grammarName, pattern: CropGeometry.pattern) { text in
+                do throws(CropGeometry.Problem) {
+                    _ = try CropGeometry(parsing: text)
+                    return nil
+                } catch {
+                    return error.message
+                }
+            }
+        ),
+        summary: "Keep only this part of the (upright) image: a box `WxH+X+Y` in pixels or percentages of the "
+            + "image (`800x600+10+20`, `50%x50%+25%+0`; without `+X+Y`, `gravity` places it), or the largest box of "
+            + "a ratio (`16:9`), placed by `gravity`. A box not wholly inside the image fails the job.",
+        stage: .crop,
+        show: { "crop \($0)" }
+    )
+
+    /// `gravity`: where `crop` and `aspectMode: crop` place their box.
+    package static let gravity = RuleOption<Gravity>(
+        "gravity",
+        .choice(Gravity.allCases.map(\.rawValue)),
+        summary: "Where a `crop` without offsets, a `crop` ratio or `aspectMode: crop` takes its box: `center`, or "
+            + "towards a side or corner (`north` is the top edge, `southeast` the bottom right corner).",
+        default: "`center`",
+        stage: .crop,
+        check: { _, context in
+            let crop = context.options[ImageOptions.crop].flatMap { try? CropGeometry(parsing: $0) }
+            let aspectCrops =
+                context.options[ImageOptions.aspect] != nil
+                && context.options[ImageOptions.aspectMode] == .crop
+            guard crop?.usesGravity != true, !aspectCrops else { return nil }
+            return OptionProblem(
+                "'gravity' places a crop box; it needs a 'crop' without +X+Y offsets, or 'aspectMode: crop'",
+                at: .key
+            )
+        },
+        show: { "gravity \($0.rawValue)" }
+    )
+
+    /// `rotate`: turn the image clockwise.
+    package static let rotate = RuleOption<Double>(
+        "rotate",
+        .number(NumberRange(from: -360, upTo: 360, wording: "degrees from -360 to 360")),
+        summary: "Turn the image clockwise by this many degrees (negative: anticlockwise). Multiples of 90 move the "
+            + "pixels exactly; other angles enlarge the canvas to hold the whole turned image and fill its corners "
+            + "with `background`.",
+        stage: .rotate,
+        show: { "rotate \(OptionValue.number($0))°" }
+    )
+
+    /// `flip`: mirror top to bottom.
+    package static let flip = RuleOption<Bool>(
+        "flip",
+        .flag,
+        summary: "Mirror the image top to bottom (after `rotate`).",
+        default: "`false`",
+        stage: .rotate,
+        show: { $0 ? "flip top to bottom" : "no flip" }
+    )
+
+    /// `flop`: mirror left to right.
+    package static let flop = RuleOption<Bool>(
+        "flop",
+        .flag,
+        summary: "Mirror the image left to right (after `rotate` and `flip`).",
+        default: "`false`",
+        stage: .rotate,
+        show: { $0 ? "flop left to right" : "no flop" }
+    )
+
+    /// `background`: the colour of what `rotate` and `aspect` add.
+    package static let background = RuleOption<String>(
+        "background",
+        .text(
+            TextSyntax(name: ImageColor.grammarName, pattern: ImageColor.pattern) { text in
+                ImageColor(text) == nil ? "expected \(ImageColor.grammarName)" : nil
+            }
+        ),
+        summary: "The colour of the corners that `rotate` uncovers and of the bands that `aspect` adds.",
+        default: "`transparent` for png, webp, tiff and gif; `white` for the others",
+        stage: .rotate,
+        check: { text, context in
+            if ImageColor(text)?.isOpaque == false, !ImageColor.keepsTransparency(context.format) {
+                return OptionProblem("\(context.format.name) has no transparency; give an opaque 'background'")
+            }
+            let options = context.options
+            let turns = options[ImageOptions.rotate].map { $0.truncatingRemainder(dividingBy: 90) != 0 } ?? false
+            let pads = options[ImageOptions.aspect] != nil && options[ImageOptions.aspectMode] != .crop
+            guard !turns, !pads else { return nil }
+            return OptionProblem(
+                "'background' colours what 'rotate' (by an angle not a multiple of 90) or 'aspect' (padding) adds; "
+                    + "the rule sets neither",
+                at: .key
+            )
+        },
+        show: { "background \($0)" }
+    )
+
+    /// `aspect`: give the image a ratio.
+    package static let aspect = RuleOption<String>(
+        "aspect",
+        .text(
+            TextSyntax(name: "a ratio `W:H`", pattern: #"^[0-9.]+:[0-9.]+$"#) { text in
+                AspectRatio(text) == nil ? "a ratio is two positive numbers such as 4:5" : nil
+            }
+        ),
+        summary: "Give the (resized) image this shape, such as `4:5` or `16:9`: by adding bands of `background` "
+            + "on two sides (`aspectMode: pad`), or by cutting it (`aspectMode: crop`, placed by `gravity`).",
+        stage: .pad,
+        show: { "aspect \($0)" }
+    )
+
+    /// `aspectMode`: how `aspect` reaches its ratio.
+    package static let aspectMode = RuleOption<AspectMode>(
+        "aspectMode",
+        .choice(AspectMode.allCases.map(\.rawValue)),
+        summary: "How `aspect` reaches its ratio: `pad` keeps the whole image, centred between bands of "
+            + "`background`; `crop` keeps the largest part of that shape. Needs `aspect`.",
+        default: "`pad`",
+        stage: .pad,
+        check: { _, context in
+            guard context.options[ImageOptions.aspect] == nil else { return nil }
+            return OptionProblem("'aspectMode' needs 'aspect'", at: .key)
+        },
+        show: { "aspectMode \($0.rawValue)" }
+    )
+
+    /// `watermark`: a line of text laid on the image.
+    package static let watermark = RuleOption<String>(
+        "watermark",
+        .text(
+            TextSyntax(name: "a line of text") { text in
+                if text.count > 200 { return "a watermark is at most 200 characters" }
+                return text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+                    ? "a watermark is one line, without control characters" : nil
+            }
+        ),
+        summary: "Draw this line of text on the image, such as `\"© 2026 Me\"`: white with a dark outline, in DejaVu "
+            + "Sans, `watermarkSize` wide, placed by `watermarkPosition`, at `watermarkOpacity`. Not with "
+            + "`watermarkImage`.",
+        stage: .watermark,
+        check: { _, context in
+            guard context.options[ImageOptions.watermarkImage] != nil else { return nil }
+            return OptionProblem("'watermark' and 'watermarkImage' cannot both be set; choose one", at: .key)
+        },
+        show: { "watermark \"\($0)\"" }
+    )
+
+    /// `watermarkImage`: an image file laid on the image.
+    package static let watermarkImage = RuleOption<String>(
+        "watermarkImage",
+        .text(
+            TextSyntax(name: "an absolute path to an image file", pattern: "^/") { path in
+                path.hasPrefix("/") ? nil : "the path must be absolute, such as /srv/chute/logo.png"
+            }
+        ),
+        summary: "Lay this image file (a PNG with transparency is best) on the image, `watermarkSize` wide, placed by "
+            + "`watermarkPosition`, at `watermarkOpacity`. The worker reads it at each job; a missing file is an "
+            + "error of the rules file.",
+        stage: .watermark,
+        check: { path, _ in
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
+                FileManager.default.isReadableFile(atPath: path)
+            else { return OptionProblem("no readable file at '\(path)' for 'watermarkImage'") }
+            return nil
+        },
+        show: { "watermark image \($0)" }
+    )
+
+    /// `watermarkPosition`: where the watermark goes.
+    package static let watermarkPosition = RuleOption<Gravity>(
+        "watermarkPosition",
+        .choice(Gravity.allCases.map(\.rawValue)),
+        summary: "Where the watermark goes: a corner, a side or the `center`, 2 % of the shorter side in from the "
+            + "edges.",
+        default: "`southeast`",
+        stage: .watermark,
+        check: { _, context in ImageOptions.needsWatermark("watermarkPosition", context) },
+        show: { "watermark at \($0.rawValue)" }
+    )
+
+    /// `watermarkOpacity`: how opaque the watermark is.
+    package static let watermarkOpacity = RuleOption<Double>(
+        "watermarkOpacity",
+        .number(NumberRange(above: 0, upTo: 1)),
+        summary: "How opaque the watermark is, from invisible (0) to opaque (1).",
+        default: "`0.5`",
+        stage: .watermark,
+        check: { _, context in ImageOptions.needsWatermark("watermarkOpacity", context) },
+        show: { "watermark opacity \(OptionValue.number($0))" }
+    )
+
+    /// `watermarkSize`: the watermark's width relative to the image's.
+    package static let watermarkSize = RuleOption<Double>(
+        "watermarkSize",
+        .number(NumberRange(above: 0, upTo: 1)),
+        summary: "The watermark's width as a fraction of the image's width (`0.25`: a quarter).",
+        default: "`0.25`",
+        stage: .watermark,
+        check: { _, context in ImageOptions.needsWatermark("watermarkSize", context) },
+        show: { "watermark size \(OptionValue.number($0))" }
+    )
+
+    /// The problem of a `watermark…` setting in a rule without a watermark.
+    private static func needsWatermark(_ key: String, _ context: OptionContext) -> OptionProblem? {
+        guard context.options[ImageOptions.watermark] == nil, context.options[ImageOptions.watermarkImage] == nil
+        else { return nil }
+        return OptionProblem("'\(key)' needs 'watermark' or 'watermarkImage'", at: .key)
+    }
+
+    /// `maxFileSize`: compress lossy outputs to a size.
+    package static let maxFileSize = RuleOption<Int>(
+        "maxFileSize",
+        .byteSize(1000...(1 << 30)),
+        summary: "Compress to at most this size, such as `300KB`: the highest quality from `quality` down to 40 % "
+            + "that fits is searched, and when even 40 % is too large the image is scaled down. The sidecar's "
+            + "`details` give the `quality` chosen (and the `scale`).",
+        stage: .encode,
+        formats: ["jpg", "webp", "heic"],
+        show: { "at most \(ValueParsing.describe(bytes: Int64($0)))" }
+    )
+
     /// The quality as a fraction in (0, 1], whichever way it was written.
     static func fraction(quality: Double) -> Double {
         quality > 1 ? quality / 100 : quality
@@ -168,8 +400,27 @@ extension EngineKind {
 }
 
 extension ImageEngine {
-    /// What the image engine writes and takes.
-    package static let descriptor = EngineDescriptor(
+    /// What the image engine writes and takes: its formats, then `same` (see ``same(writing:)``).
+    package static let descriptor: EngineDescriptor = {
+        var descriptor = Self.writers
+        descriptor.formats.append(Self.same(writing: descriptor.formats))
+        return descriptor
+    }()
+
+    /// `to: same`, which keeps each file's own format: each input type is written in the format whose coder is the
+    /// type's decoder (a JPEG as `jpg`, a HEIF as `heic`); the types of no such format are not written.
+    private static func same(writing formats: [TargetFormat]) -> TargetFormat {
+        var written: [MediaType: TargetFormat] = [:]
+        for (type, coder) in Self.decoders {
+            if let format = formats.first(where: { $0.coder == coder }) {
+                written[type] = format
+            }
+        }
+        return TargetFormat(name: "same", category: .image, engine: .image, coder: "", sameAsInput: written)
+    }
+
+    /// The formats the image engine writes, and its options.
+    private static let writers = EngineDescriptor(
         kind: .image,
         library: "ImageMagick 6 (MagickWand), libheif",
         reads: [.image],
@@ -205,8 +456,12 @@ extension ImageEngine {
             TargetFormat(name: "yuv", category: .image, engine: .image, coder: "YUV"),
         ],
         options: [
-            ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec, ImageOptions.metadata.spec,
-            ImageOptions.strip.spec,
+            ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec,
+            ImageOptions.crop.spec, ImageOptions.gravity.spec, ImageOptions.rotate.spec, ImageOptions.flip.spec,
+            ImageOptions.flop.spec, ImageOptions.background.spec, ImageOptions.aspect.spec,
+            ImageOptions.aspectMode.spec, ImageOptions.watermark.spec, ImageOptions.watermarkImage.spec,
+            ImageOptions.watermarkPosition.spec, ImageOptions.watermarkOpacity.spec, ImageOptions.watermarkSize.spec,
+            ImageOptions.maxFileSize.spec, ImageOptions.metadata.spec, ImageOptions.strip.spec,
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
             ImageOptions.tiles.spec,
         ],

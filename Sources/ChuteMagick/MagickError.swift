@@ -16,6 +16,10 @@ struct MagickError: Error, CustomStringConvertible {
         case encode
         /// Reading back the encoded output.
         case verify
+        /// An operation of the rule does not fit this image (a crop box outside it); no C call failed.
+        case geometry
+        /// The rule's watermark image cannot be read or decoded.
+        case watermark
     }
 
     /// The stage that failed.
@@ -69,6 +73,10 @@ struct MagickError: Error, CustomStringConvertible {
             return ConversionFailure(.internalError, "cannot encode the output: \(self)")
         case .verify:
             return ConversionFailure(.outputFailed, "the written output does not read back: \(self)")
+        case .geometry:
+            return ConversionFailure(.unsupportedInput, "the rule does not fit this image: \(self.message)")
+        case .watermark:
+            return ConversionFailure(.internalError, "the rule's watermark image cannot be used: \(self)")
         }
     }
 }

@@ -245,6 +245,15 @@ struct Wand: ~Copyable {
         return copy
     }
 
+    /// Returns a copy of the wand: its images, their settings and the cursor. The corresponding C function is
+    /// `CloneMagickWand`.
+    func cloned() throws(MagickError) -> Wand {
+        guard let handle = CloneMagickWand(self.handle) else {
+            throw self.takeError(.process, "CloneMagickWand")
+        }
+        return Wand(takingOwnershipOf: handle)
+    }
+
     // MARK: The current image
 
     /// The current image's width in pixels. The corresponding C function is `MagickGetImageWidth`.
@@ -293,6 +302,122 @@ struct Wand: ~Copyable {
     func resize(width: Int, height: Int) throws(MagickError) {
         try self.check(MagickResizeImage(self.handle, width, height, LanczosFilter, 1.0), .process, "MagickResizeImage")
         try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
+    }
+
+    /// Keeps the `width` × `height` box at (`x`, `y`) of the current image, then resets its page geometry so that
+    /// no stale canvas size or offset is written. The corresponding C functions are `MagickCropImage` and
+    /// `MagickResetImagePage`.
+    func crop(width: Int, height: Int, x: Int, y: Int) throws(MagickError) {
+        try self.check(MagickCropImage(self.handle, width, height, x, y), .process, "MagickCropImage")
+        try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
+    }
+
+    /// Turns the current image clockwise by `degrees`, enlarging the canvas to hold it and filling the uncovered
+    /// corners with `background`; multiples of 90 move pixels exactly. The page geometry is reset afterwards.
+    /// The corresponding C functions are `MagickSetImageAlphaChannel` (for a transparent background on an image
+    /// without alpha, when corners are uncovered), `MagickRotateImage` and `MagickResetImagePage`.
+    func rotate(degrees: Double, background: ImageColor) throws(MagickError) {
+        if degrees.truncatingRemainder(dividingBy: 90) != 0 {
+            try self.makeRoom(for: background)
+        }
+        let color = PixelColor(named: background.name)
+        let status = color.withUnsafeHandle { MagickRotateImage(self.handle, $0, degrees) }
+        try self.check(status, .process, "MagickRotateImage")
+        try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
+    }
+
+    /// Gives the current image an (opaque) alpha channel when `background` is not opaque, so that what an
+    /// operation adds in that colour stays transparent. The corresponding C function is `MagickSetImageAlphaChannel`.
+    private func makeRoom(for background: ImageColor) throws(MagickError) {
+        guard !background.isOpaque, !self.hasAlpha else { return }
+        try self.check(
+            MagickSetImageAlphaChannel(self.handle, OpaqueAlphaChannel),
+            .process,
+            "MagickSetImageAlphaChannel"
+        )
+    }
+
+    /// Puts the current image on a `width` × `height` canvas of `background`, its top-left corner at (`x`, `y`), then
+    /// resets the page geometry. The corresponding C functions are `MagickSetImageBackgroundColor`,
+    /// `MagickExtentImage` (whose offsets are the canvas's, relative to the image: hence negated) and
+    /// `MagickResetImagePage`.
+    func extend(width: Int, height: Int, x: Int, y: Int, background: ImageColor) throws(MagickError) {
+        try self.makeRoom(for: background)
+        let color = PixelColor(named: background.name)
+        let status = color.withUnsafeHandle { MagickSetImageBackgroundColor(self.handle, $0) }
+        try self.check(status, .process, "MagickSetImageBackgroundColor")
+        try self.check(MagickExtentImage(self.handle, width, height, -x, -y), .process, "MagickExtentImage")
+        try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
+    }
+
+    /// Makes a wand holding one transparent `width` × `height` image. The corresponding C function is
+    /// `MagickNewImage`.
+    static func makeCanvas(width: Int, height: Int) throws(MagickError) -> Wand {
+        let canvas = Wand()
+        let transparent = PixelColor(named: "transparent")
+        let status = transparent.withUnsafeHandle { MagickNewImage(canvas.handle, width, height, $0) }
+        try canvas.check(status, .process, "MagickNewImage")
+        return canvas
+    }
+
+    /// The size of `text` drawn in `style`: its advance width, its height, and the ascender (from the top of the
+    /// line to the baseline). The corresponding C functions are `MagickQueryFontMetrics`, which needs an image in
+    /// the wand, and `MagickRelinquishMemory`.
+    func textMetrics(
+        _ text: String,
+        style: borrowing TextStyle
+    ) throws(MagickError) -> (width: Double, height: Double, ascender: Double) {
+        let metrics = style.withUnsafeHandle { MagickQueryFontMetrics(self.handle, $0, text) }
+        guard let metrics else { throw self.takeError(.process, "MagickQueryFontMetrics") }
+        defer { _ = MagickRelinquishMemory(metrics) }
+        // Its 13 values: character width and height, ascender, descender, text width and height, maximum advance,
+        // the bounds, and the origin.
+        return (metrics[4], metrics[5], metrics[2])
+    }
+
+    /// Draws `text` in `style` on the current image, its baseline starting at (`x`, `y`). The corresponding C
+    /// function is `MagickAnnotateImage`.
+    func annotate(_ text: String, style: borrowing TextStyle, x: Double, y: Double) throws(MagickError) {
+        let status = style.withUnsafeHandle { MagickAnnotateImage(self.handle, $0, x, y, 0, text) }
+        try self.check(status, .process, "MagickAnnotateImage")
+    }
+
+    /// Multiplies the current image's alpha by `opacity`, giving it an alpha channel first if it has none.
+    /// The corresponding C functions are `MagickSetImageAlphaChannel` and `MagickEvaluateImageChannel`.
+    func fade(to opacity: Double) throws(MagickError) {
+        if !self.hasAlpha {
+            try self.check(
+                MagickSetImageAlphaChannel(self.handle, OpaqueAlphaChannel),
+                .process,
+                "MagickSetImageAlphaChannel"
+            )
+        }
+        guard opacity < 1 else { return }
+        try self.check(
+            MagickEvaluateImageChannel(self.handle, AlphaChannel, MultiplyEvaluateOperator, opacity),
+            .process,
+            "MagickEvaluateImageChannel"
+        )
+    }
+
+    /// Lays `other`'s current image over the current image with its top-left corner at (`x`, `y`).
+    /// The corresponding C function is `MagickCompositeImage` with `OverCompositeOp`.
+    func composite(_ other: borrowing Wand, x: Int, y: Int) throws(MagickError) {
+        try self.check(
+            MagickCompositeImage(self.handle, other.handle, OverCompositeOp, x, y),
+            .process,
+            "MagickCompositeImage"
+        )
+    }
+
+    /// Mirrors the current image top to bottom. The corresponding C function is `MagickFlipImage`.
+    func flip() throws(MagickError) {
+        try self.check(MagickFlipImage(self.handle), .process, "MagickFlipImage")
+    }
+
+    /// Mirrors the current image left to right. The corresponding C function is `MagickFlopImage`.
+    func flop() throws(MagickError) {
+        try self.check(MagickFlopImage(self.handle), .process, "MagickFlopImage")
     }
 
     /// Sets the encoder quality, 1–100, for the current image and for the wand (some coders, HEIC among them, read

@@ -153,4 +153,26 @@ import Testing
         }
         #expect(other.name == "only-b")
     }
+
+    @Test func toSameWritesTheInputsOwnFormatOrPassesTheFileOn() throws {
+        let matcher = RuleMatcher(
+            config: self.config([try self.rule("keep", "*", to: "same", rename: "{stem}-small.{ext}")])
+        )
+        let decision = self.decide(matcher, "/in/IMG_1.JPEG", facts: self.facts(type: .heif))
+        guard case .matched(let rule, let plan, _) = decision else {
+            Issue.record("expected a match, got \(decision)")
+            return
+        }
+        #expect(rule.to.name == "heic" && !rule.to.followsInput)
+        #expect(plan.path == "/out/IMG_1-small.heic")
+        // Content the image engine does not write (here, not even an image) passes the file on to later rules.
+        let refused = self.decide(matcher, "/in/clip.jpg", facts: self.facts(type: .mp4))
+        guard case .filtered(let reasons) = refused, let reason = reasons.first else {
+            Issue.record("expected the file to be passed on, got \(refused)")
+            return
+        }
+        #expect(reason.hasPrefix("rule 'keep': 'to: same' writes "), "\(reason)")
+        #expect(reason.contains(" jpg, ") && reason.contains(" png, "), "\(reason)")
+        #expect(reason.hasSuffix(", not mp4 content"), "\(reason)")
+    }
 }
