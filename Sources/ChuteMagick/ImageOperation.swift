@@ -27,6 +27,8 @@ enum ImageOperation: Equatable {
     case watermark(Watermark)
     /// Remove metadata as the policy says (`strip`: all but the ICC profile; `location`: only location).
     case metadata(MetadataPolicy)
+    /// Turn the picture into shades of grey.
+    case grayscale
     /// Flatten transparency onto a colour, for targets without alpha.
     case flatten(onto: String)
     /// The lossy encoder's quality, 1–100.
@@ -44,7 +46,7 @@ enum ImageOperation: Equatable {
         case .pad, .cropToRatio: .pad
         case .watermark: .watermark
         case .metadata: .metadata
-        case .flatten, .quality, .depth: .encode
+        case .grayscale, .flatten, .quality, .depth: .encode
         }
     }
 
@@ -114,6 +116,9 @@ enum ImageOperation: Equatable {
         }
         if policy != .keep {
             steps.append(.metadata(policy))
+        }
+        if options[ImageOptions.grayscale] == true {
+            steps.append(.grayscale)
         }
         if Self.opaqueTargets.contains(format.name) {
             steps.append(.flatten(onto: "white"))
@@ -188,6 +193,8 @@ enum ImageOperation: Equatable {
             return try ImageEngine.strip(images)
         case .metadata(.location):
             return try ImageEngine.removeLocation(from: images)
+        case .grayscale:
+            try images.makeGray()
         case .flatten(let color):
             if images.hasAlpha {
                 try images.removeAlpha(onto: PixelColor(named: color))

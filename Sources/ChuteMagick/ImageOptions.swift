@@ -219,6 +219,17 @@ package enum ImageOptions {
         show: { $0 ? "flip top to bottom" : "no flip" }
     )
 
+    /// `grayscale`: write the picture in shades of grey.
+    package static let grayscale = RuleOption<Bool>(
+        "grayscale",
+        .flag,
+        summary: "Write the picture in shades of grey (one channel where the format allows it), after every other "
+            + "operation, the watermark included.",
+        default: "`false`",
+        stage: .encode,
+        show: { $0 ? "grayscale" : "in colour" }
+    )
+
     /// `flop`: mirror left to right.
     package static let flop = RuleOption<Bool>(
         "flop",
@@ -461,7 +472,8 @@ extension ImageEngine {
             ImageOptions.flop.spec, ImageOptions.background.spec, ImageOptions.aspect.spec,
             ImageOptions.aspectMode.spec, ImageOptions.watermark.spec, ImageOptions.watermarkImage.spec,
             ImageOptions.watermarkPosition.spec, ImageOptions.watermarkOpacity.spec, ImageOptions.watermarkSize.spec,
-            ImageOptions.maxFileSize.spec, ImageOptions.metadata.spec, ImageOptions.strip.spec,
+            ImageOptions.grayscale.spec, ImageOptions.maxFileSize.spec, ImageOptions.metadata.spec,
+            ImageOptions.strip.spec,
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
             ImageOptions.tiles.spec,
         ],

@@ -415,6 +415,16 @@ struct Wand: ~Copyable {
         try self.check(MagickFlipImage(self.handle), .process, "MagickFlipImage")
     }
 
+    /// Converts the current image to shades of grey. The corresponding C function is
+    /// `MagickTransformImageColorspace` with `GRAYColorspace`.
+    func makeGray() throws(MagickError) {
+        try self.check(
+            MagickTransformImageColorspace(self.handle, GRAYColorspace),
+            .process,
+            "MagickTransformImageColorspace"
+        )
+    }
+
     /// Mirrors the current image left to right. The corresponding C function is `MagickFlopImage`.
     func flop() throws(MagickError) {
         try self.check(MagickFlopImage(self.handle), .process, "MagickFlopImage")

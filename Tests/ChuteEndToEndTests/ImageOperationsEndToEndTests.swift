@@ -167,6 +167,36 @@ struct ImageOperationsEndToEndTests {
         #expect(try Self.pixel(harness.outbox.appending("red-a.png"), x: 0, y: 0) == "srgb(255,0,0)")
     }
 
+    /// `grayscale: true` writes grey pixels, the same as ImageMagick's `-colorspace Gray`, in a one-channel JPEG.
+    @Test func grayscaleWritesShadesOfGrey() async throws {
+        let harness = try Self.harness([("grey", ["grayscale: true"]), ("colour", [])], to: "jpg")
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try Self.makeSources(["grey-a.png", "colour-a.png"], in: staging)
+        let source = harness.directory.appending("source.png")
+        try FileManager.default.copyItem(atPath: staging.appending("grey-a.png").string, toPath: source.string)
+        try harness.moveIn(["grey-a.png", "colour-a.png"], from: staging)
+
+        let sidecars = try await harness.waitForSidecars(2)
+
+        #expect(sidecars["grey-a.jpg.chute.json"]?.status == .completed)
+        #expect(sidecars["grey-a.jpg.chute.json"]?.parameters.options["grayscale"] == true)
+        let grey = harness.outbox.appending("grey-a.jpg")
+        let colour = harness.outbox.appending("colour-a.jpg")
+        let space = { (path: FilePath) in
+            try CommandLineTool.run([Fixtures.identify, "-format", "%[colorspace] %[channels]", path.string])
+                .standardOutput
+        }
+        let greySpace = try space(grey)
+        let colourSpace = try space(colour)
+        #expect(greySpace == "Gray gray", "\(greySpace)")
+        #expect(colourSpace.hasPrefix("sRGB"), "\(colourSpace)")
+        let reference = harness.directory.appending("grey-expected.jpg")
+        try Self.reference(source, ["-colorspace", "Gray", "-quality", "85"], reference)
+        #expect(try Self.differingPixels(grey, reference, fuzz: "1%") == 0)
+    }
+
     @Test func aJPEGTurnedByAnAngleGetsWhiteCorners() async throws {
         let harness = try Self.harness([("angle", ["rotate: 33"])], to: "jpg")
         defer { harness.stop() }
