@@ -120,7 +120,10 @@ package struct ImageEngine: ConversionEngine {
         if layout == nil {
             let (sniffed, reader) = try Self.inspect(bytes, request: request, library: library, report: &report)
             (type, coder) = (sniffed, reader)
-            progress(JobProgress(fraction: 0.1))
+            if reader != nil {
+                // A camera RAW's size is known only once LibRaw opens it: ``decodeRaw`` reports its own headers.
+                progress(JobProgress(fraction: 0.1))
+            }
             if let container = Self.losslessContainer(type: sniffed, request: request, policy: policy),
                 let output = try Self.removeMetadataLosslessly(
                     from: bytes,
