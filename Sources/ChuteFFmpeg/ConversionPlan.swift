@@ -7,8 +7,9 @@ import ChuteCore
 /// A stream is copied when it already satisfies the rule: its codec is one the target holds (and the one the rule
 /// names, if it names one), it fits the size box, its bitrate and frame rate are within the rule's limits (up to
 /// 10 % over counts as within; for lossy audio the limit is `audioBitrate` or its default, so 320k AAC becomes 128k
-/// in a video; an unknown bitrate passes the default but not a limit the rule sets), no `crf` asks for a new encode,
-/// and its rotation survives in the target. A plan that copies every stream is a remux.
+/// in a video; an unknown bitrate passes the default but not a limit the rule sets), every option the rule sets
+/// allows it (``StreamCopy``: no `crf` asks for a new encode, for one), and its rotation survives in the target. A plan
+/// that copies every stream is a remux.
 struct ConversionPlan {
     /// The video stream's treatment.
     struct Video {
@@ -150,19 +151,10 @@ struct ConversionPlan {
         )
         let matrix = source.displayMatrix
         let rotates = (matrix?.clockwiseDegrees ?? 0) != 0 || matrix?.isMirrored == true
-        let fitsBox = Self.fits(
-            display,
-            width: options[CommonOptions.width],
-            height: options[CommonOptions.height],
-            upscale: options[MediaOptions.upscale] == true
-        )
         let canCopy =
-            allowed.contains { $0.codecID == source.codecID } && options[MediaOptions.crf] == nil && fitsBox
+            allowed.contains { $0.codecID == source.codecID } && StreamCopy.allows(source, options)
             // A stream that probing could not make sense of is decoded, which tells whether it is damaged.
             && source.width > 0 && source.height > 0 && source.hasPixelFormat
-            && options[MediaOptions.videoBitrate].map { Self.within(source.bitRate, $0) } ?? true
-            && options[MediaOptions.maxFrameRate].map { rate in source.frameRate.map { $0 <= rate + 0.01 } ?? false }
-                ?? true
             && (!rotates || self.profile.keepsDisplayMatrix)
             // AVI stores no presentation times, which reordered (B-frame) video cannot do without.
             && !(inputFormat == "avi" && source.reorderDelay > 0)
@@ -228,18 +220,13 @@ struct ConversionPlan {
             self.profile.isVideo ? options[MediaOptions.audioCodec].map { [$0] } ?? self.profile.audioCodecs : []
         // Lossy audio above the rule's bitrate (its default included) is re-encoded down to it.
         let bitRate = encoding.isLossless ? nil : options[MediaOptions.audioBitrate] ?? self.profile.defaultAudioBitrate
-        let isLossless =
-            avcodec_descriptor_get(source.codecID).map { $0.pointee.props & AV_CODEC_PROP_LOSSLESS != 0 } ?? false
+        // Lossy audio above the default bitrate is re-encoded down to it; a bitrate the container does not record
+        // (Matroska often records none) passes this guide, but not a limit the rule sets (``StreamCopy``).
+        let withinDefault =
+            source.isLossless || source.bitRate == 0 || bitRate.map { Self.within(source.bitRate, $0) } ?? true
         let canCopy =
             (encoding.copies(source.codecID) || holdable.contains { $0.codecID == source.codecID })
-            && (isLossless
-                || bitRate.map { limit in
-                    // Matroska often records no bitrate for audio. The default limit is a guide and lets an unknown rate
-                    // pass; a limit the rule sets must be shown to hold.
-                    source.bitRate == 0 ? options[MediaOptions.audioBitrate] == nil : Self.within(source.bitRate, limit)
-                } ?? true)
-            && options[MediaOptions.channels].map { $0 == source.channels } ?? true
-            && options[MediaOptions.sampleRate].map { $0 == source.sampleRate } ?? true
+            && withinDefault && StreamCopy.allows(source, options)
         return Audio(
             source: source,
             isCopy: canCopy,
@@ -272,7 +259,7 @@ struct ConversionPlan {
     }
 
     /// Whether a stream's bitrate is known and within `limit` (and ``bitRateSlack``).
-    private static func within(_ bitRate: Int, _ limit: Int) -> Bool {
+    static func within(_ bitRate: Int, _ limit: Int) -> Bool {
         bitRate > 0 && Double(bitRate) <= Double(limit) * Self.bitRateSlack
     }
 

@@ -37,6 +37,8 @@ struct SourceStream {
     let channels: Int
     /// Audio: bits per sample of the source, 0 when it has no such notion (lossy codecs).
     let bitsPerSample: Int
+    /// Audio: whether the codec is lossless (FLAC, PCM, ALAC, WavPack).
+    let isLossless: Bool
     /// Subtitles: whether they are text (SubRip, ASS, WebVTT, 3GPP timed text) rather than pictures.
     let isTextSubtitle: Bool
 
@@ -69,6 +71,7 @@ struct SourceStream {
         let rawBits = parameters.bits_per_raw_sample
         self.bitsPerSample = Int(rawBits > 0 ? rawBits : av_get_bits_per_sample(parameters.codec_id))
         let properties = avcodec_descriptor_get(parameters.codec_id)?.pointee.props ?? 0
+        self.isLossless = properties & AV_CODEC_PROP_LOSSLESS != 0
         self.isTextSubtitle = properties & AV_CODEC_PROP_TEXT_SUB != 0
     }
 

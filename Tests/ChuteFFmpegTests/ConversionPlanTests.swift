@@ -1,3 +1,4 @@
+import ChuteCore
 import Testing
 
 @testable import ChuteFFmpeg
@@ -35,6 +36,16 @@ import Testing
         #expect(ConversionPlan.fits((640, 360), width: nil, height: nil, upscale: true))
         #expect(!ConversionPlan.fits((640, 360), width: nil, height: 720, upscale: true))
         #expect(!ConversionPlan.fits((1920, 1080), width: nil, height: 720, upscale: false))
+    }
+
+    /// An option that did not say what it does to a copied stream would force a re-encode of every file its rule
+    /// matches; one that said it wrongly would be ignored on a remux. Every option must be in the table.
+    @Test func everyMediaOptionSaysWhetherAStreamMayBeCopied() {
+        let keys = (MediaEngine.videoDescriptor.options + MediaEngine.audioDescriptor.options).map(\.key)
+        let undeclared = keys.filter { MediaOptions.streamCopy[$0] == nil }
+        #expect(undeclared.isEmpty, "options without a stream-copy declaration: \(undeclared)")
+        let stale = MediaOptions.streamCopy.keys.filter { !keys.contains($0) }
+        #expect(stale.isEmpty, "declarations of options the media engines do not take: \(stale)")
     }
 
     @Test func durationsAgreeWithinHalfASecondOrTwoPercent() {
