@@ -1,11 +1,16 @@
 /// A shell-style glob on a file name (`*.heic`, `IMG_????.jpg`, `[abc]*`), matched case-insensitively.
 ///
-/// `*` matches any run of characters, `?` one character, `[...]` one character of a set (`[!...]` negates it).
-/// Globs match the name only, never the folder part, so `*` crosses no `/`.
+/// `*` matches any run of characters, `?` one character, `[...]` one character of a set (`[!...]` negates it), and
+/// `{a,b}` either of its comma-separated alternatives, as in a shell (`*.{jpg,jpeg}`; they may nest). Globs match the
+/// name only, never the folder part, so `*` crosses no `/`.
 package struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     /// The pattern as written.
     package let pattern: String
-    private let elements: [Element]
+    /// One element list per alternative of the pattern's braces (one list when it has none).
+    private let alternatives: [[Element]]
+
+    /// The most alternatives braces may spell out: `{a,b}{c,d}` is four.
+    static let maximumAlternatives = 256
 
     private enum Element: Hashable {
         case literal(Character)
@@ -21,7 +26,7 @@ package struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
     package var literalExtension: String? {
         guard let dot = self.pattern.lastIndex(of: ".") else { return nil }
         let tail = self.pattern[self.pattern.index(after: dot)...]
-        guard !tail.isEmpty, !tail.contains(where: { "*?[]".contains($0) }) else { return nil }
+        guard !tail.isEmpty, !tail.contains(where: { "*?[]{},".contains($0) }) else { return nil }
         return tail.lowercased()
     }
 
@@ -33,8 +38,69 @@ package struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
         guard !pattern.contains("/") else {
             throw GlobError(pattern: pattern, reason: "a glob matches file names only and cannot contain '/'")
         }
+        var alternatives: [[Element]] = []
+        for spelled in try Self.expandingBraces(Array(pattern.lowercased())[...], pattern: pattern) {
+            alternatives.append(try Self.elements(of: spelled[...], pattern: pattern))
+        }
+        self.pattern = pattern
+        self.alternatives = alternatives
+    }
+
+    /// The patterns that `{a,b}` alternatives spell out, in order; a `{` without a closing `}` or without a comma
+    /// inside is itself.
+    private static func expandingBraces(
+        _ characters: ArraySlice<Character>,
+        pattern: String
+    ) throws(GlobError) -> [[Character]] {
+        guard let open = characters.firstIndex(of: "{") else { return [Array(characters)] }
+        var depth = 0
+        var commas: [Int] = []
+        var close: Int?
+        for index in open..<characters.endIndex {
+            switch characters[index] {
+            case "{": depth += 1
+            case "}":
+                depth -= 1
+                if depth == 0 { close = index }
+            case "," where depth == 1: commas.append(index)
+            default: break
+            }
+            if close != nil { break }
+        }
+        guard let close, !commas.isEmpty else {
+            // Not an alternation: the brace is a character of the name, and later braces may still be one.
+            let rest = try Self.expandingBraces(characters[(open + 1)...], pattern: pattern)
+            return rest.map { Array(characters[..<open]) + ["{"] + $0 }
+        }
+        let bounds = [open] + commas + [close]
+        let prefix = Array(characters[..<open])
+        let suffixes = try Self.expandingBraces(characters[(close + 1)...], pattern: pattern)
+        var spelled: [[Character]] = []
+        for (start, end) in zip(bounds, bounds.dropFirst()) {
+            for choice in try Self.expandingBraces(characters[(start + 1)..<end], pattern: pattern) {
+                for suffix in suffixes {
+                    spelled.append(prefix + choice + suffix)
+                    guard spelled.count <= Self.maximumAlternatives else {
+                        throw GlobError(
+                            pattern: pattern,
+                            reason: "its braces spell out more than \(Self.maximumAlternatives) alternatives"
+                        )
+                    }
+                }
+            }
+        }
+        return spelled
+    }
+
+    /// Parses one alternative, free of braces.
+    private static func elements(
+        of pattern: ArraySlice<Character>,
+        pattern original: String
+    ) throws(GlobError)
+        -> [Element]
+    {
         var elements: [Element] = []
-        var characters = Array(pattern.lowercased())[...]
+        var characters = pattern
         while let character = characters.popFirst() {
             switch character {
             case "*":
@@ -60,34 +126,37 @@ package struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
                         characters.removeFirst()
                         let upper = characters.removeFirst()
                         guard member <= upper else {
-                            throw GlobError(pattern: pattern, reason: "range '\(member)-\(upper)' is reversed")
+                            throw GlobError(pattern: original, reason: "range '\(member)-\(upper)' is reversed")
                         }
                         members.append(member...upper)
                     } else {
                         members.append(member...member)
                     }
                 }
-                guard closed else { throw GlobError(pattern: pattern, reason: "'[' is never closed") }
+                guard closed else { throw GlobError(pattern: original, reason: "'[' is never closed") }
                 elements.append(.set(negated: negated, members: members))
             default:
                 elements.append(.literal(character))
             }
         }
-        self.pattern = pattern
-        self.elements = elements
+        return elements
     }
 
     /// Whether `name` (a file name, not a path) matches, ignoring case.
     package func matches(_ name: String) -> Bool {
         let characters = Array(name.lowercased())
+        return self.alternatives.contains { Self.matches(characters, $0) }
+    }
+
+    private static func matches(_ characters: [Character], _ elements: [Element]) -> Bool {
         // Iterative matcher with one back-track point for the last `*`: linear in practice, never exponential.
         var patternIndex = 0
         var nameIndex = 0
         var starPattern = -1
         var starName = 0
         while nameIndex < characters.count {
-            if patternIndex < self.elements.count {
-                switch self.elements[patternIndex] {
+            if patternIndex < elements.count {
+                switch elements[patternIndex] {
                 case .anyRun:
                     starPattern = patternIndex
                     starName = nameIndex
@@ -115,8 +184,8 @@ package struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
             starName += 1
             nameIndex = starName
         }
-        while patternIndex < self.elements.count, self.elements[patternIndex] == .anyRun { patternIndex += 1 }
-        return patternIndex == self.elements.count
+        while patternIndex < elements.count, elements[patternIndex] == .anyRun { patternIndex += 1 }
+        return patternIndex == elements.count
     }
 }
 

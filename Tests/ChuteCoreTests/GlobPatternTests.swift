@@ -37,6 +37,20 @@ private let matchCases: [(String, String, Bool)] = [
     ("[!0-9]*", "1a", false),
     ("[^a]", "b", true),
     ("[^a]", "A", false),
+    // Braces: either alternative, as in a shell; they nest and combine.
+    ("*.{dng,cr2,nef}", "IMG_1.CR2", true),
+    ("*.{dng,cr2,nef}", "IMG_1.arw", false),
+    ("*.{jpg,jpeg}", "a.jpeg", true),
+    ("*.{jp{,e}g,png}", "a.jpeg", true),
+    ("*.{jp{,e}g,png}", "a.jpg", true),
+    ("*.{jp{,e}g,png}", "a.jpeeg", false),
+    ("{IMG,DSC}_*.{jpg,heic}", "dsc_1.heic", true),
+    ("{a,}x", "x", true),
+    // A brace without a comma inside, or never closed, is itself.
+    ("{a}.jpg", "{a}.jpg", true),
+    ("{a}.jpg", "a.jpg", false),
+    ("x{y", "x{y", true),
+    ("{a,b", "{a,b", true),
     // Everything else is literal.
     ("photo.jpg", "photo.jpg", true),
     ("photo.jpg", "photo_jpg", false),
@@ -62,12 +76,23 @@ private let matchCases: [(String, String, Bool)] = [
             ("[abc", "'[' is never closed"),
             ("IMG[0-9", "'[' is never closed"),
             ("[z-a]", "range 'z-a' is reversed"),
+            ("{a,[b}", "'[' is never closed"),
+            (
+                "{0,1,2,3}{0,1,2,3}{0,1,2,3}{0,1,2,3}{0,1}",
+                "its braces spell out more than 256 alternatives"
+            ),
         ]
     )
     func refusesInvalidPattern(pattern: String, reason: String) {
         let error = #expect(throws: GlobError.self) { try GlobPattern(pattern) }
         #expect(error?.pattern == pattern)
         #expect(error?.reason == reason)
+    }
+
+    @Test func anExtensionIsLiteralOnlyWithoutBraces() throws {
+        #expect(try GlobPattern("scan-*.PDF").literalExtension == "pdf")
+        #expect(try GlobPattern("*.{jpg,jpeg}").literalExtension == nil)
+        #expect(try GlobPattern("*.jp?g").literalExtension == nil)
     }
 
     @Test func errorDescriptionNamesThePattern() {
