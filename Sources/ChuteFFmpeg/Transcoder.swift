@@ -186,7 +186,7 @@ struct Transcoder {
         let packet = try Packet()
         let start = trim?.startTicks ?? input.startMicroseconds
         let timeBaseQ = trim?.timeBase ?? chute_time_base_q()
-        if let trim {
+        if let trim, trim.seeks {
             try input.seek(toTicks: trim.startTicks, timeBase: trim.timeBase)
         }
         // Fragmented MP4s declare durations of days, which would hold progress at 0 to the end.

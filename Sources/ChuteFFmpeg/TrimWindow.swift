@@ -15,6 +15,8 @@ struct TrimWindow {
     let startSeconds: Double
     /// How long the output lasts at most, in seconds; `nil` to the end of the input.
     let length: Double?
+    /// Whether the reading starts with a seek: the rule's `start` is past the beginning.
+    let seeks: Bool
 
     /// Resolves the rule's trim, or returns `nil` when it keeps the whole input.
     ///
@@ -37,6 +39,7 @@ struct TrimWindow {
         let startSeconds = max(0, Double(ticks) * av_q2d(timeBase) - Double(inputStart) / Double(AV_TIME_BASE))
         self.startSeconds = startSeconds
         self.length = trim.end.map { max(0, $0 - startSeconds) }
+        self.seeks = trim.start > 0
     }
 
     /// The filter that keeps a re-encoded stream's frames from the start (time 0 once shifted) to the end.

@@ -220,6 +220,53 @@ struct VideoEditingEndToEndTests {
         }
     }
 
+    @Test func editsActOnThePictureAsShown() async throws {
+        let harness = try Self.harness(
+            rules: """
+                  - name: square
+                    match: "square-*.mov"
+                    to: mp4
+                    crop: "1:1"
+                    output: ./outbox
+                  - name: turned
+                    match: "turned-*.mp4"
+                    to: mkv
+                    rotate: 90
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        // A portrait phone clip (landscape pictures and a quarter-turn matrix), and a plain landscape clip.
+        try Self.drop("square-phone.mov", into: harness) { path in
+            let landscape = path.removingLastComponent().appending("landscape-phone.mp4")
+            try Self.makeClip(at: landscape, width: 640, height: 360, seconds: 1)
+            try MediaFixtures.remux(landscape, to: path, arguments: ["-c", "copy", "-metadata:s:v:0", "rotate=90"])
+        }
+        try Self.drop("turned-wide.mp4", into: harness) {
+            try Self.makeClip(at: $0, width: 640, height: 360, seconds: 1)
+        }
+
+        let sidecars = try await harness.waitForSidecars(2)
+
+        #expect(sidecars["square-phone.mp4.chute.json"]?.status == .completed)
+        #expect(sidecars["turned-wide.mkv.chute.json"]?.status == .completed)
+        let square = harness.outbox.appending("square-phone.mp4")
+        let turned = harness.outbox.appending("turned-wide.mkv")
+        let squareSize = try MediaFixtures.entries("stream=width,height", of: square).split(separator: "\n").first
+        let turnedSize = try MediaFixtures.entries("stream=width,height", of: turned).split(separator: "\n").first
+        print(
+            "as shown: crop 1:1 of a portrait 360x640 clip gives \(squareSize ?? "nothing") (rotation "
+                + "\(try MediaFixtures.rotation(of: square))); rotate 90 into mkv gives \(turnedSize ?? "nothing")"
+        )
+        // The crop takes the largest square of the portrait picture, turned upright: no matrix is left to apply.
+        #expect(squareSize == "360|360")
+        #expect(try MediaFixtures.rotation(of: square) == 0)
+        // Matroska keeps no matrix: the pixels are turned.
+        #expect(turnedSize == "360|640")
+        #expect(sidecars["turned-wide.mkv.chute.json"]?.details["mode"] == "transcode")
+    }
+
     /// The brightness of the top and bottom halves of a video's first frame, 0–255.
     private static func halves(of path: FilePath, in directory: FilePath) throws -> [UInt8] {
         let pixels = directory.appending("halves-\(path.lastComponent!.stem).gray")
