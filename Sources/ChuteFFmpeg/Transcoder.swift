@@ -228,10 +228,10 @@ struct Transcoder {
 
             switch self.routes[index] {
             case .copy(let outputIndex)?:
+                self.clocks[index]?.fill(target)
                 if let trim, !Self.isWithin(trim, target, timeBase: timeBase) {
                     continue
                 }
-                self.clocks[index]?.fill(target)
                 target.pointee.stream_index = outputIndex
                 target.pointee.pos = -1
                 av_packet_rescale_ts(target, timeBase, output.stream(at: outputIndex).pointee.time_base)
@@ -256,17 +256,20 @@ struct Transcoder {
         return warnings
     }
 
-    /// Whether a packet to copy lies within the trim (shifted so that it starts at 0): before the start it would
-    /// show what the rule cut, from the end on what it cut too.
+    /// Whether a packet to copy lies within the trim (shifted so that it starts at 0): shown before the start, it
+    /// would show what the rule cut; decoded from the end on, likewise. The end is judged on the decoding time, as
+    /// the `ffmpeg` CLI does, so that reordered frames shown before the end keep the frames they refer to.
     private static func isWithin(
         _ trim: TrimWindow,
         _ packet: UnsafeMutablePointer<AVPacket>,
         timeBase: AVRational
     ) -> Bool {
-        let pts = packet.pointee.pts
-        guard pts != chute_nopts_value() else { return true }
-        guard pts >= 0 else { return false }
-        return trim.length.map { Double(pts) * av_q2d(timeBase) < $0 - 0.000_001 } ?? true
+        let none = chute_nopts_value()
+        let (pts, dts) = (packet.pointee.pts, packet.pointee.dts)
+        if pts != none && pts < 0 { return false }
+        let decoded = dts != none ? dts : pts
+        guard decoded != none, let length = trim.length else { return true }
+        return Double(decoded) * av_q2d(timeBase) < length - 0.000_001
     }
 
     /// Widens the extent of the packet's stream when it is audio or video, and returns where the packet ends, in

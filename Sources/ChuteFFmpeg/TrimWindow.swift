@@ -20,9 +20,18 @@ struct TrimWindow {
 
     /// Resolves the rule's trim, or returns `nil` when it keeps the whole input.
     ///
-    /// - Throws: ``FFmpegError`` with code `decode` when the input cannot seek to the start.
+    /// - Throws: ``FFmpegError`` with code `unsupportedStream` when `start` is past the input's end, `decode` when the
+    ///   input cannot seek to the start.
     init?(options: ConversionOptions, plan: ConversionPlan, input: borrowing InputContainer) throws(FFmpegError) {
         guard let trim = MediaOptions.trim(in: options) else { return nil }
+        if let declared = input.declaredDuration, trim.start >= declared {
+            throw FFmpegError(
+                .unsupportedStream,
+                "start",
+                detail: "the rule's start (\(OutputVerifier.seconds(trim.start))) is past the end of the input, which "
+                    + "lasts \(OutputVerifier.seconds(declared))"
+            )
+        }
         let inputStart = input.startMicroseconds
         let microseconds = AVRational(num: 1, den: Int32(AV_TIME_BASE))
         var ticks = inputStart + Int64((trim.start * Double(AV_TIME_BASE)).rounded())

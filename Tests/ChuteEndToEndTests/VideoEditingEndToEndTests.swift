@@ -148,6 +148,31 @@ struct VideoEditingEndToEndTests {
         #expect(abs(toneDuration - 2.5) <= 0.1)
     }
 
+    @Test func aStartPastTheEndFailsTheJobClearly() async throws {
+        let harness = try Self.harness(
+            rules: """
+                  - name: late
+                    match: "*.mp4"
+                    to: mp4
+                    start: "0:20"
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        try Self.drop("short.mp4", into: harness) { try Self.makeClip(at: $0, seconds: 3) }
+
+        let sidecars = try await harness.waitForSidecars(1)
+
+        let sidecar = try #require(sidecars["short.mp4.chute.json"])
+        print("start past the end: \(sidecar.error?.code ?? "no error"): \(sidecar.error?.message ?? "")")
+        #expect(sidecar.status == .failed)
+        #expect(sidecar.error?.code == "unsupportedInput")
+        #expect(sidecar.error?.message.contains("start (20.0 s) is past the end of the input") == true)
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("short.mp4").string))
+        #expect(harness.temporaryFiles().isEmpty)
+    }
+
     @Test func cropToASquare() async throws {
         let harness = try Self.harness(
             rules: """
