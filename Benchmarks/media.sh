@@ -7,7 +7,14 @@
 #    `chute convert in.mp4 out.mp4 --height 720` (the defaults of an mp4 target; the source's 192k AAC is above the
 #    128k default, so Chute re-encodes it too) against
 #    `ffmpeg -i in.mp4 -vf scale=-2:720 -c:v libx264 -preset medium -crf 23 -c:a aac -b:a 128k out.mp4`.
-# 2. A generated five-minute WAV to MP3 192k: `chute convert in.wav out.mp3` (192k is the mp3 default) against
+# 2. Trim on keyframes, the packets copied: `chute convert in.mp4 out.mp4 --start 10 --end 40 --trimExact false`
+#    against `ffmpeg -ss 10 -to 40 -i in.mp4 -c copy out.mp4` (both start at the keyframe at or before 10 s; the
+#    source's 192k AAC is above the default 128k, so Chute re-encodes the audio, and the CLI is asked to do the same:
+#    `-c:v copy -c:a aac -b:a 128k`).
+# 3. Crop to 1:1: `chute convert in.mp4 out.mp4 --crop 1:1` against
+#    `ffmpeg -i in.mp4 -vf crop=w=1080:h=1080:x=420:y=0,format=yuv420p -c:v libx264 -preset medium -crf 23 -c:a aac
+#    -b:a 128k out.mp4`.
+# 4. A generated five-minute WAV to MP3 192k: `chute convert in.wav out.mp3` (192k is the mp3 default) against
 #    `ffmpeg -i in.wav -c:a libmp3lame -b:a 192k out.mp3`.
 #
 # Chute is measured two ways, alternating with the CLI, RUNS times each (default 3):
@@ -59,6 +66,18 @@ cat > "$work/daemon/rules.yaml" <<YAML
 watch:
   - path: ./inbox
 rules:
+  - name: trim
+    match: "trim-*.mp4"
+    to: mp4
+    start: 10
+    end: 40
+    trimExact: false
+    output: ./outbox
+  - name: crop
+    match: "crop-*.mp4"
+    to: mp4
+    crop: "1:1"
+    output: ./outbox
   - name: video
     match: "*.mp4"
     to: mp4
@@ -109,6 +128,15 @@ for ((run = 1; run <= runs; run++)); do
     measure ffmpeg-video ffmpeg -nostdin -v error -i "$work/clip.mp4" -vf scale=-2:720 -c:v libx264 -preset medium \
         -crf 23 -c:a aac -b:a 128k "$work/ffmpeg-$run.mp4"
     measure_daemon chute-daemon-video video "$work/clip.mp4" "clip-$run.mp4" "clip-$run.mp4"
+    measure chute-convert-trim "$chute" convert "$work/clip.mp4" "$work/chute-trim-$run.mp4" --start 10 --end 40 \
+        --trimExact false
+    measure ffmpeg-trim ffmpeg -nostdin -v error -ss 10 -to 40 -i "$work/clip.mp4" -c:v copy -c:a aac -b:a 128k \
+        "$work/ffmpeg-trim-$run.mp4"
+    measure_daemon chute-daemon-trim video "$work/clip.mp4" "trim-$run.mp4" "trim-$run.mp4"
+    measure chute-convert-crop "$chute" convert "$work/clip.mp4" "$work/chute-crop-$run.mp4" --crop 1:1
+    measure ffmpeg-crop ffmpeg -nostdin -v error -i "$work/clip.mp4" -vf crop=w=1080:h=1080:x=420:y=0,format=yuv420p \
+        -c:v libx264 -preset medium -crf 23 -c:a aac -b:a 128k "$work/ffmpeg-crop-$run.mp4"
+    measure_daemon chute-daemon-crop video "$work/clip.mp4" "crop-$run.mp4" "crop-$run.mp4"
     measure chute-convert-audio "$chute" convert "$work/song.wav" "$work/chute-$run.mp3"
     measure ffmpeg-audio ffmpeg -nostdin -v error -i "$work/song.wav" -c:a libmp3lame -b:a 192k \
         "$work/ffmpeg-$run.mp3"
@@ -152,7 +180,7 @@ ratios() {  # $1 = chute label, $2 = ffmpeg label
     printf '  %-36s %9s %9s %9s\n' "${1#chute-}/ffmpeg" "$(ratio "$(median "$1" 2)" "$(median "$2" 2)")" \
         "$(ratio "$(median "$1" 3)" "$(median "$2" 3)")" "$(ratio "$(median "$1" 4)" "$(median "$2" 4)")"
 }
-for kind in video audio; do
+for kind in video trim crop audio; do
     row "ffmpeg-$kind"
     row "chute-daemon-$kind"
     row "chute-convert-$kind"
@@ -164,6 +192,10 @@ printf '  1080p -> 720p video stream, daemon:  %s\n' \
     "$(compare "$work/daemon/outbox/clip-1.mp4" "$work/ffmpeg-1.mp4" v:0)"
 printf '  1080p -> 720p audio stream, daemon:  %s\n' \
     "$(compare "$work/daemon/outbox/clip-1.mp4" "$work/ffmpeg-1.mp4" a:0)"
+printf '  trim 10-40 s video stream, daemon:   %s\n' \
+    "$(compare "$work/daemon/outbox/trim-1.mp4" "$work/ffmpeg-trim-1.mp4" v:0)"
+printf '  crop 1:1 video stream, daemon:       %s\n' \
+    "$(compare "$work/daemon/outbox/crop-1.mp4" "$work/ffmpeg-crop-1.mp4" v:0)"
 printf '  WAV -> MP3 audio stream, convert:    %s\n' "$(compare "$work/chute-1.mp3" "$work/ffmpeg-1.mp3" a:0)"
 printf '  WAV -> MP3 audio stream, daemon:     %s\n' \
     "$(compare "$work/daemon/outbox/song-1.mp3" "$work/ffmpeg-1.mp3" a:0)"

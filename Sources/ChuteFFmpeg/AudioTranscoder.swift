@@ -25,12 +25,14 @@ final class AudioTranscoder: StreamTranscoder {
     /// Where the next frame starts when the decoder gives it no time (WMA in ASF), in samples.
     private var nextSample: Int64 = 0
 
-    /// Sets up decoding, resampling and encoding for one stream, and adds its output stream.
+    /// Sets up decoding, resampling and encoding for one stream (cut to `trim`, when the rule trims), and adds its
+    /// output stream.
     ///
     /// - Throws: ``FFmpegError``: `unsupportedStream` or `decode` for the decoder, `filter`, `encoderUnavailable`,
     ///   `encode`.
     init(
         plan: ConversionPlan.Audio,
+        trim: TrimWindow?,
         input: borrowing InputContainer,
         output: borrowing OutputContainer
     ) throws(FFmpegError) {
@@ -57,7 +59,8 @@ final class AudioTranscoder: StreamTranscoder {
                 channelMask: isNativeOrder ? context.ch_layout.u.mask : 0
             ),
             isAudio: true,
-            chain: Self.formatFilter(for: codec, plan: plan)
+            chain: ((trim.map { [$0.filter(isAudio: true)] } ?? []) + [Self.formatFilter(for: codec, plan: plan)])
+                .joined(separator: ",")
         )
         let sink = graph.sink
         let encoder = try Encoder(codec: codec, globalHeader: output.needsGlobalHeader) { encoder in

@@ -20,7 +20,7 @@ struct ConversionPlan {
         /// The encoded picture size (before the display matrix, when one is kept).
         let width: Int
         let height: Int
-        /// The filters between decoder and encoder: rotation, scaling, pixel format.
+        /// The filters between decoder and encoder: rotation, crop, turns and mirrors, scaling, aspect, pixel format.
         let filters: [String]
         /// The rule's frame-rate cap, when the source may exceed it: the encoder's time base becomes one frame at this
         /// rate, and frames that land on a taken tick are dropped (never duplicated, unlike FFmpeg's `fps` filter).
@@ -92,7 +92,7 @@ struct ConversionPlan {
     ) throws(FFmpegError) {
         self.profile = TargetProfile(format)
         if self.profile.isVideo, let bestVideo, sources[bestVideo].kind == .video {
-            self.video = self.planVideo(sources[bestVideo], inputFormat: inputFormat, options: options)
+            self.video = try self.planVideo(sources[bestVideo], inputFormat: inputFormat, options: options)
         }
         var audioSources = bestAudio.map { [sources[$0]] } ?? []
         if self.profile.isVideo && options[MediaOptions.allAudio] == true {
@@ -139,23 +139,32 @@ struct ConversionPlan {
         }
     }
 
-    private mutating func planVideo(_ source: SourceStream, inputFormat: String, options: ConversionOptions) -> Video {
+    private mutating func planVideo(
+        _ source: SourceStream,
+        inputFormat: String,
+        options: ConversionOptions
+    ) throws(FFmpegError) -> Video {
         let codec = options[MediaOptions.videoCodec] ?? self.profile.videoCodecs[0]
         let allowed = options[MediaOptions.videoCodec].map { [$0] } ?? self.profile.videoCodecs
-        let display = source.displaySize
-        let target = Self.fit(
-            display,
-            width: options[CommonOptions.width],
-            height: options[CommonOptions.height],
-            upscale: options[MediaOptions.upscale] == true
-        )
-        let matrix = source.displayMatrix
+        let geometry = VideoGeometry(options)
+        let sourceMatrix = source.displayMatrix
+        // The rule's quarter turns go into the display matrix where the container keeps one and nothing else moves
+        // the pixels; otherwise the pixels are turned.
+        let turnsByMatrix =
+            geometry.degrees != 0 && self.profile.keepsDisplayMatrix && MediaOptions.turnsByMatrix(source, options)
+        let matrix =
+            turnsByMatrix
+            ? DisplayMatrix(clockwiseDegrees: ((sourceMatrix?.clockwiseDegrees ?? 0) + geometry.degrees) % 360)
+            : sourceMatrix
         let rotates = (matrix?.clockwiseDegrees ?? 0) != 0 || matrix?.isMirrored == true
+        let display = matrix?.swapsDimensions == true ? (source.height, source.width) : (source.width, source.height)
         let canCopy =
             allowed.contains { $0.codecID == source.codecID } && StreamCopy.allows(source, options)
             // A stream that probing could not make sense of is decoded, which tells whether it is damaged.
             && source.width > 0 && source.height > 0 && source.hasPixelFormat
             && (!rotates || self.profile.keepsDisplayMatrix)
+            // The rule's turn is copied only as a matrix.
+            && (geometry.degrees == 0 || turnsByMatrix)
             // AVI stores no presentation times, which reordered (B-frame) video cannot do without.
             && !(inputFormat == "avi" && source.reorderDelay > 0)
         if canCopy {
@@ -175,27 +184,49 @@ struct ConversionPlan {
         var filters: [String] = []
         let coded: (width: Int, height: Int)
         let keptMatrix: DisplayMatrix?
-        if let matrix, rotates, !self.profile.keepsDisplayMatrix {
-            // The container would lose the matrix, so the pixels are turned instead, as a player would show them.
-            filters += matrix.rotationFilters
-            if matrix.isMirrored {
-                self.warnings.append(
-                    "the input's display matrix also mirrors the picture; \(self.profile.format.name) cannot store "
-                        + "that, and only its rotation was applied"
-                )
+        let editsPixels = geometry.editsPixels || (geometry.degrees != 0 && !turnsByMatrix)
+        if editsPixels || (rotates && !self.profile.keepsDisplayMatrix) {
+            // The pixels are turned as a player would show them (the container would lose the matrix, or the rule
+            // crops, turns, mirrors or reshapes what is shown), then edited in the order of the stages.
+            var size = (width: source.width, height: source.height)
+            if let sourceMatrix, sourceMatrix.clockwiseDegrees != 0 || sourceMatrix.isMirrored {
+                filters += sourceMatrix.rotationFilters
+                if sourceMatrix.swapsDimensions {
+                    size = (size.height, size.width)
+                }
+                if sourceMatrix.isMirrored {
+                    self.warnings.append(
+                        "the input's display matrix also mirrors the picture; only its rotation was applied to the "
+                            + "pixels"
+                    )
+                }
             }
-            coded = target
+            filters += try geometry.orientationFilters(size: &size)
+            let target = Self.fit(
+                size,
+                width: options[CommonOptions.width],
+                height: options[CommonOptions.height],
+                upscale: options[MediaOptions.upscale] == true
+            )
+            if target != size {
+                filters.append("scale=w=\(target.width):h=\(target.height):flags=bicubic")
+                size = target
+            }
+            filters += geometry.aspectFilters(size: &size)
+            coded = size
             keptMatrix = nil
         } else {
+            let target = Self.fit(
+                display,
+                width: options[CommonOptions.width],
+                height: options[CommonOptions.height],
+                upscale: options[MediaOptions.upscale] == true
+            )
             coded = matrix?.swapsDimensions == true ? (target.height, target.width) : target
             keptMatrix = matrix
-        }
-        // So far `filters` holds only the rotation, if the pixels are turned.
-        let turnsSides = !filters.isEmpty && matrix?.swapsDimensions == true
-        let rotated =
-            turnsSides ? (width: source.height, height: source.width) : (width: source.width, height: source.height)
-        if rotated.width != coded.width || rotated.height != coded.height {
-            filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
+            if source.width != coded.width || source.height != coded.height {
+                filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
+            }
         }
         filters.append("format=pix_fmts=\(String(cString: av_get_pix_fmt_name(Self.pixelFormat)))")
         return Video(

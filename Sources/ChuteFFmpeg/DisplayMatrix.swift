@@ -20,6 +20,15 @@ struct DisplayMatrix: Equatable {
         }
     }
 
+    /// A matrix that turns the picture `degrees` clockwise. The corresponding C function is
+    /// `av_display_rotation_set`, which takes the clockwise angle (while `av_display_rotation_get` gives the
+    /// anticlockwise one).
+    init(clockwiseDegrees degrees: Int) {
+        var entries = [Int32](repeating: 0, count: 9)
+        entries.withUnsafeMutableBufferPointer { av_display_rotation_set($0.baseAddress, Double(degrees)) }
+        self.entries = entries
+    }
+
     /// The clockwise rotation a player applies, in degrees, rounded to a multiple of 90 and in 0..<360.
     var clockwiseDegrees: Int {
         let counterclockwise = self.entries.withUnsafeBufferPointer { av_display_rotation_get($0.baseAddress) }

@@ -90,6 +90,8 @@ struct FilterGraph: ~Copyable {
     ///   for (a stream whose size or sample format changes midway, which Chute does not follow), `filter` otherwise.
     func push(_ frame: borrowing Frame) throws(FFmpegError) {
         let status = av_buffersrc_add_frame_flags(self.source, frame.pointer, 0)
+        // A graph that has ended (a `trim` past its end) takes no more frames; the rest of the stream is not wanted.
+        if status == chute_averror_eof() { return }
         if status == chute_averror(EINVAL) {
             throw FFmpegError(
                 .decode,

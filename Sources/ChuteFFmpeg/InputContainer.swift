@@ -148,6 +148,46 @@ struct InputContainer: ~Copyable {
         return true
     }
 
+    /// The timestamp of the last keyframe of a stream at or before a time, in the stream's time base; `nil` when the
+    /// stream has none there. It leaves the reading position anywhere: seek before reading on.
+    ///
+    /// The corresponding C functions are `av_seek_frame` with `AVSEEK_FLAG_BACKWARD` and `av_read_frame`.
+    ///
+    /// - Parameters:
+    ///   - ticks: the time, in `timeBase`, on the input's clock.
+    ///   - streamIndex: the video stream.
+    /// - Throws: ``FFmpegError`` with code `decode` when the file cannot seek or read there.
+    func keyframe(atOrBefore ticks: Int64, timeBase: AVRational, streamIndex: Int) throws(FFmpegError) -> Int64? {
+        let stream = self.stream(at: streamIndex)
+        let target = av_rescale_q(ticks, timeBase, stream.pointee.time_base)
+        try FFmpegError.check(
+            av_seek_frame(self.context, Int32(streamIndex), target, AVSEEK_FLAG_BACKWARD),
+            .decode,
+            "av_seek_frame"
+        )
+        let packet = try Packet()
+        while try self.read(into: packet) {
+            defer { packet.unref() }
+            let read = packet.pointer.pointee
+            guard Int(read.stream_index) == streamIndex, read.pts != chute_nopts_value() else { continue }
+            // The first packet of the stream after a backward seek is the keyframe; a demuxer that lands a little
+            // late is asked for the first keyframe it gives.
+            if read.flags & AV_PKT_FLAG_KEY != 0 { return read.pts }
+        }
+        return nil
+    }
+
+    /// Moves every stream to its last keyframe at or before a time (in `timeBase`, on the input's clock).
+    ///
+    /// The corresponding C function is `av_seek_frame` with `AVSEEK_FLAG_BACKWARD`.
+    ///
+    /// - Throws: ``FFmpegError`` with code `decode` when the file cannot seek there.
+    func seek(toTicks ticks: Int64, timeBase: AVRational) throws(FFmpegError) {
+        // Rounded up, so that a keyframe's own time lands on it rather than on the one before.
+        let target = av_rescale_q_rnd(ticks, timeBase, chute_time_base_q(), AV_ROUND_UP)
+        try FFmpegError.check(av_seek_frame(self.context, -1, target, AVSEEK_FLAG_BACKWARD), .decode, "av_seek_frame")
+    }
+
     /// Moves to the last keyframe at or before `seconds` after the start.
     ///
     /// The corresponding C function is `av_seek_frame` with `AVSEEK_FLAG_BACKWARD`.

@@ -127,7 +127,14 @@ package struct MediaEngine: ConversionEngine {
             muxer: muxer.muxer,
             options: request.options
         )
-        var transcoder = try Transcoder(plan: plan, options: request.options, input: container, output: muxer)
+        let trim = try TrimWindow(options: request.options, plan: plan, input: container)
+        var transcoder = try Transcoder(
+            plan: plan,
+            options: request.options,
+            trim: trim,
+            input: container,
+            output: muxer
+        )
         muxer.copyTags(from: container, stream: plan.profile.isVideo ? nil : plan.audio.first?.source.index)
         try muxer.writeHeader()
         var warnings = plan.warnings
@@ -135,17 +142,24 @@ package struct MediaEngine: ConversionEngine {
             input: container,
             output: muxer,
             inputSize: input.size,
+            trim: trim,
             meter: &meter,
             progress: progress
         )
         let repaired = muxer.repairedTimestamps
         try muxer.finish()
-        try Self.checkComplete(container, extents: transcoder.extents)
+        if trim == nil {
+            // A trimmed input is read only up to a little past the end, so its streams' ends are not measured.
+            try Self.checkComplete(container, extents: transcoder.extents)
+        }
         warnings += FFmpegLog.takeMessages()
 
         var kept = TimeExtent()
         for source in [plan.video?.source].compactMap({ $0 }) + plan.audio.map(\.source) {
             kept.include(transcoder.extents[source.index] ?? TimeExtent())
+        }
+        if let trim {
+            kept = kept.clamped(from: 0, to: trim.length)
         }
         let verification = try OutputVerifier.verify(
             output,
@@ -167,6 +181,7 @@ package struct MediaEngine: ConversionEngine {
             transcoder: transcoder,
             container: container,
             inputDuration: kept.length,
+            trim: trim,
             verification: verification,
             elapsed: elapsed
         )
@@ -244,6 +259,7 @@ package struct MediaEngine: ConversionEngine {
         transcoder: Transcoder,
         container: borrowing InputContainer,
         inputDuration: Double?,
+        trim: TrimWindow?,
         verification: OutputVerifier.Result,
         elapsed: Duration
     ) -> [String: String] {
@@ -260,6 +276,13 @@ package struct MediaEngine: ConversionEngine {
         }
         if let inputDuration {
             details["inputDuration"] = Self.decimal(inputDuration)
+        }
+        if let trim {
+            // Where the output really begins in the input: the keyframe at or before `start` when it was copied.
+            details["trimStart"] = Self.decimal(trim.startSeconds)
+            if let length = trim.length {
+                details["trimEnd"] = Self.decimal(trim.startSeconds + length)
+            }
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         details["elapsedSeconds"] = Self.decimal(seconds)

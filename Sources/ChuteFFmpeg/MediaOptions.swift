@@ -221,6 +221,10 @@ extension MediaEngine {
             MediaOptions.preset.spec, MediaOptions.maxFrameRate.spec, MediaOptions.audioCodec.spec,
             MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,
             MediaOptions.allAudio.spec,
+            MediaOptions.start.spec, MediaOptions.end.spec, MediaOptions.duration.spec, MediaOptions.trimExact.spec,
+            CommonOptions.crop.spec, CommonOptions.gravity.spec, CommonOptions.rotate.spec, CommonOptions.flip.spec,
+            CommonOptions.flop.spec, CommonOptions.background.spec, CommonOptions.aspect.spec,
+            CommonOptions.aspectMode.spec,
         ],
         // FFmpeg's codecs pick their own thread counts, as the `ffmpeg` CLI does.
         make: { _ in MediaEngine(kind: .video) }
@@ -240,7 +244,10 @@ extension MediaEngine {
             TargetFormat(name: "flac", category: .audio, engine: .audio, coder: "flac"),
             TargetFormat(name: "wav", category: .audio, engine: .audio, coder: "wav"),
         ],
-        options: [MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec],
+        options: [
+            MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,
+            MediaOptions.start.spec, MediaOptions.end.spec, MediaOptions.duration.spec, MediaOptions.trimExact.spec,
+        ],
         make: { _ in MediaEngine(kind: .audio) }
     )
 }

@@ -18,6 +18,8 @@ enum StreamCopy: Sendable {
     case video(Condition)
     /// An audio stream is copied only when the condition holds for it.
     case audio(Condition)
+    /// A video or audio stream is copied only when the condition holds for it.
+    case stream(Condition)
 
     /// Whether the options the rule sets let `source`, a video or audio stream, be copied.
     static func allows(_ source: SourceStream, _ options: ConversionOptions) -> Bool {
@@ -32,6 +34,8 @@ enum StreamCopy: Sendable {
                 return source.kind != .video || condition(source, options)
             case .audio(let condition):
                 return source.kind != .audio || condition(source, options)
+            case .stream(let condition):
+                return condition(source, options)
             }
         }
     }
@@ -69,6 +73,21 @@ extension MediaOptions {
             options[Self.sampleRate].map { $0 == source.sampleRate } ?? true
         },
         Self.allAudio.key: .container,
+        Self.start.key: .stream(Self.copiesOnKeyframes),
+        Self.end.key: .stream(Self.copiesOnKeyframes),
+        Self.duration.key: .stream(Self.copiesOnKeyframes),
+        Self.trimExact.key: .container,
+        CommonOptions.crop.key: .video { _, _ in false },
+        CommonOptions.gravity.key: .whenEncoding,
+        CommonOptions.rotate.key: .video(Self.turnsByMatrix),
+        CommonOptions.flip.key: .video { _, options in options[CommonOptions.flip] != true },
+        CommonOptions.flop.key: .video { _, options in options[CommonOptions.flop] != true },
+        CommonOptions.aspect.key: .video { source, options in
+            options[CommonOptions.aspect].flatMap(AspectRatio.init).map { VideoGeometry.has(source, ratio: $0) }
+                ?? true
+        },
+        CommonOptions.aspectMode.key: .whenEncoding,
+        CommonOptions.background.key: .whenEncoding,
     ]
 
     /// Whether a video's picture already fits the rule's box (`width`, `height`, `upscale`).

@@ -15,6 +15,16 @@ struct TimeExtent {
         self.end = max(self.end, other.end)
     }
 
+    /// The part of the extent from `lower` to `upper` (to its end when `upper` is `nil`).
+    func clamped(from lower: Double, to upper: Double?) -> TimeExtent {
+        var clamped = TimeExtent()
+        let end = upper.map { min(self.end, $0) } ?? self.end
+        if max(self.start, lower) <= end {
+            clamped.include(start: max(self.start, lower), end: end)
+        }
+        return clamped
+    }
+
     /// The length in seconds, or `nil` when nothing was included.
     var length: Double? {
         self.end >= self.start ? self.end - self.start : nil

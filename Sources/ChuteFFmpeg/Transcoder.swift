@@ -66,6 +66,7 @@ struct Transcoder {
     init(
         plan: ConversionPlan,
         options: ConversionOptions,
+        trim: TrimWindow?,
         input: borrowing InputContainer,
         output: borrowing OutputContainer
     ) throws(FFmpegError) {
@@ -80,7 +81,13 @@ struct Transcoder {
                     output: output
                 )
             } else {
-                let transcoder = try VideoTranscoder(plan: video, settings: settings, input: input, output: output)
+                let transcoder = try VideoTranscoder(
+                    plan: video,
+                    settings: settings,
+                    trim: trim,
+                    input: input,
+                    output: output
+                )
                 self.add(transcoder, for: video.source)
                 self.videoTranscoder = transcoder
             }
@@ -89,7 +96,7 @@ struct Transcoder {
             if audio.isCopy {
                 try self.addCopy(of: audio.source, codecTag: nil, matrix: nil, input: input, output: output)
             } else {
-                self.add(try AudioTranscoder(plan: audio, input: input, output: output), for: audio.source)
+                self.add(try AudioTranscoder(plan: audio, trim: trim, input: input, output: output), for: audio.source)
             }
         }
         for subtitle in plan.subtitles {
@@ -155,11 +162,13 @@ struct Transcoder {
         self.copiedPackets[copy.pointee.index] = 0
     }
 
-    /// Reads every packet of the input and writes the output's packets, then drains the encoders.
+    /// Reads every packet of the input (from the trim's start to a little past its end, when the rule trims) and
+    /// writes the output's packets, then drains the encoders.
     ///
     /// - Parameters:
     ///   - input: the input, positioned at its start.
     ///   - output: the output, with its header written.
+    ///   - trim: the part of the input to keep: its start becomes time 0, and copied packets outside it are left out.
     ///   - inputSize: the input's size in bytes, for progress when the duration is unknown.
     ///   - meter: paces progress reports.
     ///   - progress: the job's progress callback.
@@ -170,14 +179,22 @@ struct Transcoder {
         input: borrowing InputContainer,
         output: borrowing OutputContainer,
         inputSize: Int64,
+        trim: TrimWindow?,
         meter: inout ProgressMeter,
         progress: (JobProgress) -> Void
     ) throws(FFmpegError) -> [String] {
         let packet = try Packet()
-        let start = input.startMicroseconds
+        let start = trim?.startTicks ?? input.startMicroseconds
+        let timeBaseQ = trim?.timeBase ?? chute_time_base_q()
+        if let trim, trim.seeks {
+            try input.seek(toTicks: trim.startTicks, timeBase: trim.timeBase)
+        }
         // Fragmented MP4s declare durations of days, which would hold progress at 0 to the end.
-        let duration = input.declaredDuration.flatMap { $0 < MediaEngine.implausibleDuration ? $0 : nil }
-        let timeBaseQ = chute_time_base_q()
+        let duration =
+            trim?.length
+            ?? input.declaredDuration.flatMap {
+                $0 < MediaEngine.implausibleDuration ? $0 - (trim?.startSeconds ?? 0) : nil
+            }
         while try input.read(into: packet) {
             defer { packet.unref() }
             let index = Int(packet.pointer.pointee.stream_index)
@@ -188,6 +205,9 @@ struct Transcoder {
             if target.pointee.pts != chute_nopts_value() { target.pointee.pts -= offset }
             if target.pointee.dts != chute_nopts_value() { target.pointee.dts -= offset }
             let position = self.measure(target, timeBase: timeBase, stream: stream)
+            if let length = trim?.length, let position, position > length + TrimWindow.readingMargin {
+                break
+            }
 
             if let duration {
                 // Subtitle, data and cover packets have no position on the media's clock; they report nothing
@@ -209,6 +229,9 @@ struct Transcoder {
             switch self.routes[index] {
             case .copy(let outputIndex)?:
                 self.clocks[index]?.fill(target)
+                if let trim, !Self.isWithin(trim, target, timeBase: timeBase) {
+                    continue
+                }
                 target.pointee.stream_index = outputIndex
                 target.pointee.pos = -1
                 av_packet_rescale_ts(target, timeBase, output.stream(at: outputIndex).pointee.time_base)
@@ -231,6 +254,22 @@ struct Transcoder {
             }
         }
         return warnings
+    }
+
+    /// Whether a packet to copy lies within the trim (shifted so that it starts at 0): shown before the start, it
+    /// would show what the rule cut; decoded from the end on, likewise. The end is judged on the decoding time, as
+    /// the `ffmpeg` CLI does, so that reordered frames shown before the end keep the frames they refer to.
+    private static func isWithin(
+        _ trim: TrimWindow,
+        _ packet: UnsafeMutablePointer<AVPacket>,
+        timeBase: AVRational
+    ) -> Bool {
+        let none = chute_nopts_value()
+        let (pts, dts) = (packet.pointee.pts, packet.pointee.dts)
+        if pts != none && pts < 0 { return false }
+        let decoded = dts != none ? dts : pts
+        guard decoded != none, let length = trim.length else { return true }
+        return Double(decoded) * av_q2d(timeBase) < length - 0.000_001
     }
 
     /// Widens the extent of the packet's stream when it is audio or video, and returns where the packet ends, in

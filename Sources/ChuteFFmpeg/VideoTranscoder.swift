@@ -36,6 +36,7 @@ final class VideoTranscoder: StreamTranscoder {
     /// - Parameters:
     ///   - plan: what to make of the stream.
     ///   - settings: the encoder settings from the rule.
+    ///   - trim: the part of the stream to keep, when the rule trims.
     ///   - input: the input container.
     ///   - output: the output container, before its header is written.
     /// - Throws: ``FFmpegError``: `unsupportedStream` or `decode` for the decoder, `filter`, `encoderUnavailable`,
@@ -43,6 +44,7 @@ final class VideoTranscoder: StreamTranscoder {
     init(
         plan: ConversionPlan.Video,
         settings: VideoEncoderSettings,
+        trim: TrimWindow?,
         input: borrowing InputContainer,
         output: borrowing OutputContainer
     ) throws(FFmpegError) {
@@ -70,7 +72,7 @@ final class VideoTranscoder: StreamTranscoder {
                 frameRate: frameRate
             ),
             isAudio: false,
-            chain: plan.filters.joined(separator: ",")
+            chain: ((trim.map { [$0.filter(isAudio: false)] } ?? []) + plan.filters).joined(separator: ",")
         )
         let sinkRate = av_buffersink_get_frame_rate(graph.sink)
         if sinkRate.num > 0 && sinkRate.den > 0 {

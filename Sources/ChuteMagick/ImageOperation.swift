@@ -52,12 +52,8 @@ enum ImageOperation: Equatable {
 
     /// The targets whose encoders take a quality setting (JPEG 2000 is lossless only at quality 100).
     private static let lossyTargets: Set<String> = ["jpg", "webp", "heic", "avif", "jp2"]
-    /// The targets that cannot hold an alpha channel: their images are flattened onto white first, as a viewer
-    /// would show them, rather than keeping whatever colour lies under transparent pixels. (ImageMagick 6's HEIC
-    /// coder writes no alpha plane, for AVIF either.)
-    static let opaqueTargets: Set<String> = [
-        "jpg", "heic", "avif", "pbm", "pgm", "ppm", "pfm", "xwd", "rgb", "yuv",
-    ]
+    /// The targets that cannot hold an alpha channel (``ImageColor/opaqueImageTargets``).
+    static let opaqueTargets = ImageColor.opaqueImageTargets
     /// The quality of lossy outputs when the rule sets none.
     static let defaultQuality = 0.85
 

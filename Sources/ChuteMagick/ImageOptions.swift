@@ -1,11 +1,6 @@
 import ChuteCore
 import Foundation
 
-/// How `aspect` gives an image its ratio.
-package enum AspectMode: String, Sendable, Hashable, CaseIterable, OptionValueConvertible {
-    case pad, crop
-}
-
 /// The options of the image engine (besides ``CommonOptions``).
 package enum ImageOptions {
     /// `quality`: the lossy encoders' quality, as a fraction or a percentage.
@@ -157,67 +152,16 @@ package enum ImageOptions {
     }
 
     /// `crop`: keep a box of the image, or its largest box of a ratio.
-    package static let crop = RuleOption<String>(
-        "crop",
-        .text(
-            TextSyntax(name: CropGeometry.grammarName, pattern: CropGeometry.pattern) { text in
-                do throws(CropGeometry.Problem) {
-                    _ = try CropGeometry(parsing: text)
-                    return nil
-                } catch {
-                    return error.message
-                }
-            }
-        ),
-        summary: "Keep only this part of the (upright) image: a box `WxH+X+Y` in pixels or percentages of the "
-            + "image (`800x600+10+20`, `50%x50%+25%+0`; without `+X+Y`, `gravity` places it), or the largest box of "
-            + "a ratio (`16:9`), placed by `gravity`. A box not wholly inside the image fails the job.",
-        stage: .crop,
-        show: { "crop \($0)" }
-    )
+    package static let crop = CommonOptions.crop
 
     /// `gravity`: where `crop` and `aspectMode: crop` place their box.
-    package static let gravity = RuleOption<Gravity>(
-        "gravity",
-        .choice(Gravity.allCases.map(\.rawValue)),
-        summary: "Where a `crop` without offsets, a `crop` ratio or `aspectMode: crop` takes its box: `center`, or "
-            + "towards a side or corner (`north` is the top edge, `southeast` the bottom right corner).",
-        default: "`center`",
-        stage: .crop,
-        check: { _, context in
-            let crop = context.options[ImageOptions.crop].flatMap { try? CropGeometry(parsing: $0) }
-            let aspectCrops =
-                context.options[ImageOptions.aspect] != nil
-                && context.options[ImageOptions.aspectMode] == .crop
-            guard crop?.usesGravity != true, !aspectCrops else { return nil }
-            return OptionProblem(
-                "'gravity' places a crop box; it needs a 'crop' without +X+Y offsets, or 'aspectMode: crop'",
-                at: .key
-            )
-        },
-        show: { "gravity \($0.rawValue)" }
-    )
+    package static let gravity = CommonOptions.gravity
 
     /// `rotate`: turn the image clockwise.
-    package static let rotate = RuleOption<Double>(
-        "rotate",
-        .number(NumberRange(from: -360, upTo: 360, wording: "degrees from -360 to 360")),
-        summary: "Turn the image clockwise by this many degrees (negative: anticlockwise). Multiples of 90 move the "
-            + "pixels exactly; other angles enlarge the canvas to hold the whole turned image and fill its corners "
-            + "with `background`.",
-        stage: .rotate,
-        show: { "rotate \(OptionValue.number($0))°" }
-    )
+    package static let rotate = CommonOptions.rotate
 
     /// `flip`: mirror top to bottom.
-    package static let flip = RuleOption<Bool>(
-        "flip",
-        .flag,
-        summary: "Mirror the image top to bottom (after `rotate`).",
-        default: "`false`",
-        stage: .rotate,
-        show: { $0 ? "flip top to bottom" : "no flip" }
-    )
+    package static let flip = CommonOptions.flip
 
     /// `grayscale`: write the picture in shades of grey.
     package static let grayscale = RuleOption<Bool>(
@@ -231,71 +175,16 @@ package enum ImageOptions {
     )
 
     /// `flop`: mirror left to right.
-    package static let flop = RuleOption<Bool>(
-        "flop",
-        .flag,
-        summary: "Mirror the image left to right (after `rotate` and `flip`).",
-        default: "`false`",
-        stage: .rotate,
-        show: { $0 ? "flop left to right" : "no flop" }
-    )
+    package static let flop = CommonOptions.flop
 
     /// `background`: the colour of what `rotate` and `aspect` add.
-    package static let background = RuleOption<String>(
-        "background",
-        .text(
-            TextSyntax(name: ImageColor.grammarName, pattern: ImageColor.pattern) { text in
-                ImageColor(text) == nil ? "expected \(ImageColor.grammarName)" : nil
-            }
-        ),
-        summary: "The colour of the corners that `rotate` uncovers and of the bands that `aspect` adds.",
-        default: "`transparent` for png, webp, tiff and gif; `white` for the others",
-        stage: .rotate,
-        check: { text, context in
-            if ImageColor(text)?.isOpaque == false, !ImageColor.keepsTransparency(context.format) {
-                return OptionProblem("\(context.format.name) has no transparency; give an opaque 'background'")
-            }
-            let options = context.options
-            let turns = options[ImageOptions.rotate].map { $0.truncatingRemainder(dividingBy: 90) != 0 } ?? false
-            let pads = options[ImageOptions.aspect] != nil && options[ImageOptions.aspectMode] != .crop
-            guard !turns, !pads else { return nil }
-            return OptionProblem(
-                "'background' colours what 'rotate' (by an angle not a multiple of 90) or 'aspect' (padding) adds; "
-                    + "the rule sets neither",
-                at: .key
-            )
-        },
-        show: { "background \($0)" }
-    )
+    package static let background = CommonOptions.background
 
     /// `aspect`: give the image a ratio.
-    package static let aspect = RuleOption<String>(
-        "aspect",
-        .text(
-            TextSyntax(name: "a ratio `W:H`", pattern: #"^[0-9.]+:[0-9.]+$"#) { text in
-                AspectRatio(text) == nil ? "a ratio is two positive numbers such as 4:5" : nil
-            }
-        ),
-        summary: "Give the (resized) image this shape, such as `4:5` or `16:9`: by adding bands of `background` "
-            + "on two sides (`aspectMode: pad`), or by cutting it (`aspectMode: crop`, placed by `gravity`).",
-        stage: .pad,
-        show: { "aspect \($0)" }
-    )
+    package static let aspect = CommonOptions.aspect
 
     /// `aspectMode`: how `aspect` reaches its ratio.
-    package static let aspectMode = RuleOption<AspectMode>(
-        "aspectMode",
-        .choice(AspectMode.allCases.map(\.rawValue)),
-        summary: "How `aspect` reaches its ratio: `pad` keeps the whole image, centred between bands of "
-            + "`background`; `crop` keeps the largest part of that shape. Needs `aspect`.",
-        default: "`pad`",
-        stage: .pad,
-        check: { _, context in
-            guard context.options[ImageOptions.aspect] == nil else { return nil }
-            return OptionProblem("'aspectMode' needs 'aspect'", at: .key)
-        },
-        show: { "aspectMode \($0.rawValue)" }
-    )
+    package static let aspectMode = CommonOptions.aspectMode
 
     /// `watermark`: a line of text laid on the image.
     package static let watermark = RuleOption<String>(

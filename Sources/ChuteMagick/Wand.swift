@@ -1,4 +1,5 @@
 import CMagickWand
+import ChuteCore
 
 #if canImport(Glibc)
 import Glibc

@@ -908,11 +908,15 @@ private let badSettingsValueCases: [(String, String)] = [
             channels: 1
             sampleRate: 44100
             allAudio: true
+            end: "2:00"
           - name: talks
             match: "*.avi"
             to: mkv
             output: out/talks
             videoBitrate: 2.5M
+            start: "1:30"
+            duration: 20
+            trimExact: false
           - name: frames
             match: "*.rgb"
             to: png
@@ -960,7 +964,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",
         "allAudio": "allAudio", "rawFormat": "raw yuv input", "rawSize": "raw size 640x480",
-        "rawDepth": "raw depth 16", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
+        "rawDepth": "raw depth 16", "start": "start at 1:30", "end": "end at 2:00", "duration": "lasting 20",
+        "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
         "rename": "{stem}-small.{ext}",
         "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",

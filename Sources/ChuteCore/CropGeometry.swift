@@ -1,5 +1,3 @@
-import ChuteCore
-
 /// Where a box smaller than the image sits when the rule gives no offsets: `gravity`, and the position of a
 /// watermark.
 package enum Gravity: String, Sendable, Hashable, CaseIterable, OptionValueConvertible {
@@ -12,7 +10,7 @@ package enum Gravity: String, Sendable, Hashable, CaseIterable, OptionValueConve
     }
 
     /// The top-left corner of a `width` × `height` box placed in an image of `imageWidth` × `imageHeight`.
-    func origin(width: Int, height: Int, imageWidth: Int, imageHeight: Int) -> (x: Int, y: Int) {
+    package func origin(width: Int, height: Int, imageWidth: Int, imageHeight: Int) -> (x: Int, y: Int) {
         let name = self.rawValue
         let x = Self.offset(free: imageWidth - width, start: name.hasSuffix("west"), end: name.hasSuffix("east"))
         let y = Self.offset(free: imageHeight - height, start: name.hasPrefix("north"), end: name.hasPrefix("south"))
@@ -21,12 +19,12 @@ package enum Gravity: String, Sendable, Hashable, CaseIterable, OptionValueConve
 }
 
 /// A width to height ratio such as `16:9` or `1.91:1`, as `crop` and `aspect` take it.
-struct AspectRatio: Equatable {
-    var width: Double
-    var height: Double
+package struct AspectRatio: Equatable {
+    package var width: Double
+    package var height: Double
 
     /// Reads `W:H`, two positive numbers; `nil` when the text is not one.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, let width = Self.number(parts[0]), let height = Self.number(parts[1]) else {
             return nil
@@ -36,7 +34,7 @@ struct AspectRatio: Equatable {
     }
 
     /// A positive number written with digits and at most one point, no sign or exponent.
-    static func number(_ text: Substring) -> Double? {
+    package static func number(_ text: Substring) -> Double? {
         guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
             let value = Double(text), value.isFinite, value > 0
         else { return nil }
@@ -44,7 +42,7 @@ struct AspectRatio: Equatable {
     }
 
     /// The largest box of this ratio inside `width` × `height`, at least 1 × 1.
-    func largestBox(inWidth width: Int, height: Int) -> (width: Int, height: Int) {
+    package func largestBox(inWidth width: Int, height: Int) -> (width: Int, height: Int) {
         let ratio = self.width / self.height
         if Double(width) / Double(height) > ratio {
             return (max(1, min(width, Int((Double(height) * ratio).rounded()))), height)
@@ -53,7 +51,7 @@ struct AspectRatio: Equatable {
     }
 
     /// The smallest box of this ratio that holds `width` × `height`.
-    func smallestBox(holdingWidth width: Int, height: Int) -> (width: Int, height: Int) {
+    package func smallestBox(holdingWidth width: Int, height: Int) -> (width: Int, height: Int) {
         let ratio = self.width / self.height
         if Double(width) / Double(height) > ratio {
             return (width, max(height, Int((Double(width) / ratio).rounded())))
@@ -72,14 +70,14 @@ struct AspectRatio: Equatable {
 ///
 /// A box that does not lie wholly inside the image fails the job rather than give an output of another size than
 /// the rule asked for.
-enum CropGeometry: Equatable {
+package enum CropGeometry: Equatable {
     /// A length along one axis.
-    enum Length: Equatable {
+    package enum Length: Equatable {
         case pixels(Int)
         case percent(Double)
 
         /// The length in pixels of an axis `size` long.
-        func pixels(of size: Int) -> Int {
+        package func pixels(of size: Int) -> Int {
             switch self {
             case .pixels(let pixels): pixels
             case .percent(let percent): Int((Double(size) * percent / 100).rounded())
@@ -87,7 +85,7 @@ enum CropGeometry: Equatable {
         }
 
         /// `800`, `50%` or `12.5%`; `nil` otherwise. A size must be more than 0; an offset may be 0.
-        init?(_ text: Substring, isSize: Bool) {
+        package init?(_ text: Substring, isSize: Bool) {
             if text.hasSuffix("%") {
                 let number = text.dropLast()
                 guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
@@ -104,9 +102,14 @@ enum CropGeometry: Equatable {
     }
 
     /// Where a box's top-left corner is.
-    struct Offset: Equatable {
-        var x: Length
-        var y: Length
+    package struct Offset: Equatable {
+        package var x: Length
+        package var y: Length
+
+        package init(x: Length, y: Length) {
+            self.x = x
+            self.y = y
+        }
     }
 
     /// A box; `offset` `nil` means placed by gravity.
@@ -115,15 +118,15 @@ enum CropGeometry: Equatable {
     case ratio(AspectRatio)
 
     /// What a well-formed value looks like, for messages and the docs.
-    static let grammarName = "a box `WxH+X+Y` (pixels or `%`, offsets optional) or a ratio `W:H`"
+    package static let grammarName = "a box `WxH+X+Y` (pixels or `%`, offsets optional) or a ratio `W:H`"
     /// The grammar as a regular expression, for editors (the JSON Schema).
-    static let pattern =
+    package static let pattern =
         #"^([0-9]+(\.[0-9]+)?%?x[0-9]+(\.[0-9]+)?%?(\+[0-9]+(\.[0-9]+)?%?\+[0-9]+(\.[0-9]+)?%?)?|[0-9.]+:[0-9.]+)$"#
 
     /// Reads a `crop` value.
     ///
     /// - Throws: ``Problem`` saying what is wrong, for the rules reader.
-    init(parsing text: String) throws(CropGeometry.Problem) {
+    package init(parsing text: String) throws(CropGeometry.Problem) {
         if text.contains(":") {
             guard let ratio = AspectRatio(text) else {
                 throw Problem("a ratio is two positive numbers such as 16:9")
@@ -151,13 +154,13 @@ enum CropGeometry: Equatable {
     }
 
     /// Why a `crop` value is not well formed, or does not fit an image.
-    struct Problem: Error {
-        var message: String
-        init(_ message: String) { self.message = message }
+    package struct Problem: Error {
+        package var message: String
+        package init(_ message: String) { self.message = message }
     }
 
     /// Whether the crop's position comes from `gravity`.
-    var usesGravity: Bool {
+    package var usesGravity: Bool {
         switch self {
         case .box(_, _, let offset): offset == nil
         case .ratio: true
@@ -167,7 +170,7 @@ enum CropGeometry: Equatable {
     /// The box to keep of a `width` × `height` image.
     ///
     /// - Returns: the box, or a message when it does not lie wholly inside the image.
-    func rectangle(
+    package func rectangle(
         inWidth width: Int,
         height: Int,
         gravity: Gravity

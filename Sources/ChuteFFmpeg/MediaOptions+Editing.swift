@@ -1,0 +1,121 @@
+import ChuteCore
+
+extension MediaOptions {
+    /// `start`: where the output begins in the source.
+    package static let start = RuleOption<String>(
+        "start",
+        .text(MediaTime.syntax),
+        summary: "Begin the output this far into the source: seconds (`90`, `2.5`) or `M:SS` / `H:MM:SS(.s)` "
+            + "(`1:30`, `00:01:30.5`). Exact (the video re-encoded) unless `trimExact: false`.",
+        default: "the beginning",
+        stage: .decode,
+        show: { "start at \($0)" }
+    )
+
+    /// `end`: where the output ends in the source, exclusive.
+    package static let end = RuleOption<String>(
+        "end",
+        .text(MediaTime.syntax),
+        summary: "End the output at this time of the source (exclusive), written as for `start`. After `start`; not "
+            + "with `duration`.",
+        default: "the end",
+        stage: .decode,
+        check: { end, context in
+            guard let end = MediaTime.seconds(end), let startText = context.options[MediaOptions.start],
+                let start = MediaTime.seconds(startText), end <= start
+            else { return nil }
+            return OptionProblem(
+                "'end' (\(OptionValue.number(end)) s) must come after 'start' (\(OptionValue.number(start)) s)"
+            )
+        },
+        show: { "end at \($0)" }
+    )
+
+    /// `duration`: how long the output lasts.
+    package static let duration = RuleOption<String>(
+        "duration",
+        .text(MediaTime.syntax),
+        summary: "Keep this much of the source from `start` (exclusive end), written as for `start`. Not with `end`.",
+        default: "to the end",
+        stage: .decode,
+        check: { duration, context in
+            if context.options[MediaOptions.end] != nil {
+                return OptionProblem("set either 'end' or 'duration', not both", at: .key)
+            }
+            return MediaTime.seconds(duration) == 0 ? OptionProblem("'duration' must be more than 0") : nil
+        },
+        show: { "lasting \($0)" }
+    )
+
+    /// `trimExact`: whether a trim cuts on the exact frame (re-encoding) or on keyframes (copying).
+    package static let trimExact = RuleOption<Bool>(
+        "trimExact",
+        .flag,
+        summary: "`true`: `start`/`end`/`duration` cut on the exact frame, re-encoding. `false`: the cut starts at the "
+            + "keyframe at or before `start` and the packets are copied when nothing else changes them (the sidecar's "
+            + "`trimStart` says where it really starts). Needs `start`, `end` or `duration`.",
+        default: "`true`",
+        stage: .decode,
+        check: { _, context in
+            let options = context.options
+            guard options[MediaOptions.start] == nil, options[MediaOptions.end] == nil,
+                options[MediaOptions.duration] == nil
+            else { return nil }
+            return OptionProblem("'trimExact' needs 'start', 'end' or 'duration'", at: .key)
+        },
+        show: { $0 ? "trim on the exact frame" : "trim on keyframes" }
+    )
+
+    /// What the rule keeps of the source's time, or `nil` when it keeps all of it.
+    static func trim(in options: ConversionOptions) -> (start: Double, end: Double?)? {
+        let start = options[Self.start].flatMap(MediaTime.seconds)
+        let end =
+            options[Self.end].flatMap(MediaTime.seconds)
+            ?? options[Self.duration].flatMap(MediaTime.seconds).map { (start ?? 0) + $0 }
+        guard start != nil || end != nil else { return nil }
+        return (start ?? 0, end)
+    }
+
+    /// Whether a stream may be copied under the rule's trim: only when it may be cut on keyframes.
+    static let copiesOnKeyframes: StreamCopy.Condition = { _, options in
+        options[Self.trimExact] == false
+    }
+}
+
+/// A time in a media file as a rule writes it: `90`, `2.5`, `1:30`, `00:01:30.5`.
+enum MediaTime {
+    /// The grammar, for the rules reader, the docs and the JSON Schema.
+    static let syntax = TextSyntax(
+        name: "a time such as 90, 1:30 or 00:01:30.5",
+        pattern: #"^([0-9]+:){0,2}[0-9]+(\.[0-9]+)?$"#
+    ) { text in
+        Self.seconds(text) == nil
+            ? "expected seconds (90, 2.5) or M:SS or H:MM:SS with optional decimals (1:30, 00:01:30.5)" : nil
+    }
+
+    /// The seconds a time stands for, or `nil` when it is not well formed (minutes and seconds after a colon must
+    /// be below 60).
+    static func seconds(_ text: String) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var total = 0.0
+        for (index, part) in parts.enumerated() {
+            let isLast = index == parts.count - 1
+            guard !part.isEmpty, part.allSatisfy({ $0.isASCII && ($0.isNumber || (isLast && $0 == ".")) }),
+                !part.hasPrefix("."), !part.hasSuffix("."), let value = Double(part), value.isFinite
+            else { return nil }
+            if index > 0 && value >= 60 { return nil }
+            total = total * 60 + value
+        }
+        return total
+    }
+}
+
+extension MediaOptions {
+    /// Whether the rule's `rotate` can be said by the display matrix alone, the packets copied: the source's matrix
+    /// does not mirror, and nothing else moves the pixels. (The container must keep a matrix too, which the plan
+    /// checks.)
+    static let turnsByMatrix: StreamCopy.Condition = { source, options in
+        source.displayMatrix?.isMirrored != true && !VideoGeometry(options).editsPixels
+    }
+}
