@@ -57,7 +57,7 @@ final class AudioTranscoder: StreamTranscoder {
                 channelMask: isNativeOrder ? context.ch_layout.u.mask : 0
             ),
             isAudio: true,
-            chain: Self.formatFilter(for: codec, plan: plan)
+            chain: (plan.filters + [Self.formatFilter(for: codec, plan: plan)]).joined(separator: ",")
         )
         let sink = graph.sink
         let encoder = try Encoder(codec: codec, globalHeader: output.needsGlobalHeader) { encoder in

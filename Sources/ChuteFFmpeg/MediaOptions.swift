@@ -220,7 +220,8 @@ extension MediaEngine {
             MediaOptions.videoCodec.spec, MediaOptions.crf.spec, MediaOptions.videoBitrate.spec,
             MediaOptions.preset.spec, MediaOptions.maxFrameRate.spec, MediaOptions.audioCodec.spec,
             MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,
-            MediaOptions.allAudio.spec,
+            MediaOptions.allAudio.spec, CommonOptions.metadata.spec, CommonOptions.strip.spec,
+            MediaOptions.speed.spec, MediaOptions.mute.spec, MediaOptions.loudness.spec,
         ],
         // FFmpeg's codecs pick their own thread counts, as the `ffmpeg` CLI does.
         make: { _ in MediaEngine(kind: .video) }
@@ -240,7 +241,11 @@ extension MediaEngine {
             TargetFormat(name: "flac", category: .audio, engine: .audio, coder: "flac"),
             TargetFormat(name: "wav", category: .audio, engine: .audio, coder: "wav"),
         ],
-        options: [MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec],
+        options: [
+            MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,
+            CommonOptions.metadata.spec, CommonOptions.strip.spec, MediaOptions.coverArt.spec,
+            MediaOptions.speed.spec, MediaOptions.loudness.spec,
+        ],
         make: { _ in MediaEngine(kind: .audio) }
     )
 }

@@ -18,6 +18,8 @@ enum StreamCopy: Sendable {
     case video(Condition)
     /// An audio stream is copied only when the condition holds for it.
     case audio(Condition)
+    /// A video or audio stream is copied only when the condition holds for it.
+    case every(Condition)
 
     /// Whether the options the rule sets let `source`, a video or audio stream, be copied.
     static func allows(_ source: SourceStream, _ options: ConversionOptions) -> Bool {
@@ -32,6 +34,8 @@ enum StreamCopy: Sendable {
                 return source.kind != .video || condition(source, options)
             case .audio(let condition):
                 return source.kind != .audio || condition(source, options)
+            case .every(let condition):
+                return condition(source, options)
             }
         }
     }
@@ -69,6 +73,12 @@ extension MediaOptions {
             options[Self.sampleRate].map { $0 == source.sampleRate } ?? true
         },
         Self.allAudio.key: .container,
+        CommonOptions.metadata.key: .container,
+        CommonOptions.strip.key: .container,
+        Self.coverArt.key: .container,
+        Self.speed.key: .every { _, options in options[Self.speed].map { $0 == 1 } ?? true },
+        Self.mute.key: .container,
+        Self.loudness.key: .audio { _, _ in false },
     ]
 
     /// Whether a video's picture already fits the rule's box (`width`, `height`, `upscale`).

@@ -499,10 +499,10 @@ private let badSettingsValueCases: [(String, String)] = [
     }
 
     @Test func optionsMustApplyToTheTarget() {
-        let video = ["match: \"*.mkv\"", "to: mp4", "output: out", "strip: true", "quality: 80", "height: 720"]
+        let video = ["match: \"*.mkv\"", "to: mp4", "output: out", "tiles: 2x3", "quality: 80", "height: 720"]
         #expect(
             problems(yaml(rule: video)) == [
-                "rules.yaml:8:5: 'strip' does not apply to video target 'mp4'",
+                "rules.yaml:8:5: 'tiles' does not apply to video target 'mp4'",
                 "rules.yaml:9:5: 'quality' does not apply to video target 'mp4'",
             ]
         )
@@ -908,6 +908,14 @@ private let badSettingsValueCases: [(String, String)] = [
             channels: 1
             sampleRate: 44100
             allAudio: true
+            speed: 2
+            mute: true
+            loudness: -16
+          - name: songs
+            match: "*.flac"
+            to: mp3
+            output: out/songs
+            coverArt: drop
           - name: talks
             match: "*.avi"
             to: mkv
@@ -961,6 +969,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",
         "allAudio": "allAudio", "rawFormat": "raw yuv input", "rawSize": "raw size 640x480",
         "rawDepth": "raw depth 16", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
+        "speed": "speed 2×", "mute": "mute", "loudness": "loudness -16 LUFS", "coverArt": "coverArt drop",
         "rename": "{stem}-small.{ext}",
         "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",
