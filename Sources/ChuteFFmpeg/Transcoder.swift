@@ -59,6 +59,8 @@ struct Transcoder {
     private(set) var copiedPackets: [Int32: Int] = [:]
     /// The span of each input audio and video stream, by input index.
     private(set) var extents: [Int: TimeExtent] = [:]
+    /// The rule's `speed`, which divides the output's duration.
+    private let speed: Double
 
     /// Adds the output streams the plan asks for, in order: video, audio, subtitles, cover pictures.
     ///
@@ -69,6 +71,7 @@ struct Transcoder {
         input: borrowing InputContainer,
         output: borrowing OutputContainer
     ) throws(FFmpegError) {
+        self.speed = options[MediaOptions.speed] ?? 1
         if let video = plan.video {
             let settings = VideoEncoderSettings(codec: video.codec, options: options, format: plan.profile.format)
             if video.isCopy {
@@ -176,7 +179,8 @@ struct Transcoder {
         let packet = try Packet()
         let start = input.startMicroseconds
         // Fragmented MP4s declare durations of days, which would hold progress at 0 to the end.
-        let duration = input.declaredDuration.flatMap { $0 < MediaEngine.implausibleDuration ? $0 : nil }
+        // Progress is the output written; `speed` makes it last a fraction of the input.
+        let duration = input.declaredDuration.flatMap { $0 < MediaEngine.implausibleDuration ? $0 / self.speed : nil }
         let timeBaseQ = chute_time_base_q()
         while try input.read(into: packet) {
             defer { packet.unref() }

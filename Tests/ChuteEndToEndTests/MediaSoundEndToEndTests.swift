@@ -214,4 +214,45 @@ struct MediaSoundEndToEndTests {
             try MediaFixtures.packetSizes(of: harness.outbox.appending("loud.mp4"), stream: "v:0") == sourcePictures
         )
     }
+
+    /// Progress is the share of the output written: at twice the speed the output lasts half the input, and the
+    /// records go on past half way rather than stopping there until the verification.
+    @Test func progressOfASpedUpVideoGoesPastHalfWay() async throws {
+        let harness = try Self.harness(
+            rules: """
+                  - name: fast
+                    match: "*.mkv"
+                    to: mp4
+                    speed: 2
+                    preset: slower
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try MediaFixtures.makeClip(
+            at: staging.appending("party.mkv"),
+            width: 1920,
+            height: 1080,
+            // Long enough for a dozen records (one every 5 s) during the transcode, wherever they fall.
+            seconds: 20,
+            rate: 30,
+            codecArguments: MediaFixtures.h264AAC
+        )
+        try harness.moveIn(["party.mkv"], from: staging)
+
+        let sidecars = try await harness.waitForSidecars(1, timeout: 240)
+
+        #expect(sidecars["party.mp4.chute.json"]?.status == .completed)
+        let records = daemon.logLines(containing: "Job progress", "party.mkv")
+        let shares = records.compactMap { line in
+            Logfmt.parse(line)?["progress"].flatMap { $0.hasSuffix("%") ? Int($0.dropLast()) : nil }
+        }
+        try #require(shares.count >= 4, "too few progress records to judge: \(records)")
+        // The transcode is 0–95 %, the read-back verification the rest; the transcode must pass half way.
+        #expect(shares.contains { (55...94).contains($0) }, "the transcode's progress: \(shares)")
+        #expect(shares.allSatisfy { $0 <= 100 })
+    }
 }
