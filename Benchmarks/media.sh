@@ -14,7 +14,12 @@
 # 3. Crop to 1:1: `chute convert in.mp4 out.mp4 --crop 1:1` against
 #    `ffmpeg -i in.mp4 -vf crop=w=1080:h=1080:x=420:y=0,format=yuv420p -c:v libx264 -preset medium -crf 23 -c:a aac
 #    -b:a 128k out.mp4`.
-# 4. A generated five-minute WAV to MP3 192k: `chute convert in.wav out.mp3` (192k is the mp3 default) against
+# 4. The same clip with its tags removed, a remux (packets copied; must take under 0.1 s):
+#    `chute convert in.mp4 out.mp4 --metadata strip` against
+#    `ffmpeg -i in.mp4 -map 0 -c copy -map_metadata -1 -fflags +bitexact out.mp4`.
+# 5. The same clip played twice as fast: `chute convert in.mp4 out.mp4 --speed 2` against
+#    `ffmpeg -i in.mp4 -vf setpts=PTS/2 -af atempo=2 -c:v libx264 -preset medium -crf 23 -c:a aac -b:a 128k out.mp4`.
+# 6. A generated five-minute WAV to MP3 192k: `chute convert in.wav out.mp3` (192k is the mp3 default) against
 #    `ffmpeg -i in.wav -c:a libmp3lame -b:a 192k out.mp3`.
 #
 # Chute is measured two ways, alternating with the CLI, RUNS times each (default 3):
@@ -78,6 +83,16 @@ rules:
     to: mp4
     crop: "1:1"
     output: ./outbox
+  - name: strip
+    match: "strip-*.mp4"
+    to: mp4
+    metadata: strip
+    output: ./outbox
+  - name: speed
+    match: "speed-*.mp4"
+    to: mp4
+    speed: 2
+    output: ./outbox
   - name: video
     match: "*.mp4"
     to: mp4
@@ -137,6 +152,14 @@ for ((run = 1; run <= runs; run++)); do
     measure ffmpeg-crop ffmpeg -nostdin -v error -i "$work/clip.mp4" -vf crop=w=1080:h=1080:x=420:y=0,format=yuv420p \
         -c:v libx264 -preset medium -crf 23 -c:a aac -b:a 128k "$work/ffmpeg-crop-$run.mp4"
     measure_daemon chute-daemon-crop video "$work/clip.mp4" "crop-$run.mp4" "crop-$run.mp4"
+    measure chute-convert-strip "$chute" convert "$work/clip.mp4" "$work/chute-strip-$run.mp4" --metadata strip
+    measure ffmpeg-strip ffmpeg -nostdin -v error -i "$work/clip.mp4" -map 0 -c copy -map_metadata -1 \
+        -fflags +bitexact "$work/ffmpeg-strip-$run.mp4"
+    measure_daemon chute-daemon-strip video "$work/clip.mp4" "strip-$run.mp4" "strip-$run.mp4"
+    measure chute-convert-speed "$chute" convert "$work/clip.mp4" "$work/chute-speed-$run.mp4" --speed 2
+    measure ffmpeg-speed ffmpeg -nostdin -v error -i "$work/clip.mp4" -vf setpts=PTS/2 -af atempo=2 -c:v libx264 \
+        -preset medium -crf 23 -c:a aac -b:a 128k "$work/ffmpeg-speed-$run.mp4"
+    measure_daemon chute-daemon-speed video "$work/clip.mp4" "speed-$run.mp4" "speed-$run.mp4"
     measure chute-convert-audio "$chute" convert "$work/song.wav" "$work/chute-$run.mp3"
     measure ffmpeg-audio ffmpeg -nostdin -v error -i "$work/song.wav" -c:a libmp3lame -b:a 192k \
         "$work/ffmpeg-$run.mp3"
@@ -180,7 +203,7 @@ ratios() {  # $1 = chute label, $2 = ffmpeg label
     printf '  %-36s %9s %9s %9s\n' "${1#chute-}/ffmpeg" "$(ratio "$(median "$1" 2)" "$(median "$2" 2)")" \
         "$(ratio "$(median "$1" 3)" "$(median "$2" 3)")" "$(ratio "$(median "$1" 4)" "$(median "$2" 4)")"
 }
-for kind in video trim crop audio; do
+for kind in video trim crop strip speed audio; do
     row "ffmpeg-$kind"
     row "chute-daemon-$kind"
     row "chute-convert-$kind"
@@ -196,6 +219,12 @@ printf '  trim 10-40 s video stream, daemon:   %s\n' \
     "$(compare "$work/daemon/outbox/trim-1.mp4" "$work/ffmpeg-trim-1.mp4" v:0)"
 printf '  crop 1:1 video stream, daemon:       %s\n' \
     "$(compare "$work/daemon/outbox/crop-1.mp4" "$work/ffmpeg-crop-1.mp4" v:0)"
+printf '  strip (remux) video stream, daemon:  %s\n' \
+    "$(compare "$work/daemon/outbox/strip-1.mp4" "$work/ffmpeg-strip-1.mp4" v:0)"
+printf '  speed 2x video stream, daemon:       %s\n' \
+    "$(compare "$work/daemon/outbox/speed-1.mp4" "$work/ffmpeg-speed-1.mp4" v:0)"
+printf '  speed 2x audio stream, daemon:       %s\n' \
+    "$(compare "$work/daemon/outbox/speed-1.mp4" "$work/ffmpeg-speed-1.mp4" a:0)"
 printf '  WAV -> MP3 audio stream, convert:    %s\n' "$(compare "$work/chute-1.mp3" "$work/ffmpeg-1.mp3" a:0)"
 printf '  WAV -> MP3 audio stream, daemon:     %s\n' \
     "$(compare "$work/daemon/outbox/song-1.mp3" "$work/ffmpeg-1.mp3" a:0)"

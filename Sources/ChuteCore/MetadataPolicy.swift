@@ -5,8 +5,10 @@ package enum MetadataPolicy: String, Sendable, Codable, CaseIterable, OptionValu
     /// Keep the metadata the output format can hold.
     case keep
     /// Remove EXIF (with its thumbnail), GPS, XMP, IPTC, maker notes, comments and PNG text; keep the ICC profile,
-    /// and bake the orientation into the pixels first.
+    /// and bake the orientation into the pixels first. In video and audio, remove every container and stream tag
+    /// but the streams' language; the rotation (a display matrix, not a tag) stays.
     case strip
-    /// Remove only location: the EXIF GPS directory, XMP location properties and IPTC location fields.
+    /// Remove only location: the EXIF GPS directory, XMP location properties and IPTC location fields; in video and
+    /// audio, the location tags (`location`, QuickTime's `©xyz`, Apple's `com.apple.quicktime.location.ISO6709`).
     case location
 }

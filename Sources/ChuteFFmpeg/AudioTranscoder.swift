@@ -59,7 +59,7 @@ final class AudioTranscoder: StreamTranscoder {
                 channelMask: isNativeOrder ? context.ch_layout.u.mask : 0
             ),
             isAudio: true,
-            chain: ((trim.map { [$0.filter(isAudio: true)] } ?? []) + [Self.formatFilter(for: codec, plan: plan)])
+            chain: ((trim.map { [$0.filter(isAudio: true)] } ?? []) + plan.filters + [Self.formatFilter(for: codec, plan: plan)])
                 .joined(separator: ",")
         )
         let sink = graph.sink

@@ -20,8 +20,9 @@ struct ConversionPlan {
         /// The encoded picture size (before the display matrix, when one is kept).
         let width: Int
         let height: Int
-        /// The filters between decoder and encoder: rotation, crop, turns and mirrors, scaling, aspect, pixel format.
-        let filters: [String]
+        /// The filters between decoder and encoder: speed, rotation, crop, turns and mirrors, scaling, aspect, pixel
+        /// format.
+        var filters: [String]
         /// The rule's frame-rate cap, when the source may exceed it: the encoder's time base becomes one frame at this
         /// rate, and frames that land on a taken tick are dropped (never duplicated, unlike FFmpeg's `fps` filter).
         let maxFrameRate: Double?
@@ -39,6 +40,8 @@ struct ConversionPlan {
         /// The rule's sample rate and channel count; `nil` keeps the source's where the encoder takes it.
         let sampleRate: Int?
         let channels: Int?
+        /// The filters between decoder and resampler: tempo, gain.
+        var filters: [String] = []
     }
 
     /// One subtitle stream's treatment.
@@ -94,8 +97,9 @@ struct ConversionPlan {
         if self.profile.isVideo, let bestVideo, sources[bestVideo].kind == .video {
             self.video = try self.planVideo(sources[bestVideo], inputFormat: inputFormat, options: options)
         }
-        var audioSources = bestAudio.map { [sources[$0]] } ?? []
-        if self.profile.isVideo && options[MediaOptions.allAudio] == true {
+        let isMuted = self.profile.isVideo && options[MediaOptions.mute] == true
+        var audioSources = isMuted ? [] : bestAudio.map { [sources[$0]] } ?? []
+        if self.profile.isVideo && options[MediaOptions.allAudio] == true && !isMuted {
             audioSources = []
             for source in sources where source.kind == .audio {
                 // As FFmpeg's own stream selection does, leave out audio that it cannot decode or knows nothing of.
@@ -113,12 +117,12 @@ struct ConversionPlan {
             for source in sources where source.kind == .subtitle {
                 self.planSubtitle(source, muxer: muxer)
             }
-        } else if self.profile.holdsCoverArt {
+        } else if self.profile.holdsCoverArt && options[MediaOptions.coverArt] != .drop {
             self.covers = sources.filter {
                 $0.kind == .coverArt && ($0.codecID == AV_CODEC_ID_MJPEG || $0.codecID == AV_CODEC_ID_PNG)
             }
         }
-        if self.audio.isEmpty, let mute = sources.first(where: { $0.kind == .audio }) {
+        if self.audio.isEmpty, !isMuted, let mute = sources.first(where: { $0.kind == .audio }) {
             // FFmpeg's stream selection skips audio it knows nothing about; converting without it would make a
             // mute copy of a film that has sound.
             throw FFmpegError(

@@ -118,7 +118,7 @@ package struct MediaEngine: ConversionEngine {
         let bestAudio = av_find_best_stream(container.context, AVMEDIA_TYPE_AUDIO, -1, max(-1, bestVideo), nil, 0)
 
         let muxer = try OutputContainer(file: output, muxer: request.format.coder, fileExtension: request.format.name)
-        let plan = try ConversionPlan(
+        var plan = try ConversionPlan(
             sources: sources,
             inputFormat: container.formatName,
             bestVideo: bestVideo >= 0 ? Int(bestVideo) : nil,
@@ -127,6 +127,7 @@ package struct MediaEngine: ConversionEngine {
             muxer: muxer.muxer,
             options: request.options
         )
+        try plan.applySound(request.options, input: input)
         let trim = try TrimWindow(options: request.options, plan: plan, input: container)
         var transcoder = try Transcoder(
             plan: plan,
@@ -136,6 +137,7 @@ package struct MediaEngine: ConversionEngine {
             output: muxer
         )
         muxer.copyTags(from: container, stream: plan.profile.isVideo ? nil : plan.audio.first?.source.index)
+        muxer.applyMetadataPolicy(CommonOptions.metadataPolicy(in: request.options))
         try muxer.writeHeader()
         var warnings = plan.warnings
         warnings += try transcoder.run(
@@ -163,7 +165,8 @@ package struct MediaEngine: ConversionEngine {
         }
         let verification = try OutputVerifier.verify(
             output,
-            expectedDuration: kept.length,
+            // `speed` divides the picture's and the sound's times.
+            expectedDuration: kept.length.map { $0 / (request.options[MediaOptions.speed] ?? 1) },
             meter: &meter,
             progress: progress
         )

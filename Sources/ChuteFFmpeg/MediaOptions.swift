@@ -224,7 +224,8 @@ extension MediaEngine {
             MediaOptions.start.spec, MediaOptions.end.spec, MediaOptions.duration.spec, MediaOptions.trimExact.spec,
             CommonOptions.crop.spec, CommonOptions.gravity.spec, CommonOptions.rotate.spec, CommonOptions.flip.spec,
             CommonOptions.flop.spec, CommonOptions.background.spec, CommonOptions.aspect.spec,
-            CommonOptions.aspectMode.spec,
+            CommonOptions.aspectMode.spec, CommonOptions.metadata.spec, CommonOptions.strip.spec,
+            MediaOptions.speed.spec, MediaOptions.mute.spec, MediaOptions.loudness.spec,
         ],
         // FFmpeg's codecs pick their own thread counts, as the `ffmpeg` CLI does.
         make: { _ in MediaEngine(kind: .video) }
@@ -247,6 +248,8 @@ extension MediaEngine {
         options: [
             MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,
             MediaOptions.start.spec, MediaOptions.end.spec, MediaOptions.duration.spec, MediaOptions.trimExact.spec,
+            CommonOptions.metadata.spec, CommonOptions.strip.spec, MediaOptions.coverArt.spec,
+            MediaOptions.speed.spec, MediaOptions.loudness.spec,
         ],
         make: { _ in MediaEngine(kind: .audio) }
     )

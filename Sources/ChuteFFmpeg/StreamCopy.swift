@@ -88,6 +88,12 @@ extension MediaOptions {
         },
         CommonOptions.aspectMode.key: .whenEncoding,
         CommonOptions.background.key: .whenEncoding,
+        CommonOptions.metadata.key: .container,
+        CommonOptions.strip.key: .container,
+        Self.coverArt.key: .container,
+        Self.speed.key: .stream { _, options in options[Self.speed].map { $0 == 1 } ?? true },
+        Self.mute.key: .container,
+        Self.loudness.key: .audio { _, _ in false },
     ]
 
     /// Whether a video's picture already fits the rule's box (`width`, `height`, `upscale`).

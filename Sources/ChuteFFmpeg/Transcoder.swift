@@ -59,6 +59,8 @@ struct Transcoder {
     private(set) var copiedPackets: [Int32: Int] = [:]
     /// The span of each input audio and video stream, by input index.
     private(set) var extents: [Int: TimeExtent] = [:]
+    /// The rule's `speed`, which divides the output's duration.
+    private let speed: Double
 
     /// Adds the output streams the plan asks for, in order: video, audio, subtitles, cover pictures.
     ///
@@ -70,6 +72,7 @@ struct Transcoder {
         input: borrowing InputContainer,
         output: borrowing OutputContainer
     ) throws(FFmpegError) {
+        self.speed = options[MediaOptions.speed] ?? 1
         if let video = plan.video {
             let settings = VideoEncoderSettings(codec: video.codec, options: options, format: plan.profile.format)
             if video.isCopy {
@@ -190,11 +193,13 @@ struct Transcoder {
             try input.seek(toTicks: trim.startTicks, timeBase: trim.timeBase)
         }
         // Fragmented MP4s declare durations of days, which would hold progress at 0 to the end.
-        let duration =
+        // Progress is the output written: the trimmed part, which `speed` makes last a fraction of its length.
+        let duration = (
             trim?.length
-            ?? input.declaredDuration.flatMap {
-                $0 < MediaEngine.implausibleDuration ? $0 - (trim?.startSeconds ?? 0) : nil
-            }
+                ?? input.declaredDuration.flatMap {
+                    $0 < MediaEngine.implausibleDuration ? $0 - (trim?.startSeconds ?? 0) : nil
+                }
+        ).map { $0 / self.speed }
         while try input.read(into: packet) {
             defer { packet.unref() }
             let index = Int(packet.pointer.pointee.stream_index)

@@ -6,7 +6,7 @@ extension ImageEngine {
     /// The metadata policy that `options` ask for: `metadata`, else `strip: true` as ``MetadataPolicy/strip``,
     /// else ``MetadataPolicy/keep``.
     static func metadataPolicy(of options: ConversionOptions) -> MetadataPolicy {
-        options[ImageOptions.metadata] ?? (options[ImageOptions.strip] == true ? .strip : .keep)
+        CommonOptions.metadataPolicy(in: options)
     }
 
     /// The container whose metadata can be cut out without touching the image data: when metadata is to go, the
@@ -18,7 +18,7 @@ extension ImageEngine {
     ) -> MetadataRemoval.Container? {
         let options = request.options
         // Only the metadata options may be set: any other changes the pixels or their encoding.
-        let metadataKeys: Set<String> = [ImageOptions.metadata.key, ImageOptions.strip.key]
+        let metadataKeys: Set<String> = [CommonOptions.metadata.key, CommonOptions.strip.key]
         guard policy != .keep, options.values.keys.allSatisfy(metadataKeys.contains) else { return nil }
         switch (type, request.format.name) {
         case (.jpeg, "jpg"): return .jpeg

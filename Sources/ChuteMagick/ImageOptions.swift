@@ -20,38 +20,6 @@ package enum ImageOptions {
         show: { "quality \(ImageOptions.percent(ImageOptions.fraction(quality: $0)))" }
     )
 
-    /// `strip`: remove the metadata that says where and who; the same as `metadata: strip`.
-    package static let strip = RuleOption<Bool>(
-        "strip",
-        .flag,
-        summary: "The same as `metadata: strip` (`true`) or `metadata: keep` (`false`), as rules written before "
-            + "`metadata` say it.",
-        default: "`false`",
-        stage: .metadata,
-        check: { strip, context in
-            guard let policy = context.options[ImageOptions.metadata], policy != (strip ? .strip : .keep) else {
-                return nil
-            }
-            return OptionProblem("'strip: \(strip)' contradicts 'metadata: \(policy.rawValue)'; keep one", at: .key)
-        },
-        show: { $0 ? "strip metadata" : "keep metadata" }
-    )
-
-    /// `metadata`: what happens to the metadata that says where and who.
-    package static let metadata = RuleOption<MetadataPolicy>(
-        "metadata",
-        .choice(MetadataPolicy.allCases.map(\.rawValue)),
-        summary: "`keep` carries EXIF (capture date, camera, GPS), XMP, IPTC and the ICC profile over, from HEIC, "
-            + "AVIF and RAW sources too, where the target holds them. `strip` removes EXIF with its thumbnail, GPS, "
-            + "XMP, IPTC, maker notes, comments and PNG text, turning the pixels upright first; `location` removes "
-            + "only the GPS directory, XMP that holds a location and the IPTC location fields. Both keep the ICC "
-            + "profile. A JPEG, PNG or WebP kept in its format with no other option loses its metadata without a "
-            + "re-encode; the sidecar lists the kinds removed (never their values).",
-        default: "`keep`",
-        stage: .metadata,
-        show: { "metadata \($0.rawValue)" }
-    )
-
     /// `rawFormat`: the samples of a headerless raw input.
     package static let rawFormat: RuleOption<RawPixelLayout.Samples> = RuleOption(
         "rawFormat",
@@ -361,8 +329,8 @@ extension ImageEngine {
             ImageOptions.flop.spec, ImageOptions.background.spec, ImageOptions.aspect.spec,
             ImageOptions.aspectMode.spec, ImageOptions.watermark.spec, ImageOptions.watermarkImage.spec,
             ImageOptions.watermarkPosition.spec, ImageOptions.watermarkOpacity.spec, ImageOptions.watermarkSize.spec,
-            ImageOptions.grayscale.spec, ImageOptions.maxFileSize.spec, ImageOptions.metadata.spec,
-            ImageOptions.strip.spec,
+            ImageOptions.grayscale.spec, ImageOptions.maxFileSize.spec, CommonOptions.metadata.spec,
+            CommonOptions.strip.spec,
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
             ImageOptions.tiles.spec,
         ],

@@ -499,10 +499,10 @@ private let badSettingsValueCases: [(String, String)] = [
     }
 
     @Test func optionsMustApplyToTheTarget() {
-        let video = ["match: \"*.mkv\"", "to: mp4", "output: out", "strip: true", "quality: 80", "height: 720"]
+        let video = ["match: \"*.mkv\"", "to: mp4", "output: out", "tiles: 2x3", "quality: 80", "height: 720"]
         #expect(
             problems(yaml(rule: video)) == [
-                "rules.yaml:8:5: 'strip' does not apply to video target 'mp4'",
+                "rules.yaml:8:5: 'tiles' does not apply to video target 'mp4'",
                 "rules.yaml:9:5: 'quality' does not apply to video target 'mp4'",
             ]
         )
@@ -909,6 +909,14 @@ private let badSettingsValueCases: [(String, String)] = [
             sampleRate: 44100
             allAudio: true
             end: "2:00"
+            speed: 2
+            mute: true
+            loudness: -16
+          - name: songs
+            match: "*.flac"
+            to: mp3
+            output: out/songs
+            coverArt: drop
           - name: talks
             match: "*.avi"
             to: mkv
@@ -966,6 +974,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "allAudio": "allAudio", "rawFormat": "raw yuv input", "rawSize": "raw size 640x480",
         "rawDepth": "raw depth 16", "start": "start at 1:30", "end": "end at 2:00", "duration": "lasting 20",
         "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
+        "speed": "speed 2×", "mute": "mute", "loudness": "loudness -16 LUFS", "coverArt": "coverArt drop",
         "rename": "{stem}-small.{ext}",
         "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",
