@@ -392,6 +392,13 @@ struct VideoEditingEndToEndTests {
                     end: 10
                     duration: 5
                     output: ./outbox
+                  - name: see-through
+                    match: "*.webm"
+                    to: webm
+                    aspect: "4:5"
+                    background: transparent
+                    trimExact: false
+                    output: ./outbox
                 """
         )
         defer { harness.stop() }
@@ -403,5 +410,7 @@ struct VideoEditingEndToEndTests {
         #expect(log.contains("a video turns by a multiple of 90 degrees"), "\(log)")
         #expect(log.contains("'end' (60 s) must come after 'start' (90 s)"), "\(log)")
         #expect(log.contains("set either 'end' or 'duration', not both"), "\(log)")
+        #expect(log.contains("webm has no transparency; give an opaque 'background'"), "\(log)")
+        #expect(log.contains("'trimExact' needs 'start', 'end' or 'duration'"), "\(log)")
     }
 }
