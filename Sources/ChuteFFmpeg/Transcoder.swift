@@ -243,6 +243,13 @@ struct Transcoder {
                 self.copiedPackets[outputIndex, default: 0] += 1
                 try output.write(packet)
             case .transcode(let transcoder)?:
+                // Decoders of sound and pictures need every packet (the trim filters cut their frames); a subtitle
+                // stands alone, and one outside the trim is left out as a copied packet is.
+                if let trim, stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE,
+                    !Self.isWithin(trim, target, timeBase: timeBase)
+                {
+                    continue
+                }
                 try transcoder.transcode(packet, into: output)
             case nil:
                 continue
