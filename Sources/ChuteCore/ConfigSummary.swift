@@ -68,12 +68,12 @@ package enum ConfigSummary {
             for pattern in rule.match {
                 guard let fileExtension = pattern.literalExtension,
                     let type = MediaType.usual(forExtension: fileExtension),
-                    let engine = registry.engine(rule.to.engine), !engine.reads(type)
+                    let engine = registry.engine(rule.to.engine(reading: type)), !engine.reads(type)
                 else { continue }
                 let readable = engine.reads.map(\.rawValue).sorted().joined(separator: " and ")
                 lines.append(
                     "warning: rule '\(rule.name)': 'match: \(pattern.pattern)' takes \(type.rawValue) files, which the "
-                        + "\(rule.to.engine.rawValue) engine cannot read (it reads \(readable)); they would fail as "
+                        + "\(engine.kind.rawValue) engine cannot read (it reads \(readable)); they would fail as "
                         + "unsupportedInput"
                 )
             }
@@ -89,7 +89,7 @@ package enum ConfigSummary {
         registry: EngineRegistry
     ) -> [String] {
         let patterns = rule.match.map(\.pattern).joined(separator: ", ")
-        var lines = ["  \(number). \(rule.name): \(patterns) → \(rule.to.name) (\(rule.to.engine.rawValue) engine)"]
+        var lines = ["  \(number). \(rule.name): \(patterns) → \(rule.to.name) (\(registry.writing(rule.to)))"]
         let indent = "       "
         let options = registry.options.compactMap { spec in rule.options[spec.key].map(spec.describe) }
         if !options.isEmpty {

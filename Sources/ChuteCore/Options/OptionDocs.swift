@@ -59,7 +59,7 @@ package enum OptionDocs {
         return lines.joined(separator: "\n")
     }
 
-    /// The table of target formats by engine.
+    /// The table of target formats by engine, with the other engines' formats each writes from its own inputs.
     package static func formatTable(_ registry: EngineRegistry) -> String {
         var lines = ["| engine | library | formats (aliases) |", "| --- | --- | --- |"]
         for engine in registry.engines {
@@ -68,7 +68,14 @@ package enum OptionDocs {
                     + (format.aliases.isEmpty
                         ? "" : " (" + format.aliases.map { "`\($0)`" }.joined(separator: ", ") + ")")
             }
-            lines.append("| \(engine.kind.rawValue) | \(engine.library) | \(formats.joined(separator: ", ")) |")
+            // Other engines' formats it writes from the inputs it reads: "from video: `jpg`, `gif`".
+            let also = engine.alsoWrites.map { also in
+                "; from \(also.from.map(\.rawValue).sorted().joined(separator: " and ")): "
+                    + also.formats.map { "`\($0)`" }.joined(separator: ", ")
+            }
+            lines.append(
+                "| \(engine.kind.rawValue) | \(engine.library) | \(formats.joined(separator: ", "))\(also.joined()) |"
+            )
         }
         return lines.joined(separator: "\n")
     }
