@@ -1,5 +1,6 @@
 import CFFmpeg
 import ChuteCore
+import SystemPackage
 
 /// The media engine: converts video and audio in-process with FFmpeg's libraries (libavformat, libavcodec,
 /// libavfilter).
@@ -72,13 +73,21 @@ package struct MediaEngine: ConversionEngine {
         _ = FFmpegLibrary.shared
         // Anything logged before this job (a previous one's last words) is not this job's.
         _ = FFmpegLog.takeMessages()
-        guard request.format.category == .video || request.format.category == .audio else {
+        // A picture is written from a video only: a poster frame or a sticker (``FrameWriter``).
+        let writesFrames = request.format.category == .image && MediaOptions.frameFormats.contains(request.format.name)
+        guard request.format.category == .video || request.format.category == .audio || writesFrames else {
             throw ConversionFailure(.internalError, "the media engine does not write \(request.format.name)")
         }
         let input = try MediaFile.open(reading: request)
         guard input.size > 0 else { throw ConversionFailure(.corruptInput, "empty file") }
         guard let type = MediaType.sniff(input.header(count: 512)) else {
             throw ConversionFailure(.unsupportedInput, "the content is not in a video or audio format Chute recognises")
+        }
+        if writesFrames && type.category != .video {
+            throw ConversionFailure(
+                .unsupportedInput,
+                "the content is \(type.rawValue), not video; the video engine writes \(request.format.name) from videos"
+            )
         }
         guard type.category == .video || type.category == .audio else {
             let kind = type.category.map { "\($0.rawValue) content" } ?? "refused for safety"
@@ -90,8 +99,12 @@ package struct MediaEngine: ConversionEngine {
         let output = try MediaFile.create(at: request.output)
         var report: ConversionReport
         do {
-            var meter = ProgressMeter(interval: self.progressInterval)
-            report = try Self.run(request, input: input, output: output, meter: &meter, progress: progress)
+            if writesFrames {
+                report = try FrameWriter.write(request, input: input, output: output)
+            } else {
+                var meter = ProgressMeter(interval: self.progressInterval)
+                report = try Self.run(request, input: input, output: output, meter: &meter, progress: progress)
+            }
         } catch {
             throw error.conversionFailure
         }
@@ -127,10 +140,21 @@ package struct MediaEngine: ConversionEngine {
             muxer: muxer.muxer,
             options: request.options
         )
-        var transcoder = try Transcoder(plan: plan, options: request.options, input: container, output: muxer)
+        let twoPass = try Self.firstPass(request, plan: plan, container: container, input: input)
+        defer {
+            if let twoPass { EncodingPass.removeStats(twoPass.statsFile) }
+        }
+        var transcoder = try Transcoder(
+            plan: plan,
+            options: request.options,
+            input: container,
+            output: muxer,
+            pass: twoPass
+        )
         muxer.copyTags(from: container, stream: plan.profile.isVideo ? nil : plan.audio.first?.source.index)
         try muxer.writeHeader()
         var warnings = plan.warnings
+        var details: [String: String] = [:]
         warnings += try transcoder.run(
             input: container,
             output: muxer,
@@ -140,6 +164,18 @@ package struct MediaEngine: ConversionEngine {
         )
         let repaired = muxer.repairedTimestamps
         try muxer.finish()
+        if let limit = request.options[CommonOptions.maxFileSize], let twoPass, let size = output.currentSize,
+            size > Int64(limit)
+        {
+            throw FFmpegError(
+                .limitExceeded,
+                "maxFileSize",
+                detail: "two passes at \(ValueParsing.describe(bitrate: twoPass.bitRate)) made "
+                    + "\(ValueParsing.describe(bytes: size)), over the rule's maxFileSize of "
+                    + "\(ValueParsing.describe(bytes: Int64(limit))) (at so low a bitrate the encoder may be at its "
+                    + "coarsest quality already: a smaller height, or a slower preset, fits more in it)"
+            )
+        }
         try Self.checkComplete(container, extents: transcoder.extents)
         warnings += FFmpegLog.takeMessages()
 
@@ -159,6 +195,10 @@ package struct MediaEngine: ConversionEngine {
         if repaired > 0 {
             warnings.append("\(repaired) packets had invalid timestamps, which were repaired")
         }
+        if let twoPass {
+            details["passes"] = "2"
+            details["videoBitrate"] = ValueParsing.describe(bitrate: twoPass.bitRate)
+        }
 
         let elapsed = clock.now - started
         var report = ConversionReport(outputBytes: 0, warnings: warnings)
@@ -169,14 +209,65 @@ package struct MediaEngine: ConversionEngine {
             inputDuration: kept.length,
             verification: verification,
             elapsed: elapsed
-        )
+        ).merging(details) { _, new in new }
         return report
+    }
+
+    /// With `maxFileSize`, computes the video bitrate that fills the size and runs the first of two passes.
+    ///
+    /// - Returns: the second pass, or `nil` when the rule has no `maxFileSize` or the video is copied.
+    private static func firstPass(
+        _ request: ConversionRequest,
+        plan: ConversionPlan,
+        container: borrowing InputContainer,
+        input: MediaFile
+    ) throws(FFmpegError) -> EncodingPass? {
+        guard let limit = request.options[CommonOptions.maxFileSize], let video = plan.video, !video.isCopy else {
+            return nil
+        }
+        guard let duration = container.declaredDuration, duration < Self.implausibleDuration else {
+            throw FFmpegError(
+                .unsupportedStream,
+                "maxFileSize",
+                detail: "the input does not declare its duration, which the bitrate for maxFileSize is computed from"
+            )
+        }
+        let sourceRate = video.source.frameRate ?? 25
+        let audio = plan.audio.map { audio in
+            (
+                bitRate: audio.isCopy ? audio.source.bitRate : audio.bitRate ?? audio.source.bitRate,
+                // AAC's frames hold 1024 samples, MP3's 1152, Opus's 960: 1024 estimates them all.
+                packetsPerSecond: Double(audio.sampleRate ?? audio.source.sampleRate) / 1024
+            )
+        }
+        let bitRate = try EncodingPass.videoBitRate(
+            maxFileSize: limit,
+            duration: duration,
+            frameRate: video.maxFrameRate.map { min($0, sourceRate) } ?? sourceRate,
+            audio: audio
+        )
+        // Named after the temporary output, so that the supervisor's clean-up of a failed job removes it too.
+        let statsFile = request.output.string + "-x264.log"
+        do {
+            try EncodingPass.analyse(
+                plan,
+                options: request.options,
+                input: input,
+                statsFile: statsFile,
+                bitRate: bitRate,
+                scratch: FilePath(request.output.string + "-pass1")
+            )
+        } catch {
+            EncodingPass.removeStats(statsFile)
+            throw error
+        }
+        return .second(statsFile: statsFile, bitRate: bitRate)
     }
 
     /// Refuses an input whose headers declare a picture larger than `maxPixels`, a duration longer than
     /// `maxDuration` or more frames than `maxFrames` (the video streams' frame counts, else their duration times
     /// their frame rate), before anything is decoded.
-    private static func checkLimits(
+    static func checkLimits(
         _ limits: JobLimits,
         sources: [SourceStream],
         declaredDuration: Double?

@@ -220,8 +220,11 @@ extension MediaEngine {
             MediaOptions.videoCodec.spec, MediaOptions.crf.spec, MediaOptions.videoBitrate.spec,
             MediaOptions.preset.spec, MediaOptions.maxFrameRate.spec, MediaOptions.audioCodec.spec,
             MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,
-            MediaOptions.allAudio.spec,
+            MediaOptions.allAudio.spec, CommonOptions.maxFileSize.spec, MediaOptions.start.spec,
+            MediaOptions.duration.spec,
         ],
+        // A poster frame or a sticker from a video; pictures stay with the image engine.
+        alsoWrites: [EngineDescriptor.AlsoWrites(["jpg", "png", "webp", "gif"], from: [.video])],
         // FFmpeg's codecs pick their own thread counts, as the `ffmpeg` CLI does.
         make: { _ in MediaEngine(kind: .video) }
     )

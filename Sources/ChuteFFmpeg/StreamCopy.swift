@@ -69,6 +69,11 @@ extension MediaOptions {
             options[Self.sampleRate].map { $0 == source.sampleRate } ?? true
         },
         Self.allAudio.key: .container,
+        // Two passes at a computed bitrate: always a new encode.
+        CommonOptions.maxFileSize.key: .video { _, _ in false },
+        // They choose the frames of a picture made from a video, which is always encoded.
+        Self.start.key: .video { _, _ in false },
+        Self.duration.key: .video { _, _ in false },
     ]
 
     /// Whether a video's picture already fits the rule's box (`width`, `height`, `upscale`).

@@ -62,15 +62,22 @@ struct Transcoder {
 
     /// Adds the output streams the plan asks for, in order: video, audio, subtitles, cover pictures.
     ///
+    /// - Parameter pass: the pass of a two-pass video encode, or `nil`.
     /// - Throws: ``FFmpegError`` when a decoder, filter graph or encoder cannot be set up.
     init(
         plan: ConversionPlan,
         options: ConversionOptions,
         input: borrowing InputContainer,
-        output: borrowing OutputContainer
+        output: borrowing OutputContainer,
+        pass: EncodingPass? = nil
     ) throws(FFmpegError) {
         if let video = plan.video {
-            let settings = VideoEncoderSettings(codec: video.codec, options: options, format: plan.profile.format)
+            let settings = VideoEncoderSettings(
+                codec: video.codec,
+                options: options,
+                format: plan.profile.format,
+                pass: pass
+            )
             if video.isCopy {
                 try self.addCopy(
                     of: video.source,

@@ -805,7 +805,7 @@ private let badSettingsValueCases: [(String, String)] = [
                   /srv/chute/scans (this folder only; also ignoring *.nef, raw-*; a file waits for its .done marker)
 
                 Rules (tried in order, the first match wins):
-                  1. heic-to-jpg: *.heic → jpg (image engine)
+                  1. heic-to-jpg: *.heic → jpg (image engine; video engine from video)
                        options: quality 85%, strip metadata
                        output:  /srv/chute/out/photos/{stem}.{ext}, keeping sub-folders, on conflict rename, on duplicate skip
                   2. big-videos: *.mkv, *.avi → mp4 (video engine)
@@ -913,6 +913,12 @@ private let badSettingsValueCases: [(String, String)] = [
             to: mkv
             output: out/talks
             videoBitrate: 2.5M
+          - name: stickers
+            match: "*.mov"
+            to: gif
+            output: out/stickers
+            start: 1.5
+            duration: 2
           - name: frames
             match: "*.rgb"
             to: png
@@ -948,7 +954,8 @@ private let badSettingsValueCases: [(String, String)] = [
     ]
     /// What the summary's rules show for each rule key.
     private static let ruleShown: [String: String] = [
-        "name": "1. photos-x:", "match": "*.heic →", "to": "→ jpg (image engine)", "output": "/srv/chute/out/photos/",
+        "name": "1. photos-x:", "match": "*.heic →", "to": "→ jpg (image engine; video engine from video)",
+        "output": "/srv/chute/out/photos/",
         "quality": "quality 77%", "width": "width ≤ 1234", "height": "height ≤ 987", "strip": "strip metadata",
         "crop": "crop 16:9", "gravity": "gravity north",
         "rotate": "rotate 33°", "flip": "flip top to bottom", "grayscale": "grayscale", "flop": "flop left to right",
@@ -970,6 +977,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "onDuplicate": "on duplicate convert", "sidecars": "sidecars: in /srv/chute/meta", "jobTimeout": "timeout 5m",
         "memoryLimit": "memory 3GB", "cpuTimeLimit": "CPU time 1.5m", "maxOutputSize": "output ≤ 8GB",
         "maxPixels": "pixels ≤ 50000000", "maxFrames": "frames ≤ 500", "maxDuration": "duration ≤ 3h",
+        "start": "from 1.5 s", "duration": "for 2 s",
     ]
     /// What the summary's settings show for each settings key.
     private static let settingsShown: [String: String] = [
