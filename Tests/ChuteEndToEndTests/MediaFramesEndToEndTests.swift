@@ -189,4 +189,45 @@ struct MediaFramesEndToEndTests {
         let netscape = try #require(bytes.firstRange(of: Data("NETSCAPE2.0".utf8)))
         #expect(Array(bytes[netscape.upperBound..<(netscape.upperBound + 4)]) == [3, 1, 0, 0])
     }
+
+    @Test func checkExplainAndConvertNameTheEngineThatWritesTheTargetFromTheContent() async throws {
+        let directory = try TemporaryDirectory(prefix: "frames-cli")
+        defer { directory.remove() }
+        let inbox = try directory.makeDirectory("in")
+        let config = directory.appending("rules.yaml")
+        try """
+        watch:
+          - path: ./in
+        rules:
+          - name: posters
+            match: ["*.mp4", "*.png"]
+            to: jpg
+            start: 1
+            output: ./out
+        """.write(toFile: config.string, atomically: true, encoding: .utf8)
+        let clip = inbox.appending("clip.mp4")
+        try MediaFixtures.makeClip(at: clip, width: 320, height: 240, seconds: 2, codecArguments: MediaFixtures.h264AAC)
+        try Fixtures.makeImage(at: inbox.appending("photo.png"), width: 32, height: 32)
+
+        let check = try ChuteProcess(["check", config.string])
+        #expect(try await check.waitForExit().status == 0, "\(check.log)")
+        #expect(
+            check.output.contains { $0.contains("→ jpg (image engine; video engine from video)") },
+            "\(check.output)"
+        )
+        #expect(!check.output.contains { $0.hasPrefix("warning:") }, "\(check.output)")
+
+        let video = try ChuteProcess(["explain", "--config", config.string, clip.string])
+        _ = try await video.waitForExit()
+        #expect(video.output.contains { $0.hasPrefix("engine: video (for mp4 content") }, "\(video.output)")
+        let photo = try ChuteProcess(["explain", "--config", config.string, inbox.appending("photo.png").string])
+        _ = try await photo.waitForExit()
+        #expect(photo.output.contains { $0.hasPrefix("engine: image (for png content") }, "\(photo.output)")
+
+        let poster = directory.appending("poster.jpg")
+        let convert = try ChuteProcess(["convert", clip.string, poster.string, "--start", "1"])
+        #expect(try await convert.waitForExit().status == 0, "\(convert.log)")
+        let format = try CommandLineTool.run(["identify", "-format", "%m %w %h", poster.string]).standardOutput
+        #expect(format == "JPEG 320 240")
+    }
 }
