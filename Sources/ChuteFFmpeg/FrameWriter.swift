@@ -53,8 +53,8 @@ enum FrameWriter {
     ///
     /// - Returns: the report, with `mode` (`poster` or `sticker`), `frameTime` (a poster's time in the video),
     ///   `frames`, the output's size and the input's video.
-    /// - Throws: ``FFmpegError``: `unsupportedStream` when the input has no video, `decode` when it has no frame at
-    ///   `start` or does not decode, `filter`, `encode`, `writeOutput`.
+    /// - Throws: ``FFmpegError``: `unsupportedStream` when the input has no video or no frame at or after `start`,
+    ///   `decode` when it does not decode, `filter`, `encode`, `writeOutput`.
     static func write(
         _ request: ConversionRequest,
         input: MediaFile,
@@ -330,7 +330,7 @@ enum FrameWriter {
         let warning = try tally.verdict()
         guard pushed > 0 else {
             throw FFmpegError(
-                .decode,
+                .unsupportedStream,
                 "avcodec_receive_frame",
                 detail: "the video has no frame at or after \(OutputVerifier.seconds(from)) (start)"
             )
