@@ -185,6 +185,20 @@ enum FrameWriter {
         )
         var warnings = decodeWarnings
         try muxer.finish()
+        // Read back and decoded, as every output of the engine is; FFmpeg 5.1 cannot decode an animated WebP.
+        var verification = "not read back: FFmpeg 5.1 does not decode animated WebP"
+        if let demuxer = PictureReader.demuxer(for: format.name, animated: isSticker) {
+            let (width, height) = (av_buffersink_get_w(sink), av_buffersink_get_h(sink))
+            let decoded = try PictureReader(file: output, demuxer: demuxer).decodeAll(width: width, height: height)
+            guard decoded == written else {
+                throw FFmpegError(
+                    .verify,
+                    "av_read_frame",
+                    detail: "\(written) frames were written, \(decoded) read back"
+                )
+            }
+            verification = "read back and decoded entirely"
+        }
 
         let ignored = options.values.keys.filter { !Self.appliedKeys.contains($0) }.sorted()
         if !ignored.isEmpty {
@@ -200,6 +214,7 @@ enum FrameWriter {
             "outputWidth": String(av_buffersink_get_w(sink)),
             "outputHeight": String(av_buffersink_get_h(sink)),
             "frames": String(written),
+            "verification": verification,
         ]
         if let firstTime {
             report.details[isSticker ? "start" : "frameTime"] = String((firstTime * 1000).rounded() / 1000)

@@ -174,6 +174,7 @@ struct MediaFramesEndToEndTests {
         let sidecar = try #require(sidecars["cat.gif.chute.json"])
         #expect(sidecar.status == .completed, "\(sidecar.error?.message ?? "")")
         #expect(sidecar.engine == "video")
+        #expect(sidecar.details["verification"] == "read back and decoded entirely")
         let output = harness.outbox.appending("cat.gif")
         let size = try FileManager.default.attributesOfItem(atPath: output.string)[.size] as? Int ?? 0
         #expect(size > 0 && size < 1_000_000)

@@ -40,6 +40,7 @@ import Testing
         let report = try Self.convert(phone, to: "png", output: output, options: ["start": 1])
 
         #expect(report.details["mode"] == "poster")
+        #expect(report.details["verification"] == "read back and decoded entirely")
         #expect(report.details["outputWidth"] == "240" && report.details["outputHeight"] == "320")
         let size = try CommandLineTool.run(["identify", "-format", "%m %w %h", output.string]).standardOutput
         #expect(size == "PNG 240 320")
