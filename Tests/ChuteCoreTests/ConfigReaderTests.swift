@@ -135,6 +135,17 @@ private let badMediaOptionCases: [([String], [String])] = [
     (["to: wav", "audioBitrate: 320k"], ["rules.yaml:8:5: 'audioBitrate' does not apply to lossless pcm audio"]),
     (["to: mp3", "channels: 6"], ["rules.yaml:8:15: 'channels' must be between 1 and 2 for mp3, found 6"]),
     (
+        ["to: mp4", "maxFileSize: 5MB", "crf: 20"],
+        ["rules.yaml:8:5: set either 'maxFileSize' or 'crf'/'videoBitrate', not both"]
+    ),
+    (
+        ["to: mkv", "maxFileSize: 5MB", "videoCodec: vp9"],
+        ["rules.yaml:8:5: 'maxFileSize' encodes h264 video in two passes, not vp9"]
+    ),
+    (["to: webm", "maxFileSize: 5MB"], ["rules.yaml:8:5: 'maxFileSize' does not apply to video target 'webm'"]),
+    (["to: jpg", "duration: 2"], ["rules.yaml:8:5: 'duration' does not apply to image target 'jpg'"]),
+    (["to: gif", "duration: 11"], ["rules.yaml:8:15: 'duration' must be greater than 0 and at most 10, found 11"]),
+    (
         ["to: opus", "sampleRate: 44100"],
         ["rules.yaml:8:17: opus cannot use 44100 Hz; it takes: 8000, 12000, 16000, 24000, 48000"]
     ),
