@@ -217,6 +217,19 @@ struct MediaFramesEndToEndTests {
             "\(check.output)"
         )
         #expect(!check.output.contains { $0.hasPrefix("warning:") }, "\(check.output)")
+        // An image operation on the same rule does nothing to the videos, and check says so.
+        let cropping = directory.appending("cropping.yaml")
+        try String(contentsOfFile: config.string, encoding: .utf8).appending("\n    crop: 1:1\n")
+            .write(toFile: cropping.string, atomically: true, encoding: .utf8)
+        let croppingCheck = try ChuteProcess(["check", cropping.string])
+        #expect(try await croppingCheck.waitForExit().status == 0, "\(croppingCheck.log)")
+        #expect(
+            croppingCheck.output.filter { $0.hasPrefix("warning:") } == [
+                "warning: rule 'posters': 'match: *.mp4' takes mp4 files, which the video engine writes to jpg "
+                    + "without 'crop'"
+            ],
+            "\(croppingCheck.output)"
+        )
 
         let video = try ChuteProcess(["explain", "--config", config.string, clip.string])
         _ = try await video.waitForExit()
