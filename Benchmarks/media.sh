@@ -21,6 +21,10 @@
 #    `ffmpeg -i in.mp4 -vf setpts=PTS/2 -af atempo=2 -c:v libx264 -preset medium -crf 23 -c:a aac -b:a 128k out.mp4`.
 # 6. A generated five-minute WAV to MP3 192k: `chute convert in.wav out.mp3` (192k is the mp3 default) against
 #    `ffmpeg -i in.wav -c:a libmp3lame -b:a 192k out.mp3`.
+# 3. A sticker: 3 s of the clip from 10 s to a looping GIF, 512 px wide at 15 fps with its own palette:
+#    `chute convert in.mp4 out.gif --start 10 --duration 3` against
+#    `ffmpeg -ss 10 -t 3 -i in.mp4 -vf "fps=15,scale=512:288:flags=lanczos,split[f][s];[s]palettegen=stats_mode=diff[p];
+#    [f][p]paletteuse=dither=bayer:bayer_scale=4:diff_mode=rectangle" -loop 0 out.gif` (the filters Chute uses).
 #
 # Chute is measured two ways, alternating with the CLI, RUNS times each (default 3):
 # - `chute convert`, under /usr/bin/time -v: a one-shot command, which pays for two process start-ups (the command
@@ -93,6 +97,12 @@ rules:
     to: mp4
     speed: 2
     output: ./outbox
+  - name: sticker
+    match: "sticker-*.mp4"
+    to: gif
+    start: 10
+    duration: 3
+    output: ./outbox
   - name: video
     match: "*.mp4"
     to: mp4
@@ -164,6 +174,11 @@ for ((run = 1; run <= runs; run++)); do
     measure ffmpeg-audio ffmpeg -nostdin -v error -i "$work/song.wav" -c:a libmp3lame -b:a 192k \
         "$work/ffmpeg-$run.mp3"
     measure_daemon chute-daemon-audio audio "$work/song.wav" "song-$run.wav" "song-$run.mp3"
+    measure chute-convert-sticker "$chute" convert "$work/clip.mp4" "$work/chute-$run.gif" --start 10 --duration 3
+    measure ffmpeg-sticker ffmpeg -nostdin -v error -ss 10 -t 3 -i "$work/clip.mp4" -vf "fps=15,\
+scale=512:288:flags=lanczos,split[f][s];[s]palettegen=stats_mode=diff[p];[f][p]paletteuse=dither=bayer:\
+bayer_scale=4:diff_mode=rectangle" -loop 0 "$work/ffmpeg-$run.gif"
+    measure_daemon chute-daemon-sticker video "$work/clip.mp4" "sticker-$run.mp4" "sticker-$run.gif"
 done
 kill -TERM "$daemon"
 wait "$daemon" || true
@@ -203,7 +218,7 @@ ratios() {  # $1 = chute label, $2 = ffmpeg label
     printf '  %-36s %9s %9s %9s\n' "${1#chute-}/ffmpeg" "$(ratio "$(median "$1" 2)" "$(median "$2" 2)")" \
         "$(ratio "$(median "$1" 3)" "$(median "$2" 3)")" "$(ratio "$(median "$1" 4)" "$(median "$2" 4)")"
 }
-for kind in video trim crop strip speed audio; do
+for kind in video trim crop strip speed audio sticker; do
     row "ffmpeg-$kind"
     row "chute-daemon-$kind"
     row "chute-convert-$kind"
@@ -228,6 +243,10 @@ printf '  speed 2x audio stream, daemon:       %s\n' \
 printf '  WAV -> MP3 audio stream, convert:    %s\n' "$(compare "$work/chute-1.mp3" "$work/ffmpeg-1.mp3" a:0)"
 printf '  WAV -> MP3 audio stream, daemon:     %s\n' \
     "$(compare "$work/daemon/outbox/song-1.mp3" "$work/ffmpeg-1.mp3" a:0)"
+printf '  sticker GIF frames, daemon:          %s\n' \
+    "$(compare "$work/daemon/outbox/sticker-1.gif" "$work/ffmpeg-1.gif" v:0)"
+printf '  output bytes: gif chute %d, ffmpeg %d\n' \
+    "$(stat -c %s "$work/daemon/outbox/sticker-1.gif")" "$(stat -c %s "$work/ffmpeg-1.gif")"
 printf '  output bytes: mp4 chute %d, ffmpeg %d; mp3 chute %d, ffmpeg %d\n' \
     "$(stat -c %s "$work/daemon/outbox/clip-1.mp4")" "$(stat -c %s "$work/ffmpeg-1.mp4")" \
     "$(stat -c %s "$work/daemon/outbox/song-1.mp3")" "$(stat -c %s "$work/ffmpeg-1.mp3")"

@@ -60,7 +60,9 @@ package enum Explanation {
             lines.append(
                 rule.writesSidecar(completed: true) ? "sidecar: \(sidecar)" : "sidecar: only if it fails, \(sidecar)"
             )
-            lines.append("engine: \(rule.to.engine.rawValue)")
+            let engine = rule.to.engine(reading: facts?.sniffed)
+            let content = facts?.sniffed.map { " (for \($0.rawValue) content; \(Engines.registry.writing(rule.to)))" }
+            lines.append("engine: \(engine.rawValue)\(content ?? "")")
             let options = Engines.registry.options.enumerated()
                 .sorted { ($0.element.stage, $0.offset) < ($1.element.stage, $1.offset) }
                 .compactMap { _, spec in rule.options[spec.key].map { "\(spec.describe($0)) (\(spec.stage.rawValue))" }
@@ -69,7 +71,6 @@ package enum Explanation {
                 lines.append("steps, in this order: " + options.joined(separator: " → "))
             }
             if let facts {
-                let engine = rule.to.engine
                 if let sniffed = facts.sniffed, let reader = Engines.registry.engine(engine), !reader.reads(sniffed) {
                     lines.append(
                         "warning: the \(engine.rawValue) engine cannot read \(sniffed.rawValue) content; the job would "

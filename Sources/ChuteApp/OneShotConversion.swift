@@ -55,10 +55,12 @@ package struct OneShotConversion {
         let temporary = directory.appending(
             "\(OutputCommitter.temporaryPrefix)\(UUID().uuidString.lowercased()).partial"
         )
-        let worker = try await WorkerProcess(launcher: self.launcher, engine: format.engine, logger: self.logger)
+        // As in the daemon, the engine is the one that writes the format from the input's content.
+        let engine = format.engine(reading: SourceInspector.sniff(self.input))
+        let worker = try await WorkerProcess(launcher: self.launcher, engine: engine, logger: self.logger)
         let request = ConversionRequest(
             jobID: "convert",
-            engine: format.engine,
+            engine: engine,
             input: self.input,
             output: temporary,
             format: format,

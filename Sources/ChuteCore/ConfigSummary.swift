@@ -52,8 +52,9 @@ package enum ConfigSummary {
     }
 
     /// The warnings about a valid configuration: each `match` pattern whose extension names files the rule's engine
-    /// cannot read, such as `*.pdf` with `to: jpg`. The daemon goes by the content, so such a file still fails, as
-    /// `unsupportedInput`; only the pattern makes it certain here.
+    /// cannot read, such as `*.pdf` with `to: jpg` (the daemon goes by the content, so such a file still fails, as
+    /// `unsupportedInput`; only the pattern makes it certain here), and each whose files another engine writes
+    /// without some of the rule's options, such as `*.mp4` with `to: jpg` and `crop`.
     ///
     /// - Returns: one line per problem, starting `warning: `.
     package static func warnings(_ config: ChuteConfig, registry: EngineRegistry) -> [String] {
@@ -68,12 +69,23 @@ package enum ConfigSummary {
             for pattern in rule.match {
                 guard let fileExtension = pattern.literalExtension,
                     let type = MediaType.usual(forExtension: fileExtension),
-                    let engine = registry.engine(rule.to.engine), !engine.reads(type)
+                    let engine = registry.engine(rule.to.engine(reading: type))
                 else { continue }
+                // Another engine writes the target from these files (the video engine a poster): the rule's options
+                // only the target's own engine takes do nothing to them.
+                let unused = rule.options.values.keys.filter { !engine.takes($0, writing: rule.to.name) }
+                if engine.kind != rule.to.engine, !unused.isEmpty {
+                    lines.append(
+                        "warning: rule '\(rule.name)': 'match: \(pattern.pattern)' takes \(type.rawValue) files, which "
+                            + "the \(engine.kind.rawValue) engine writes to \(rule.to.name) without "
+                            + unused.sorted().map { "'\($0)'" }.joined(separator: ", ")
+                    )
+                }
+                guard !engine.reads(type) else { continue }
                 let readable = engine.reads.map(\.rawValue).sorted().joined(separator: " and ")
                 lines.append(
                     "warning: rule '\(rule.name)': 'match: \(pattern.pattern)' takes \(type.rawValue) files, which the "
-                        + "\(rule.to.engine.rawValue) engine cannot read (it reads \(readable)); they would fail as "
+                        + "\(engine.kind.rawValue) engine cannot read (it reads \(readable)); they would fail as "
                         + "unsupportedInput"
                 )
             }
@@ -89,7 +101,7 @@ package enum ConfigSummary {
         registry: EngineRegistry
     ) -> [String] {
         let patterns = rule.match.map(\.pattern).joined(separator: ", ")
-        var lines = ["  \(number). \(rule.name): \(patterns) → \(rule.to.name) (\(rule.to.engine.rawValue) engine)"]
+        var lines = ["  \(number). \(rule.name): \(patterns) → \(rule.to.name) (\(registry.writing(rule.to)))"]
         let indent = "       "
         let options = registry.options.compactMap { spec in rule.options[spec.key].map(spec.describe) }
         if !options.isEmpty {

@@ -43,6 +43,10 @@ package struct TargetFormat: Sendable, Hashable, Codable, CustomStringConvertibl
     /// For a pseudo-format such as `same`, which keeps each file's own format: the format written for each sniffed
     /// input type; empty for a real format.
     package let sameAsInput: [MediaType: TargetFormat]
+    /// The engines other than ``engine`` that write it from inputs of these categories (the video engine writes
+    /// `jpg` from a video: a poster frame), filled in by ``EngineRegistry`` from each engine's
+    /// ``EngineDescriptor/alsoWrites``.
+    package internal(set) var writers: [MediaCategory: EngineKind] = [:]
 
     package init(
         name: String,
@@ -73,6 +77,12 @@ package struct TargetFormat: Sendable, Hashable, Codable, CustomStringConvertibl
     package func resolved(for type: MediaType?) -> TargetFormat? {
         guard self.followsInput else { return self }
         return type.flatMap { self.sameAsInput[$0] }
+    }
+
+    /// The engine that writes it from an input sniffed as `type`: the one that writes it from the type's category
+    /// (``writers``), else its own engine.
+    package func engine(reading type: MediaType?) -> EngineKind {
+        type?.category.flatMap { self.writers[$0] } ?? self.engine
     }
 
     package var description: String { self.name }

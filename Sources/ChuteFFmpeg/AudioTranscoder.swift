@@ -59,8 +59,10 @@ final class AudioTranscoder: StreamTranscoder {
                 channelMask: isNativeOrder ? context.ch_layout.u.mask : 0
             ),
             isAudio: true,
-            chain: ((trim.map { [$0.filter(isAudio: true)] } ?? []) + plan.filters + [Self.formatFilter(for: codec, plan: plan)])
-                .joined(separator: ",")
+            chain: ((trim.map { [$0.filter(isAudio: true)] } ?? []) + plan.filters + [
+                Self.formatFilter(for: codec, plan: plan)
+            ])
+            .joined(separator: ",")
         )
         let sink = graph.sink
         let encoder = try Encoder(codec: codec, globalHeader: output.needsGlobalHeader) { encoder in

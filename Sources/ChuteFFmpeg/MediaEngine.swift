@@ -1,5 +1,6 @@
 import CFFmpeg
 import ChuteCore
+import SystemPackage
 
 /// The media engine: converts video and audio in-process with FFmpeg's libraries (libavformat, libavcodec,
 /// libavfilter).
@@ -72,13 +73,21 @@ package struct MediaEngine: ConversionEngine {
         _ = FFmpegLibrary.shared
         // Anything logged before this job (a previous one's last words) is not this job's.
         _ = FFmpegLog.takeMessages()
-        guard request.format.category == .video || request.format.category == .audio else {
+        // A picture is written from a video only: a poster frame or a sticker (``FrameWriter``).
+        let writesFrames = request.format.category == .image && MediaOptions.frameFormats.contains(request.format.name)
+        guard request.format.category == .video || request.format.category == .audio || writesFrames else {
             throw ConversionFailure(.internalError, "the media engine does not write \(request.format.name)")
         }
         let input = try MediaFile.open(reading: request)
         guard input.size > 0 else { throw ConversionFailure(.corruptInput, "empty file") }
         guard let type = MediaType.sniff(input.header(count: 512)) else {
             throw ConversionFailure(.unsupportedInput, "the content is not in a video or audio format Chute recognises")
+        }
+        if writesFrames && type.category != .video {
+            throw ConversionFailure(
+                .unsupportedInput,
+                "the content is \(type.rawValue), not video; the video engine writes \(request.format.name) from videos"
+            )
         }
         guard type.category == .video || type.category == .audio else {
             let kind = type.category.map { "\($0.rawValue) content" } ?? "refused for safety"
@@ -90,8 +99,12 @@ package struct MediaEngine: ConversionEngine {
         let output = try MediaFile.create(at: request.output)
         var report: ConversionReport
         do {
-            var meter = ProgressMeter(interval: self.progressInterval)
-            report = try Self.run(request, input: input, output: output, meter: &meter, progress: progress)
+            if writesFrames {
+                report = try FrameWriter.write(request, input: input, output: output)
+            } else {
+                var meter = ProgressMeter(interval: self.progressInterval)
+                report = try Self.run(request, input: input, output: output, meter: &meter, progress: progress)
+            }
         } catch {
             throw error.conversionFailure
         }
@@ -129,17 +142,23 @@ package struct MediaEngine: ConversionEngine {
         )
         try plan.applySound(request.options, input: input)
         let trim = try TrimWindow(options: request.options, plan: plan, input: container)
+        let twoPass = try Self.firstPass(request, plan: plan, container: container, input: input, trim: trim)
+        defer {
+            if let twoPass { EncodingPass.removeStats(twoPass.statsFile) }
+        }
         var transcoder = try Transcoder(
             plan: plan,
             options: request.options,
             trim: trim,
             input: container,
-            output: muxer
+            output: muxer,
+            pass: twoPass
         )
         muxer.copyTags(from: container, stream: plan.profile.isVideo ? nil : plan.audio.first?.source.index)
         muxer.applyMetadataPolicy(CommonOptions.metadataPolicy(in: request.options))
         try muxer.writeHeader()
         var warnings = plan.warnings
+        var details: [String: String] = [:]
         warnings += try transcoder.run(
             input: container,
             output: muxer,
@@ -150,6 +169,18 @@ package struct MediaEngine: ConversionEngine {
         )
         let repaired = muxer.repairedTimestamps
         try muxer.finish()
+        if let limit = request.options[CommonOptions.maxFileSize], let twoPass, let size = output.currentSize,
+            size > Int64(limit)
+        {
+            throw FFmpegError(
+                .limitExceeded,
+                "maxFileSize",
+                detail: "two passes at \(ValueParsing.describe(bitrate: twoPass.bitRate)) made "
+                    + "\(ValueParsing.describe(bytes: size)), over the rule's maxFileSize of "
+                    + "\(ValueParsing.describe(bytes: Int64(limit))) (at so low a bitrate the encoder may be at its "
+                    + "coarsest quality already: a smaller height, or a slower preset, fits more in it)"
+            )
+        }
         if trim == nil {
             // A trimmed input is read only up to a little past the end, so its streams' ends are not measured.
             try Self.checkComplete(container, extents: transcoder.extents)
@@ -176,6 +207,10 @@ package struct MediaEngine: ConversionEngine {
         if repaired > 0 {
             warnings.append("\(repaired) packets had invalid timestamps, which were repaired")
         }
+        if let twoPass {
+            details["passes"] = "2"
+            details["videoBitrate"] = ValueParsing.describe(bitrate: twoPass.bitRate)
+        }
 
         let elapsed = clock.now - started
         var report = ConversionReport(outputBytes: 0, warnings: warnings)
@@ -187,14 +222,70 @@ package struct MediaEngine: ConversionEngine {
             trim: trim,
             verification: verification,
             elapsed: elapsed
-        )
+        ).merging(details) { _, new in new }
         return report
+    }
+
+    /// With `maxFileSize`, computes the video bitrate that fills the size and runs the first of two passes.
+    ///
+    /// - Returns: the second pass, or `nil` when the rule has no `maxFileSize` or the video is copied.
+    private static func firstPass(
+        _ request: ConversionRequest,
+        plan: ConversionPlan,
+        container: borrowing InputContainer,
+        input: MediaFile,
+        trim: TrimWindow?
+    ) throws(FFmpegError) -> EncodingPass? {
+        guard let limit = request.options[CommonOptions.maxFileSize], let video = plan.video, !video.isCopy else {
+            return nil
+        }
+        guard let declared = container.declaredDuration, declared < Self.implausibleDuration else {
+            throw FFmpegError(
+                .unsupportedStream,
+                "maxFileSize",
+                detail: "the input does not declare its duration, which the bitrate for maxFileSize is computed from"
+            )
+        }
+        // The output lasts what the trim keeps of the input, played at the rule's speed.
+        let kept = min(trim?.length ?? .infinity, declared - (trim?.startSeconds ?? 0))
+        let duration = kept / (request.options[MediaOptions.speed] ?? 1)
+        let sourceRate = video.source.frameRate ?? 25
+        let audio = plan.audio.map { audio in
+            (
+                bitRate: audio.isCopy ? audio.source.bitRate : audio.bitRate ?? audio.source.bitRate,
+                // AAC's frames hold 1024 samples, MP3's 1152, Opus's 960: 1024 estimates them all.
+                packetsPerSecond: Double(audio.sampleRate ?? audio.source.sampleRate) / 1024
+            )
+        }
+        let bitRate = try EncodingPass.videoBitRate(
+            maxFileSize: limit,
+            duration: duration,
+            frameRate: video.maxFrameRate.map { min($0, sourceRate) } ?? sourceRate,
+            audio: audio
+        )
+        // Named after the temporary output, so that the supervisor's clean-up of a failed job removes it too.
+        let statsFile = request.output.string + "-x264.log"
+        do {
+            try EncodingPass.analyse(
+                plan,
+                options: request.options,
+                trim: trim,
+                input: input,
+                statsFile: statsFile,
+                bitRate: bitRate,
+                scratch: FilePath(request.output.string + "-pass1")
+            )
+        } catch {
+            EncodingPass.removeStats(statsFile)
+            throw error
+        }
+        return .second(statsFile: statsFile, bitRate: bitRate)
     }
 
     /// Refuses an input whose headers declare a picture larger than `maxPixels`, a duration longer than
     /// `maxDuration` or more frames than `maxFrames` (the video streams' frame counts, else their duration times
     /// their frame rate), before anything is decoded.
-    private static func checkLimits(
+    static func checkLimits(
         _ limits: JobLimits,
         sources: [SourceStream],
         declaredDuration: Double?

@@ -1,13 +1,14 @@
 import ChuteCore
 
 extension MediaOptions {
-    /// `start`: where the output begins in the source.
+    /// `start`: where the output begins in the source, or where a poster frame or sticker is taken from a video.
     package static let start = RuleOption<String>(
         "start",
         .text(MediaTime.syntax),
         summary: "Begin the output this far into the source: seconds (`90`, `2.5`) or `M:SS` / `H:MM:SS(.s)` "
-            + "(`1:30`, `00:01:30.5`). Exact (the video re-encoded) unless `trimExact: false`.",
-        default: "the beginning",
+            + "(`1:30`, `00:01:30.5`). Exact (the video re-encoded) unless `trimExact: false`. From a video to `jpg`, "
+            + "`png` or `webp`: the poster frame's time; to `gif` (or `webp` with `duration`): the sticker's start.",
+        default: "the beginning; a poster: a representative frame of the first seconds",
         stage: .decode,
         show: { "start at \($0)" }
     )
@@ -31,18 +32,33 @@ extension MediaOptions {
         show: { "end at \($0)" }
     )
 
-    /// `duration`: how long the output lasts.
+    /// `duration`: how long the output lasts, or how long a sticker made from a video lasts.
     package static let duration = RuleOption<String>(
         "duration",
         .text(MediaTime.syntax),
-        summary: "Keep this much of the source from `start` (exclusive end), written as for `start`. Not with `end`.",
-        default: "to the end",
+        summary: "Keep this much of the source from `start` (exclusive end), written as for `start`. Not with `end`. "
+            + "From a video to `gif`, or to `webp` (which it makes animated): the sticker's length, at most 10 s; "
+            + "the sticker loops forever, at most 512 px on its longest side (or the `width` and `height` box) and "
+            + "15 frames a second, with a palette made for it.",
+        default: "to the end; a sticker: 3 s",
         stage: .decode,
         check: { duration, context in
             if context.options[MediaOptions.end] != nil {
                 return OptionProblem("set either 'end' or 'duration', not both", at: .key)
             }
-            return MediaTime.seconds(duration) == 0 ? OptionProblem("'duration' must be more than 0") : nil
+            let seconds = MediaTime.seconds(duration)
+            if seconds == 0 {
+                return OptionProblem("'duration' must be more than 0")
+            }
+            if MediaOptions.frameFormats.contains(context.format.name), let seconds,
+                seconds > MediaOptions.stickerSecondsCap
+            {
+                let cap = OptionValue.number(MediaOptions.stickerSecondsCap)
+                return OptionProblem(
+                    "a \(context.format.name) sticker lasts at most \(cap) s, found \(OptionValue.number(seconds))"
+                )
+            }
+            return nil
         },
         show: { "lasting \($0)" }
     )

@@ -220,12 +220,17 @@ extension MediaEngine {
             MediaOptions.videoCodec.spec, MediaOptions.crf.spec, MediaOptions.videoBitrate.spec,
             MediaOptions.preset.spec, MediaOptions.maxFrameRate.spec, MediaOptions.audioCodec.spec,
             MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,
-            MediaOptions.allAudio.spec,
+            MediaOptions.allAudio.spec, CommonOptions.maxFileSize.spec,
             MediaOptions.start.spec, MediaOptions.end.spec, MediaOptions.duration.spec, MediaOptions.trimExact.spec,
             CommonOptions.crop.spec, CommonOptions.gravity.spec, CommonOptions.rotate.spec, CommonOptions.flip.spec,
             CommonOptions.flop.spec, CommonOptions.background.spec, CommonOptions.aspect.spec,
             CommonOptions.aspectMode.spec, CommonOptions.metadata.spec, CommonOptions.strip.spec,
             MediaOptions.speed.spec, MediaOptions.mute.spec, MediaOptions.loudness.spec,
+        ],
+        // A poster frame or a sticker from a video; pictures stay with the image engine.
+        alsoWrites: [
+            EngineDescriptor.AlsoWrites(["jpg", "png"], from: [.video], options: MediaOptions.posterKeys),
+            EngineDescriptor.AlsoWrites(["webp", "gif"], from: [.video], options: MediaOptions.stickerKeys),
         ],
         // FFmpeg's codecs pick their own thread counts, as the `ffmpeg` CLI does.
         make: { _ in MediaEngine(kind: .video) }

@@ -94,6 +94,8 @@ extension MediaOptions {
         Self.speed.key: .stream { _, options in options[Self.speed].map { $0 == 1 } ?? true },
         Self.mute.key: .container,
         Self.loudness.key: .audio { _, _ in false },
+        // Two passes at a computed bitrate: always a new encode.
+        CommonOptions.maxFileSize.key: .video { _, _ in false },
     ]
 
     /// Whether a video's picture already fits the rule's box (`width`, `height`, `upscale`).

@@ -64,17 +64,24 @@ struct Transcoder {
 
     /// Adds the output streams the plan asks for, in order: video, audio, subtitles, cover pictures.
     ///
+    /// - Parameter pass: the pass of a two-pass video encode, or `nil`.
     /// - Throws: ``FFmpegError`` when a decoder, filter graph or encoder cannot be set up.
     init(
         plan: ConversionPlan,
         options: ConversionOptions,
         trim: TrimWindow?,
         input: borrowing InputContainer,
-        output: borrowing OutputContainer
+        output: borrowing OutputContainer,
+        pass: EncodingPass? = nil
     ) throws(FFmpegError) {
         self.speed = options[MediaOptions.speed] ?? 1
         if let video = plan.video {
-            let settings = VideoEncoderSettings(codec: video.codec, options: options, format: plan.profile.format)
+            let settings = VideoEncoderSettings(
+                codec: video.codec,
+                options: options,
+                format: plan.profile.format,
+                pass: pass
+            )
             if video.isCopy {
                 try self.addCopy(
                     of: video.source,
@@ -194,12 +201,11 @@ struct Transcoder {
         }
         // Fragmented MP4s declare durations of days, which would hold progress at 0 to the end.
         // Progress is the output written: the trimmed part, which `speed` makes last a fraction of its length.
-        let duration = (
-            trim?.length
-                ?? input.declaredDuration.flatMap {
-                    $0 < MediaEngine.implausibleDuration ? $0 - (trim?.startSeconds ?? 0) : nil
-                }
-        ).map { $0 / self.speed }
+        let duration =
+            (trim?.length
+            ?? input.declaredDuration.flatMap {
+                $0 < MediaEngine.implausibleDuration ? $0 - (trim?.startSeconds ?? 0) : nil
+            }).map { $0 / self.speed }
         while try input.read(into: packet) {
             defer { packet.unref() }
             let index = Int(packet.pointer.pointee.stream_index)

@@ -14,10 +14,13 @@ struct VideoEncoderSettings {
     let preset: Preset
     /// The codec tag the output stream gets: `hvc1` for HEVC in MP4 and MOV, which Apple's players require.
     let codecTag: UInt32?
+    /// The pass of a two-pass encode (`maxFileSize`), which sets the bitrate; `nil` for one pass.
+    let pass: EncodingPass?
 
-    init(codec: VideoCodec, options: ConversionOptions, format: TargetFormat) {
-        self.bitRate = options[MediaOptions.videoBitrate]
-        self.crf = options[MediaOptions.videoBitrate] == nil ? options[MediaOptions.crf] ?? codec.defaultCRF : nil
+    init(codec: VideoCodec, options: ConversionOptions, format: TargetFormat, pass: EncodingPass? = nil) {
+        self.pass = pass
+        self.bitRate = pass?.bitRate ?? options[MediaOptions.videoBitrate]
+        self.crf = self.bitRate == nil ? options[MediaOptions.crf] ?? codec.defaultCRF : nil
         self.preset = options[MediaOptions.preset] ?? .medium
         let tag = "hvc1".utf8.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         self.codecTag = codec == .hevc && (format.name == "mp4" || format.name == "mov") ? tag : nil
@@ -42,11 +45,21 @@ struct VideoEncoderSettings {
         if let crf = self.crf {
             options.append(("crf", String(crf)))
         }
+        if let pass = self.pass {
+            // libx264 reads and writes its statistics itself, in the file named by its `stats` option (as the CLI's
+            // `-passlogfile` sets it), rather than through `stats_out` and `stats_in`.
+            options.append(("stats", pass.statsFile))
+        }
         return options
     }
 
-    /// Sets the bitrate; 0 makes VP9 and libaom encode at constant quality.
+    /// Sets the bitrate (0 makes VP9 and libaom encode at constant quality) and the pass.
     func configure(_ context: UnsafeMutablePointer<AVCodecContext>) {
         context.pointee.bit_rate = Int64(self.bitRate ?? 0)
+        switch self.pass {
+        case .first?: context.pointee.flags |= Int32(AV_CODEC_FLAG_PASS1)
+        case .second?: context.pointee.flags |= Int32(AV_CODEC_FLAG_PASS2)
+        case nil: break
+        }
     }
 }

@@ -202,7 +202,7 @@ package struct ImageEngine: ConversionEngine {
             }
         }
         return try Self.withMagick(library) { () throws(MagickError) -> MagickBlob in
-            if let limit = request.options[ImageOptions.maxFileSize] {
+            if let limit = request.options[CommonOptions.maxFileSize] {
                 let quality = ImageOperation.quality(request.options)
                 return try Self.encode(
                     images,

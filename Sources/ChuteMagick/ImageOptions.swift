@@ -238,18 +238,6 @@ package enum ImageOptions {
         return OptionProblem("'\(key)' needs 'watermark' or 'watermarkImage'", at: .key)
     }
 
-    /// `maxFileSize`: compress lossy outputs to a size.
-    package static let maxFileSize = RuleOption<Int>(
-        "maxFileSize",
-        .byteSize(1000...(1 << 30)),
-        summary: "Compress to at most this size, such as `300KB`: the highest quality from `quality` down to 40 % "
-            + "that fits is searched, and when even 40 % is too large the image is scaled down. The sidecar's "
-            + "`details` give the `quality` chosen (and the `scale`).",
-        stage: .encode,
-        formats: ["jpg", "webp", "heic"],
-        show: { "at most \(ValueParsing.describe(bytes: Int64($0)))" }
-    )
-
     /// The quality as a fraction in (0, 1], whichever way it was written.
     static func fraction(quality: Double) -> Double {
         quality > 1 ? quality / 100 : quality
@@ -329,7 +317,7 @@ extension ImageEngine {
             ImageOptions.flop.spec, ImageOptions.background.spec, ImageOptions.aspect.spec,
             ImageOptions.aspectMode.spec, ImageOptions.watermark.spec, ImageOptions.watermarkImage.spec,
             ImageOptions.watermarkPosition.spec, ImageOptions.watermarkOpacity.spec, ImageOptions.watermarkSize.spec,
-            ImageOptions.grayscale.spec, ImageOptions.maxFileSize.spec, CommonOptions.metadata.spec,
+            ImageOptions.grayscale.spec, CommonOptions.maxFileSize.spec, CommonOptions.metadata.spec,
             CommonOptions.strip.spec,
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
             ImageOptions.tiles.spec,

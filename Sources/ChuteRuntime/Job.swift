@@ -46,8 +46,9 @@ package struct Job: Sendable, Identifiable {
         self.allowsHardLinks = allowsHardLinks
     }
 
-    /// The engine lane the job runs in.
-    package var engine: EngineKind { self.rule.to.engine }
+    /// The engine lane the job runs in: the one that writes the rule's format from the sniffed content (a video to
+    /// `jpg` runs in the video lane, a picture in the image lane).
+    package var engine: EngineKind { self.rule.to.engine(reading: self.sniffed) }
 }
 
 /// What identifies one version of a file: its inode, size, modification time and change time. New content at the

@@ -135,6 +135,17 @@ private let badMediaOptionCases: [([String], [String])] = [
     (["to: wav", "audioBitrate: 320k"], ["rules.yaml:8:5: 'audioBitrate' does not apply to lossless pcm audio"]),
     (["to: mp3", "channels: 6"], ["rules.yaml:8:15: 'channels' must be between 1 and 2 for mp3, found 6"]),
     (
+        ["to: mp4", "maxFileSize: 5MB", "crf: 20"],
+        ["rules.yaml:8:5: set either 'maxFileSize' or 'crf'/'videoBitrate', not both"]
+    ),
+    (
+        ["to: mkv", "maxFileSize: 5MB", "videoCodec: vp9"],
+        ["rules.yaml:8:5: 'maxFileSize' encodes h264 video in two passes, not vp9"]
+    ),
+    (["to: webm", "maxFileSize: 5MB"], ["rules.yaml:8:5: 'maxFileSize' does not apply to video target 'webm'"]),
+    (["to: jpg", "duration: 2"], ["rules.yaml:8:5: 'duration' does not apply to image target 'jpg'"]),
+    (["to: gif", "duration: 11"], ["rules.yaml:8:15: a gif sticker lasts at most 10 s, found 11"]),
+    (
         ["to: opus", "sampleRate: 44100"],
         ["rules.yaml:8:17: opus cannot use 44100 Hz; it takes: 8000, 12000, 16000, 24000, 48000"]
     ),
@@ -805,7 +816,7 @@ private let badSettingsValueCases: [(String, String)] = [
                   /srv/chute/scans (this folder only; also ignoring *.nef, raw-*; a file waits for its .done marker)
 
                 Rules (tried in order, the first match wins):
-                  1. heic-to-jpg: *.heic → jpg (image engine)
+                  1. heic-to-jpg: *.heic → jpg (image engine; video engine from video)
                        options: quality 85%, strip metadata
                        output:  /srv/chute/out/photos/{stem}.{ext}, keeping sub-folders, on conflict rename, on duplicate skip
                   2. big-videos: *.mkv, *.avi → mp4 (video engine)
@@ -925,6 +936,12 @@ private let badSettingsValueCases: [(String, String)] = [
             start: "1:30"
             duration: 20
             trimExact: false
+          - name: stickers
+            match: "*.mov"
+            to: gif
+            output: out/stickers
+            start: 1.5
+            duration: 2
           - name: frames
             match: "*.rgb"
             to: png
@@ -960,7 +977,8 @@ private let badSettingsValueCases: [(String, String)] = [
     ]
     /// What the summary's rules show for each rule key.
     private static let ruleShown: [String: String] = [
-        "name": "1. photos-x:", "match": "*.heic →", "to": "→ jpg (image engine)", "output": "/srv/chute/out/photos/",
+        "name": "1. photos-x:", "match": "*.heic →", "to": "→ jpg (image engine; video engine from video)",
+        "output": "/srv/chute/out/photos/",
         "quality": "quality 77%", "width": "width ≤ 1234", "height": "height ≤ 987", "strip": "strip metadata",
         "crop": "crop 16:9", "gravity": "gravity north",
         "rotate": "rotate 33°", "flip": "flip top to bottom", "grayscale": "grayscale", "flop": "flop left to right",

@@ -73,6 +73,25 @@ import Testing
         #expect(!Engines.registry.applies("noSuchKey", to: jpg))
     }
 
+    @Test func aPictureFormatIsWrittenByTheVideoEngineFromAVideo() throws {
+        let jpg = try #require(Engines.registry.format(named: "jpg"))
+        let gif = try #require(Engines.registry.format(named: "gif"))
+        let mp4 = try #require(Engines.registry.format(named: "mp4"))
+        let tiff = try #require(Engines.registry.format(named: "tiff"))
+        #expect(jpg.engine(reading: .mp4).rawValue == "video" && jpg.engine(reading: .quicktime).rawValue == "video")
+        #expect(jpg.engine(reading: .png).rawValue == "image" && jpg.engine(reading: nil).rawValue == "image")
+        #expect(gif.engine(reading: .matroska).rawValue == "video")
+        // No engine writes tiff from a video, and the video engine keeps its own formats whatever it reads.
+        #expect(tiff.engine(reading: .mp4).rawValue == "image" && mp4.engine(reading: .mp3).rawValue == "video")
+        #expect(Engines.registry.writing(jpg) == "image engine; video engine from video")
+        #expect(Engines.registry.writing(tiff) == "image engine")
+        // The video engine's keys that name the picture formats apply to them; its others do not.
+        #expect(Engines.registry.applies("start", to: jpg) && Engines.registry.applies("duration", to: gif))
+        #expect(!Engines.registry.applies("duration", to: jpg) && !Engines.registry.applies("crf", to: jpg))
+        #expect(!Engines.registry.applies("start", to: tiff))
+        #expect(Engines.registry.applies("maxFileSize", to: mp4) && Engines.registry.applies("maxFileSize", to: jpg))
+    }
+
     @Test func optionsRoundTripThroughJSONAsPlainValues() throws {
         let options: ConversionOptions = ["height": 720, "quality": 0.85, "strip": true, "videoCodec": "hevc"]
         let data = try JSONEncoder().encode(options)

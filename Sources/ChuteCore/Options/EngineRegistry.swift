@@ -20,6 +20,23 @@ package struct EngineDescriptor: Sendable {
         }
     }
 
+    /// Formats of other engines that this engine writes from inputs of other categories: the video engine writes
+    /// `jpg` from a video (a poster frame), which the image engine writes from pictures.
+    package struct AlsoWrites: Sendable {
+        /// The formats' names, declared by their own engines.
+        package var formats: [String]
+        /// The input categories this engine writes them from.
+        package var from: Set<MediaCategory>
+        /// The keys of its own options it applies when it writes them (the others do nothing there).
+        package var options: Set<String>
+
+        package init(_ formats: [String], from: Set<MediaCategory>, options: Set<String>) {
+            self.formats = formats
+            self.from = from
+            self.options = options
+        }
+    }
+
     /// The lane its jobs queue in.
     package var kind: EngineKind
     /// The library behind it, for the docs: "ImageMagick 6 (MagickWand)".
@@ -33,6 +50,9 @@ package struct EngineDescriptor: Sendable {
     package var formats: [TargetFormat]
     /// The options it accepts, in the order the docs list them.
     package var options: [OptionSpec]
+    /// Other engines' formats it writes from the inputs it alone reads; the job's lane is chosen from the input's
+    /// sniffed type (``TargetFormat/engine(reading:)``).
+    package var alsoWrites: [AlsoWrites]
     /// Makes the engine in a worker process; the argument is how many threads its library may use per job.
     package var make: @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
 
@@ -43,6 +63,7 @@ package struct EngineDescriptor: Sendable {
         concurrency: DefaultConcurrency,
         formats: [TargetFormat],
         options: [OptionSpec],
+        alsoWrites: [AlsoWrites] = [],
         make: @escaping @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
     ) {
         self.kind = kind
@@ -51,12 +72,18 @@ package struct EngineDescriptor: Sendable {
         self.concurrency = concurrency
         self.formats = formats
         self.options = options
+        self.alsoWrites = alsoWrites
         self.make = make
     }
 
     /// Whether it opens content sniffed as `type`.
     package func reads(_ type: MediaType) -> Bool {
         type.category.map { self.reads.contains($0) } ?? false
+    }
+
+    /// Whether it applies the option `key` when it writes another engine's format (``alsoWrites``).
+    package func takes(_ key: String, writing format: String) -> Bool {
+        self.alsoWrites.contains { $0.formats.contains(format) && $0.options.contains(key) }
     }
 }
 
@@ -68,11 +95,31 @@ package struct EngineRegistry: Sendable {
     package let options: [OptionSpec]
     private let formatsByName: [String: TargetFormat]
 
-    /// Puts the engines together.
+    /// Puts the engines together, and tells each format which other engines write it (``TargetFormat/writers``).
     ///
-    /// - Precondition: no two formats share a name or alias, and engines that accept the same key declare it with the
-    ///   same spec (the same ``RuleOption`` value): a programming error, caught by the first test that builds it.
+    /// - Precondition: no two formats share a name or alias, engines that accept the same key declare it with the
+    ///   same spec (the same ``RuleOption`` value), and a format another engine also writes exists and has one writer
+    ///   per input category: programming errors, caught by the first test that builds it.
     package init(_ engines: [EngineDescriptor]) {
+        var engines = engines
+        var writers: [String: [MediaCategory: EngineKind]] = [:]
+        for engine in engines {
+            for also in engine.alsoWrites {
+                for name in also.formats {
+                    for category in also.from {
+                        precondition(writers[name]?[category] == nil, "'\(name)' from \(category) has two writers")
+                        writers[name, default: [:]][category] = engine.kind
+                    }
+                }
+            }
+        }
+        for index in engines.indices {
+            for formatIndex in engines[index].formats.indices {
+                let name = engines[index].formats[formatIndex].name
+                engines[index].formats[formatIndex].writers = writers.removeValue(forKey: name) ?? [:]
+            }
+        }
+        precondition(writers.isEmpty, "no engine declares \(writers.keys.sorted()), which another also writes")
         self.engines = engines
         var byName: [String: TargetFormat] = [:]
         for format in engines.flatMap(\.formats) {
@@ -125,13 +172,32 @@ package struct EngineRegistry: Sendable {
     /// The keys every engine accepts, in registration order.
     package var optionKeys: [String] { self.options.map(\.key) }
 
-    /// Whether `key` sets an option of `format`: its engine accepts it, and the spec does not narrow it to other
-    /// formats.
+    /// Whether `key` sets an option of `format`: its own engine accepts it and the spec does not narrow it to other
+    /// formats, or another engine that writes it (from other inputs) accepts it and the spec names the format (the
+    /// video engine's `start` applies to `jpg`, its `crf` does not).
     package func applies(_ key: String, to format: TargetFormat) -> Bool {
-        guard let engine = self.engine(format.engine),
-            let spec = engine.options.first(where: { $0.key == key })
-        else { return false }
-        return spec.formats?.contains(format.name) ?? true
+        self.writers(of: format).contains { engine in
+            guard let spec = engine.options.first(where: { $0.key == key }) else { return false }
+            return engine.kind == format.engine
+                ? spec.formats?.contains(format.name) ?? true : engine.takes(key, writing: format.name)
+        }
+    }
+
+    /// The engines that write `format`: its own first, then those that write it from other inputs.
+    package func writers(of format: TargetFormat) -> [EngineDescriptor] {
+        let kinds = [format.engine] + self.engines.map(\.kind).filter { format.writers.values.contains($0) }
+        return kinds.compactMap(self.engine)
+    }
+
+    /// Which engine writes `format` from which inputs, for `chute check` and `chute explain`: `image engine` alone,
+    /// or `image engine; video engine from video`.
+    package func writing(_ format: TargetFormat) -> String {
+        var parts = ["\(format.engine.rawValue) engine"]
+        for engine in self.writers(of: format).dropFirst() {
+            let categories = format.writers.filter { $0.value == engine.kind }.map(\.key.rawValue).sorted()
+            parts.append("\(engine.kind.rawValue) engine from \(categories.joined(separator: " and "))")
+        }
+        return parts.joined(separator: "; ")
     }
 
     /// The target formats an option applies to, in registration order.

@@ -32,13 +32,19 @@ package enum OptionDocs {
         }
     }
 
-    /// Where an option applies: the engines that take it (`image, video`), or the formats when its spec narrows it.
+    /// Where an option applies: the engines that take it (`image, video`), or the formats when its spec narrows it,
+    /// and the other engines' formats it also applies to (`video, audio; jpg, png from video`).
     package static func scope(of spec: OptionSpec, in registry: EngineRegistry) -> String {
         if spec.formats != nil {
             return registry.formats(accepting: spec.key).map { "`\($0.name)`" }.joined(separator: ", ")
         }
-        return registry.engines.filter { engine in engine.options.contains { $0.key == spec.key } }
-            .map(\.kind.rawValue).joined(separator: ", ")
+        let engines = registry.engines.filter { engine in engine.options.contains { $0.key == spec.key } }
+        let scope = engines.map(\.kind.rawValue).joined(separator: ", ")
+        let also = engines.flatMap { engine in engine.alsoWrites.filter { $0.options.contains(spec.key) } }
+        guard !also.isEmpty else { return scope }
+        let formats = also.flatMap(\.formats).map { "`\($0)`" }.joined(separator: ", ")
+        return scope + "; " + formats + " from "
+            + Set(also.flatMap(\.from).map(\.rawValue)).sorted().joined(separator: " or ")
     }
 
     /// The table of every option key.
@@ -59,7 +65,7 @@ package enum OptionDocs {
         return lines.joined(separator: "\n")
     }
 
-    /// The table of target formats by engine.
+    /// The table of target formats by engine, with the other engines' formats each writes from its own inputs.
     package static func formatTable(_ registry: EngineRegistry) -> String {
         var lines = ["| engine | library | formats (aliases) |", "| --- | --- | --- |"]
         for engine in registry.engines {
@@ -68,7 +74,14 @@ package enum OptionDocs {
                     + (format.aliases.isEmpty
                         ? "" : " (" + format.aliases.map { "`\($0)`" }.joined(separator: ", ") + ")")
             }
-            lines.append("| \(engine.kind.rawValue) | \(engine.library) | \(formats.joined(separator: ", ")) |")
+            // Other engines' formats it writes from the inputs it reads: "from video: `jpg`, `gif`".
+            let also = engine.alsoWrites.map { also in
+                "; from \(also.from.map(\.rawValue).sorted().joined(separator: " and ")): "
+                    + also.formats.map { "`\($0)`" }.joined(separator: ", ")
+            }
+            lines.append(
+                "| \(engine.kind.rawValue) | \(engine.library) | \(formats.joined(separator: ", "))\(also.joined()) |"
+            )
         }
         return lines.joined(separator: "\n")
     }
