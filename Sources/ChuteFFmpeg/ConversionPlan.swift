@@ -27,6 +27,8 @@ struct ConversionPlan {
         let maxFrameRate: Double?
         /// The matrix to attach to the output stream, when the container keeps it.
         let keptMatrix: DisplayMatrix?
+        /// The frame rates the container takes (the nearest is used), or `nil` for any.
+        let frameRates: [AVRational]?
     }
 
     /// One audio stream's treatment.
@@ -51,9 +53,6 @@ struct ConversionPlan {
     /// How far above a bitrate limit a stream may be and still count as within it: containers report average
     /// rates, and an encoder asked for 128k delivers a little more or less.
     static let bitRateSlack = 1.1
-
-    /// The output's pixel format: 8-bit 4:2:0 plays everywhere.
-    static let pixelFormat = AV_PIX_FMT_YUV420P
 
     let profile: TargetProfile
     var video: Video?
@@ -168,12 +167,13 @@ struct ConversionPlan {
                 height: source.height,
                 filters: [],
                 maxFrameRate: nil,
-                keptMatrix: matrix
+                keptMatrix: matrix,
+                frameRates: nil
             )
         }
 
         var filters: [String] = []
-        let coded: (width: Int, height: Int)
+        var coded: (width: Int, height: Int)
         let keptMatrix: DisplayMatrix?
         if let matrix, rotates, !self.profile.keepsDisplayMatrix {
             // The container would lose the matrix, so the pixels are turned instead, as a player would show them.
@@ -191,13 +191,20 @@ struct ConversionPlan {
             keptMatrix = matrix
         }
         // So far `filters` holds only the rotation, if the pixels are turned.
+        // Some containers take only multiples of 16 (AMV, RealVideo): the nearest, so the picture barely stretches.
+        let multiple = self.profile.sizeMultiple
+        if multiple > 2 {
+            func round(_ value: Int) -> Int { max(multiple, (value + multiple / 2) / multiple * multiple) }
+            coded = (round(coded.width), round(coded.height))
+        }
         let turnsSides = !filters.isEmpty && matrix?.swapsDimensions == true
         let rotated =
             turnsSides ? (width: source.height, height: source.width) : (width: source.width, height: source.height)
         if rotated.width != coded.width || rotated.height != coded.height {
             filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
         }
-        filters.append("format=pix_fmts=\(String(cString: av_get_pix_fmt_name(Self.pixelFormat)))")
+        // 8-bit 4:2:0 plays everywhere.
+        filters.append("format=pix_fmts=\(String(cString: av_get_pix_fmt_name(codec.pixelFormat)))")
         return Video(
             source: source,
             isCopy: false,
@@ -206,7 +213,8 @@ struct ConversionPlan {
             height: coded.height,
             filters: filters,
             maxFrameRate: options[MediaOptions.maxFrameRate],
-            keptMatrix: keptMatrix
+            keptMatrix: keptMatrix,
+            frameRates: self.profile.frameRates
         )
     }
 
@@ -214,12 +222,18 @@ struct ConversionPlan {
         let codec =
             self.profile.isVideo
             ? options[MediaOptions.audioCodec] ?? self.profile.audioCodecs[0] : self.profile.audioCodecs.first
-        let encoding = AudioEncoding(codec: codec, sourceBits: source.bitsPerSample)
+        let encoding = AudioEncoding(codec: codec, sourceBits: source.bitsPerSample, pcmCodecs: self.profile.pcmCodecs)
+        // The rule's rate and channels, else the one the format takes (an AMV's mono 22050 Hz).
+        let sampleRate = options[MediaOptions.sampleRate] ?? self.profile.requiredSampleRate
+        let channels = options[MediaOptions.channels] ?? self.profile.requiredChannels
         // A video container takes any of its codecs unless the rule names one; an audio target has just one.
         let holdable =
             self.profile.isVideo ? options[MediaOptions.audioCodec].map { [$0] } ?? self.profile.audioCodecs : []
         // Lossy audio above the rule's bitrate (its default included) is re-encoded down to it.
-        let bitRate = encoding.isLossless ? nil : options[MediaOptions.audioBitrate] ?? self.profile.defaultAudioBitrate
+        // GSM has one bitrate (13k), which its encoder wants left unset.
+        let bitRate =
+            encoding.isLossless || codec == .gsm
+            ? nil : options[MediaOptions.audioBitrate] ?? self.profile.defaultAudioBitrate
         // Lossy audio above the default bitrate is re-encoded down to it; a bitrate the container does not record
         // (Matroska often records none) passes this guide, but not a limit the rule sets (``StreamCopy``).
         let withinDefault =
@@ -227,13 +241,14 @@ struct ConversionPlan {
         let canCopy =
             (encoding.copies(source.codecID) || holdable.contains { $0.codecID == source.codecID })
             && withinDefault && StreamCopy.allows(source, options)
+            && sampleRate.map { $0 == source.sampleRate } ?? true && channels.map { $0 == source.channels } ?? true
         return Audio(
             source: source,
             isCopy: canCopy,
             encoding: encoding,
             bitRate: bitRate,
-            sampleRate: options[MediaOptions.sampleRate],
-            channels: options[MediaOptions.channels]
+            sampleRate: sampleRate,
+            channels: channels
         )
     }
 

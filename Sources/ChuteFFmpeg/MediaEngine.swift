@@ -149,6 +149,7 @@ package struct MediaEngine: ConversionEngine {
         }
         let verification = try OutputVerifier.verify(
             output,
+            demuxer: plan.profile.demuxer,
             expectedDuration: kept.length,
             meter: &meter,
             progress: progress
