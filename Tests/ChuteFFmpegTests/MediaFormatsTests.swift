@@ -83,6 +83,27 @@ struct MediaFormatsTests {
         #expect(failed.isEmpty, "\(failed.map { "\($0.format): \($0.problems.joined(separator: "; "))" })")
     }
 
+    /// `audioBitrate` picks the AMR mode: the highest at or below it. Each frame's table-of-contents byte names the
+    /// mode (RFC 4867 §5.3: bits 3–6), and the frames are its size: 7.95k is mode 5, 20 bytes of speech and the byte.
+    @Test(arguments: [(nil as Int?, 7, 32), (8000, 5, 21), (12_000, 6, 27)])
+    func amrModeComesFromTheBitrate(bitRate: Int?, mode: UInt8, frameBytes: Int) throws {
+        let directory = try TemporaryDirectory(prefix: "amr")
+        defer { directory.remove() }
+        let input = directory.appending("voice.wav")
+        let output = directory.appending("voice.amr")
+        try MediaFixtures.makeClip(at: input, width: nil, seconds: 1, codecArguments: ["-c:a", "pcm_s16le"])
+        let options = bitRate.map { ConversionOptions(["audioBitrate": .integer($0)]) } ?? ConversionOptions()
+
+        _ = try Conversion.run(input, to: "amr", output: output, options: options)
+
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: output.string))
+        #expect(bytes.prefix(6) == Data("#!AMR\n".utf8))
+        let frames = bytes.dropFirst(6)
+        // 1 s is 50 frames of 20 ms (the resampler may leave a few samples over, padded into one more).
+        #expect(frames.count % frameBytes == 0 && (50...51).contains(frames.count / frameBytes))
+        #expect(frames.first.map { ($0 >> 3) & 0x0F } == mode)
+    }
+
     /// Converts the clip to `format` and checks the output; the row lists what did not hold.
     private static func check(
         _ format: String,
