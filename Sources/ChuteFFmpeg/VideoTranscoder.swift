@@ -82,8 +82,12 @@ final class VideoTranscoder: StreamTranscoder {
             frameRate = av_d2q(maximum, 1_001_000)
         }
         let codec = try Encoder.find(plan.codec.encoderNames, for: "\(plan.codec.rawValue) video")
-        // The container's frame rates (MPEG's standard ones), else the encoder's own list, if either has one.
-        if let rates = plan.frameRates ?? Self.frameRates(of: codec), !rates.isEmpty {
+        // The container's frame rates (MPEG's standard ones), else the encoder's own list, if either has one: the
+        // nearest, among those within the rule's cap when any is.
+        if var rates = plan.frameRates ?? Self.frameRates(of: codec), !rates.isEmpty {
+            if let maximum = plan.maxFrameRate, rates.contains(where: { av_q2d($0) <= maximum + 0.01 }) {
+                rates.removeAll { av_q2d($0) > maximum + 0.01 }
+            }
             let wanted = av_q2d(frameRate)
             frameRate = rates.min { abs(av_q2d($0) - wanted) < abs(av_q2d($1) - wanted) }!
         }

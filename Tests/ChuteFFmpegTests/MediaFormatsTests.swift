@@ -104,6 +104,23 @@ struct MediaFormatsTests {
         #expect(frames.first.map { ($0 >> 3) & 0x0F } == mode)
     }
 
+    /// MPEG program streams take standard frame rates only: the nearest is used (15 fps becomes 23.976), but never
+    /// one above the rule's `maxFrameRate` (29 makes 30 fps 25, not 29.97).
+    @Test(arguments: [(15, nil as Double?, "24000/1001"), (30, 29, "25/1"), (30, nil, "30/1")])
+    func mpegTakesTheNearestStandardFrameRateWithinTheCap(rate: Int, cap: Double?, expected: String) throws {
+        let directory = try TemporaryDirectory(prefix: "mpg")
+        defer { directory.remove() }
+        let input = directory.appending("clip.mkv")
+        let output = directory.appending("clip.mpg")
+        try MediaFixtures.makeClip(at: input, seconds: 2, rate: rate, codecArguments: MediaFixtures.h264AAC)
+        let options = cap.map { ConversionOptions(["maxFrameRate": .number($0)]) } ?? ConversionOptions()
+
+        _ = try Conversion.run(input, to: "mpg", output: output, options: options)
+
+        let probe = try MediaFixtures.probe(output)
+        #expect(probe.streams("video").first?["r_frame_rate"] as? String == expected)
+    }
+
     /// Converts the clip to `format` and checks the output; the row lists what did not hold.
     private static func check(
         _ format: String,
