@@ -60,6 +60,13 @@ let package = Package(
             pkgConfig: "libturbojpeg",
             providers: [.apt(["libturbojpeg0-dev"])]
         ),
+        // opencore-amrnb's AMR-NB encoder: Debian's FFmpeg links no AMR encoder, so Chute feeds this one itself and
+        // writes its frames through FFmpeg's `amr` muxer.
+        .systemLibrary(
+            name: "COpenCoreAMRNB",
+            pkgConfig: "opencore-amrnb",
+            providers: [.apt(["libopencore-amrnb-dev"])]
+        ),
         // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
         .target(name: "CChuteLinux"),
 
@@ -98,7 +105,7 @@ let package = Package(
         .target(
             name: "ChuteFFmpeg",
             dependencies: [
-                "ChuteCore", "CFFmpeg",
+                "ChuteCore", "CFFmpeg", "COpenCoreAMRNB",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings

@@ -53,6 +53,8 @@ packages=(
     # LibRaw, linked directly, to read camera RAW files (DNG, CR2, CR3, NEF, ARW, RAF, ORF, RW2).
     libraw-dev
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
+    # opencore-amrnb, linked directly: Debian's FFmpeg has no AMR-NB encoder, and Chute writes .amr through it.
+    libopencore-amrnb-dev
     libsqlite3-dev
     # The sqlite3 shell, for the journal tests that read a journal or write one as an older Chute did.
     sqlite3

@@ -6,7 +6,8 @@ import ChuteCore
 /// As in the `ffmpeg` CLI, the graph ends in an `aformat` filter listing what the encoder takes (its sample
 /// formats, sample rates and channel layouts, narrowed by the rule's `sampleRate` and `channels`), so format
 /// negotiation picks the nearest match to the source; the sink then hands out frames of exactly the encoder's frame
-/// size (AAC needs 1024 samples each).
+/// size (AAC needs 1024 samples each). AMR-NB is encoded by opencore-amrnb (``AMRNBEncoder``) from mono 8 kHz frames of
+/// 160 samples.
 final class AudioTranscoder: StreamTranscoder {
     let outputIndex: Int32
     private(set) var tally: DecodeTally
@@ -15,7 +16,7 @@ final class AudioTranscoder: StreamTranscoder {
 
     private let decoder: Decoder
     private let graph: FilterGraph
-    private let encoder: Encoder
+    private let encoder: AudioEncoder
     private let decoded: Frame
     private let filtered: Frame
     private let packet: Packet
@@ -24,15 +25,28 @@ final class AudioTranscoder: StreamTranscoder {
     private let streamTimeBase: AVRational
     /// Where the next frame starts when the decoder gives it no time (WMA in ASF), in samples.
     private var nextSample: Int64 = 0
+    /// For AMV, where the muxer pairs each video frame with one block of audio and pads whichever stream comes twice
+    /// in a row: the time of the next block, counted in samples from the first, so that blocks fall exactly on the
+    /// video's frame times (the graph's own times wander by a few samples around them, after the source's rounded
+    /// timestamps). `nil` elsewhere.
+    private var nextBlock: Int64?
 
     /// Sets up decoding, resampling and encoding for one stream (cut to `trim`, when the rule trims), and adds its
     /// output stream.
     ///
+    /// - Parameters:
+    ///   - plan: what to make of the stream.
+    ///   - trim: the part of the input to keep, cut by an `atrim` filter when the rule trims.
+    ///   - videoFrameRate: the output's video frame rate, if it has video: an AMV's audio comes in blocks of one
+    ///     video frame.
+    ///   - input: the input container.
+    ///   - output: the output container, before its header is written.
     /// - Throws: ``FFmpegError``: `unsupportedStream` or `decode` for the decoder, `filter`, `encoderUnavailable`,
     ///   `encode`.
     init(
         plan: ConversionPlan.Audio,
         trim: TrimWindow?,
+        videoFrameRate: AVRational?,
         input: borrowing InputContainer,
         output: borrowing OutputContainer
     ) throws(FFmpegError) {
@@ -47,7 +61,8 @@ final class AudioTranscoder: StreamTranscoder {
                 detail: "the sample format of stream #\(plan.source.index) (\(plan.source.codecName)) is unknown"
             )
         }
-        let codec = try Encoder.find([plan.encoding.encoderName], for: "\(plan.encoding.name) audio")
+        let isAMR = plan.encoding.codecID == AV_CODEC_ID_AMR_NB
+        let codec = isAMR ? nil : try Encoder.find([plan.encoding.encoderName], for: "\(plan.encoding.name) audio")
         let sampleTimeBase = AVRational(num: 1, den: context.sample_rate)
         let isNativeOrder = context.ch_layout.order == AV_CHANNEL_ORDER_NATIVE
         let graph = try FilterGraph(
@@ -60,12 +75,55 @@ final class AudioTranscoder: StreamTranscoder {
             ),
             isAudio: true,
             chain: ((trim.map { [$0.filter(isAudio: true)] } ?? []) + plan.filters + [
-                Self.formatFilter(for: codec, plan: plan)
+                codec.map { Self.formatFilter(for: $0, plan: plan) } ?? AMRNBEncoder.formatFilter
             ])
             .joined(separator: ",")
         )
+        let encoder: AudioEncoder
+        if let codec {
+            encoder = .ffmpeg(
+                try Self.makeEncoder(codec, plan: plan, graph: graph, videoFrameRate: videoFrameRate, output: output)
+            )
+        } else {
+            encoder = .amrNB(try AMRNBEncoder(bitRate: plan.bitRate))
+            graph.setFrameSize(AMRNBEncoder.frameSamples)
+        }
+        let outputStream = try output.addStream()
+        try encoder.describe(outputStream.pointee.codecpar)
+        outputStream.pointee.time_base = encoder.timeBase
+        TagCopy.copy(from: stream.pointee.metadata, to: &outputStream.pointee.metadata)
+
+        self.outputIndex = outputStream.pointee.index
+        self.tally = DecodeTally(streamIndex: plan.source.index, codecName: plan.source.codecName)
+        self.outputSummary = "\(plan.encoding.name) \(encoder.sampleRate) Hz \(encoder.channels) ch"
+        self.sampleTimeBase = sampleTimeBase
+        self.streamTimeBase = stream.pointee.time_base
+        self.decoded = try Frame()
+        self.filtered = try Frame()
+        self.packet = try Packet()
+        self.decoder = decoder
+        self.graph = graph
+        self.encoder = encoder
+        self.nextBlock = plan.encoding.codecID == AV_CODEC_ID_ADPCM_IMA_AMV ? Int64.min : nil
+    }
+
+    /// Opens one of FFmpeg's encoders for what the graph gives out, and tells the graph its frame size.
+    private static func makeEncoder(
+        _ codec: UnsafePointer<AVCodec>,
+        plan: ConversionPlan.Audio,
+        graph: borrowing FilterGraph,
+        videoFrameRate: AVRational?,
+        output: borrowing OutputContainer
+    ) throws(FFmpegError) -> Encoder {
         let sink = graph.sink
-        let encoder = try Encoder(codec: codec, globalHeader: output.needsGlobalHeader) { encoder in
+        var options: [(String, String)] = []
+        if plan.encoding.codecID == AV_CODEC_ID_ADPCM_IMA_AMV, let frameRate = videoFrameRate, frameRate.num > 0 {
+            // The AMV muxer wants one block of audio per video frame, rounded up (882 samples at 25 fps).
+            let sampleRate = Int64(av_buffersink_get_sample_rate(sink))
+            let samples = (sampleRate * Int64(frameRate.den) + Int64(frameRate.num) - 1) / Int64(frameRate.num)
+            options.append(("block_size", String(samples)))
+        }
+        let encoder = try Encoder(codec: codec, globalHeader: output.needsGlobalHeader, options: options) { encoder in
             encoder.pointee.sample_fmt = AVSampleFormat(rawValue: av_buffersink_get_format(sink))
             encoder.pointee.sample_rate = av_buffersink_get_sample_rate(sink)
             av_buffersink_get_ch_layout(sink, &encoder.pointee.ch_layout)
@@ -83,32 +141,15 @@ final class AudioTranscoder: StreamTranscoder {
             if let bits = plan.encoding.bitsPerRawSample {
                 encoder.pointee.bits_per_raw_sample = bits
             }
+            if plan.encoding.codecID == AV_CODEC_ID_DTS {
+                // FFmpeg's DTS encoder is marked experimental, though its files play.
+                encoder.pointee.strict_std_compliance = FF_COMPLIANCE_EXPERIMENTAL
+            }
         }
         if codec.pointee.capabilities & AV_CODEC_CAP_VARIABLE_FRAME_SIZE == 0 {
             graph.setFrameSize(encoder.context.pointee.frame_size)
         }
-        let outputStream = try output.addStream()
-        try FFmpegError.check(
-            avcodec_parameters_from_context(outputStream.pointee.codecpar, encoder.context),
-            .encode,
-            "avcodec_parameters_from_context"
-        )
-        outputStream.pointee.time_base = encoder.context.pointee.time_base
-        TagCopy.copy(from: stream.pointee.metadata, to: &outputStream.pointee.metadata)
-
-        self.outputIndex = outputStream.pointee.index
-        self.tally = DecodeTally(streamIndex: plan.source.index, codecName: plan.source.codecName)
-        let sampleRate = encoder.context.pointee.sample_rate
-        let channels = encoder.context.pointee.ch_layout.nb_channels
-        self.outputSummary = "\(plan.encoding.name) \(sampleRate) Hz \(channels) ch"
-        self.sampleTimeBase = sampleTimeBase
-        self.streamTimeBase = stream.pointee.time_base
-        self.decoded = try Frame()
-        self.filtered = try Frame()
-        self.packet = try Packet()
-        self.decoder = decoder
-        self.graph = graph
-        self.encoder = encoder
+        return encoder
     }
 
     func transcode(_ packet: borrowing Packet, into output: borrowing OutputContainer) throws(FFmpegError) {
@@ -203,13 +244,18 @@ final class AudioTranscoder: StreamTranscoder {
     private func drainGraph(into output: borrowing OutputContainer) throws(FFmpegError) {
         while case .ready = try self.graph.pull(into: self.filtered) {
             defer { self.filtered.unref() }
+            if let block = self.nextBlock {
+                let frame = self.filtered.pointer
+                frame.pointee.pts = block == Int64.min ? frame.pointee.pts : block
+                self.nextBlock = frame.pointee.pts + Int64(frame.pointee.nb_samples)
+            }
             try self.encoder.send(self.filtered)
             try self.drainEncoder(into: output)
         }
     }
 
     private func drainEncoder(into output: borrowing OutputContainer) throws(FFmpegError) {
-        let timeBase = self.encoder.context.pointee.time_base
+        let timeBase = self.encoder.timeBase
         let streamTimeBase = output.stream(at: self.outputIndex).pointee.time_base
         while case .ready = try self.encoder.receive(into: self.packet) {
             self.packet.pointer.pointee.stream_index = self.outputIndex

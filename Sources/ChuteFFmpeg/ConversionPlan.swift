@@ -28,6 +28,8 @@ struct ConversionPlan {
         let maxFrameRate: Double?
         /// The matrix to attach to the output stream, when the container keeps it.
         let keptMatrix: DisplayMatrix?
+        /// The frame rates the container takes (the nearest is used), or `nil` for any.
+        let frameRates: [AVRational]?
     }
 
     /// One audio stream's treatment.
@@ -54,9 +56,6 @@ struct ConversionPlan {
     /// How far above a bitrate limit a stream may be and still count as within it: containers report average
     /// rates, and an encoder asked for 128k delivers a little more or less.
     static let bitRateSlack = 1.1
-
-    /// The output's pixel format: 8-bit 4:2:0 plays everywhere.
-    static let pixelFormat = AV_PIX_FMT_YUV420P
 
     let profile: TargetProfile
     var video: Video?
@@ -181,12 +180,13 @@ struct ConversionPlan {
                 height: source.height,
                 filters: [],
                 maxFrameRate: nil,
-                keptMatrix: matrix
+                keptMatrix: matrix,
+                frameRates: nil
             )
         }
 
         var filters: [String] = []
-        let coded: (width: Int, height: Int)
+        var coded: (width: Int, height: Int)
         let keptMatrix: DisplayMatrix?
         let editsPixels = geometry.editsPixels || (geometry.degrees != 0 && !turnsByMatrix)
         if editsPixels || (rotates && !self.profile.keepsDisplayMatrix) {
@@ -217,7 +217,10 @@ struct ConversionPlan {
                 size = target
             }
             filters += geometry.aspectFilters(size: &size)
-            coded = size
+            coded = self.fittingTheContainer(size)
+            if coded != size {
+                filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
+            }
             keptMatrix = nil
         } else {
             let target = Self.fit(
@@ -228,11 +231,13 @@ struct ConversionPlan {
             )
             coded = matrix?.swapsDimensions == true ? (target.height, target.width) : target
             keptMatrix = matrix
+            coded = self.fittingTheContainer(coded)
             if source.width != coded.width || source.height != coded.height {
                 filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
             }
         }
-        filters.append("format=pix_fmts=\(String(cString: av_get_pix_fmt_name(Self.pixelFormat)))")
+        // 8-bit 4:2:0 plays everywhere.
+        filters.append("format=pix_fmts=\(String(cString: av_get_pix_fmt_name(codec.pixelFormat)))")
         return Video(
             source: source,
             isCopy: false,
@@ -241,20 +246,36 @@ struct ConversionPlan {
             height: coded.height,
             filters: filters,
             maxFrameRate: options[MediaOptions.maxFrameRate],
-            keptMatrix: keptMatrix
+            keptMatrix: keptMatrix,
+            frameRates: self.profile.frameRates
         )
+    }
+
+    /// The nearest size the container takes: some take only multiples of 16 (AMV, RealVideo), and the nearest one
+    /// barely stretches the picture.
+    private func fittingTheContainer(_ size: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        let multiple = self.profile.sizeMultiple
+        guard multiple > 2 else { return size }
+        func round(_ value: Int) -> Int { max(multiple, (value + multiple / 2) / multiple * multiple) }
+        return (round(size.width), round(size.height))
     }
 
     private func planAudio(_ source: SourceStream, options: ConversionOptions) -> Audio {
         let codec =
             self.profile.isVideo
             ? options[MediaOptions.audioCodec] ?? self.profile.audioCodecs[0] : self.profile.audioCodecs.first
-        let encoding = AudioEncoding(codec: codec, sourceBits: source.bitsPerSample)
+        let encoding = AudioEncoding(codec: codec, sourceBits: source.bitsPerSample, pcmCodecs: self.profile.pcmCodecs)
+        // The rule's rate and channels, else the one the format takes (an AMV's mono 22050 Hz).
+        let sampleRate = options[MediaOptions.sampleRate] ?? self.profile.requiredSampleRate
+        let channels = options[MediaOptions.channels] ?? self.profile.requiredChannels
         // A video container takes any of its codecs unless the rule names one; an audio target has just one.
         let holdable =
             self.profile.isVideo ? options[MediaOptions.audioCodec].map { [$0] } ?? self.profile.audioCodecs : []
         // Lossy audio above the rule's bitrate (its default included) is re-encoded down to it.
-        let bitRate = encoding.isLossless ? nil : options[MediaOptions.audioBitrate] ?? self.profile.defaultAudioBitrate
+        // GSM has one bitrate (13k), which its encoder wants left unset.
+        let bitRate =
+            encoding.isLossless || codec == .gsm
+            ? nil : options[MediaOptions.audioBitrate] ?? self.profile.defaultAudioBitrate
         // Lossy audio above the default bitrate is re-encoded down to it; a bitrate the container does not record
         // (Matroska often records none) passes this guide, but not a limit the rule sets (``StreamCopy``).
         let withinDefault =
@@ -262,13 +283,14 @@ struct ConversionPlan {
         let canCopy =
             (encoding.copies(source.codecID) || holdable.contains { $0.codecID == source.codecID })
             && withinDefault && StreamCopy.allows(source, options)
+            && sampleRate.map { $0 == source.sampleRate } ?? true && channels.map { $0 == source.channels } ?? true
         return Audio(
             source: source,
             isCopy: canCopy,
             encoding: encoding,
             bitRate: bitRate,
-            sampleRate: options[MediaOptions.sampleRate],
-            channels: options[MediaOptions.channels]
+            sampleRate: sampleRate,
+            channels: channels
         )
     }
 

@@ -34,10 +34,40 @@ struct InputContainer: ~Copyable {
 
     /// Opens `file` and reads enough of it to know its streams.
     ///
+    /// - Parameters:
+    ///   - file: the file.
+    ///   - demuxer: for an output Chute wrote, the demuxer of its format, which is used without probing (raw formats
+    ///     such as GSM cannot be recognised from their content); `nil` for an input, which is probed and must be in
+    ///     ``demuxers``.
     /// - Throws: ``FFmpegError`` with code `openInput` when the container is not one Chute reads, or is damaged.
-    init(file: MediaFile) throws(FFmpegError) {
+    init(file: MediaFile, demuxer: String? = nil) throws(FFmpegError) {
         let io = try IOContext(reading: file)
-        let demuxers = Self.demuxers.joined(separator: ",")
+        let demuxers = (Self.demuxers + (demuxer.map { [$0] } ?? [])).joined(separator: ",")
+        let format: UnsafePointer<AVInputFormat>
+        if let demuxer {
+            format = try Self.demuxer(named: demuxer)
+        } else {
+            format = try Self.probe(io)
+        }
+        self.context = try Self.open(format, io: io, demuxers: demuxers)
+        self.io = io
+    }
+
+    /// The demuxer of an output's format. The corresponding C function is `av_find_input_format`.
+    private static func demuxer(named name: String) throws(FFmpegError) -> UnsafePointer<AVInputFormat> {
+        guard let format = av_find_input_format(name) else {
+            throw FFmpegError(
+                .openInput,
+                "av_find_input_format",
+                status: chute_averror_demuxer_not_found(),
+                detail: "this FFmpeg has no \(name) demuxer"
+            )
+        }
+        return format
+    }
+
+    /// Finds the demuxer for an input's content, which must be one Chute allows.
+    private static func probe(_ io: borrowing IOContext) throws(FFmpegError) -> UnsafePointer<AVInputFormat> {
         // Probed here rather than inside avformat_open_input (which runs the same probe), so that content in a format
         // Chute refuses is named and refused as such instead of failing like a damaged file: a playlist behind an
         // ID3 tag passes the magic-byte check as MP3, and FFmpeg's probe skips the tag and finds `hls`.
@@ -62,6 +92,15 @@ struct InputContainer: ~Copyable {
                 detail: "the content is \(name)\(longName), not a format Chute reads; no demuxer was opened for it"
             )
         }
+        return format
+    }
+
+    /// Opens the container with `format` and finds its streams, within the limits.
+    private static func open(
+        _ format: UnsafePointer<AVInputFormat>,
+        io: borrowing IOContext,
+        demuxers: String
+    ) throws(FFmpegError) -> UnsafeMutablePointer<AVFormatContext> {
         guard let allocated = avformat_alloc_context() else {
             throw FFmpegError(.openInput, "avformat_alloc_context", status: chute_averror(ENOMEM))
         }
@@ -96,8 +135,7 @@ struct InputContainer: ~Copyable {
                 detail: FFmpegLog.takeLastError()
             )
         }
-        self.context = context
-        self.io = io
+        return context
     }
 
     deinit {

@@ -196,6 +196,7 @@ package struct MediaEngine: ConversionEngine {
         }
         let verification = try OutputVerifier.verify(
             output,
+            demuxer: plan.profile.demuxer,
             // `speed` divides the picture's and the sound's times.
             expectedDuration: kept.length.map { $0 / (request.options[MediaOptions.speed] ?? 1) },
             meter: &meter,

@@ -1,13 +1,21 @@
 import ChuteCore
 
-/// A video codec a rule can ask for with `videoCodec`.
+/// A video codec a rule can ask for with `videoCodec`, named as FFmpeg names it. Each container holds only some
+/// (``TargetProfile``); the older ones are there for the containers made for them (MPEG-1 for `.mpg`, WMV 8 for
+/// `.wmv`, RealVideo for `.rm`).
 package enum VideoCodec: String, Sendable, Hashable, CaseIterable, OptionValueConvertible {
     case h264, hevc, vp9, av1
+    case mpeg4, mpeg1video, mpeg2video, wmv2, flv1, rv10, theora, amv
 }
 
-/// An audio codec a rule can ask for with `audioCodec`.
+/// An audio codec a rule can ask for with `audioCodec`, named as FFmpeg names it (`pcm` is the byte order and depth
+/// the container takes). Each format holds only some (``TargetProfile``).
 package enum AudioCodec: String, Sendable, Hashable, CaseIterable, OptionValueConvertible {
     case aac, mp3, opus, vorbis, flac
+    case mp2, ac3, wmav2
+    case amrNB = "amr_nb"
+    case gsm, dts, wavpack, speex, pcm
+    case amvAudio = "adpcm_ima_amv"
 }
 
 /// An encoder speed preset of x264 and x265, fastest first.
@@ -37,9 +45,9 @@ package enum MediaOptions {
     package static let videoCodec = RuleOption<VideoCodec>(
         "videoCodec",
         .choice(VideoCodec.allCases.map(\.rawValue)),
-        summary: "The video codec. The container must hold it: mp4 and mkv all four, mov `h264` and `hevc`, webm "
-            + "`vp9` and `av1`.",
-        default: "h264 (mp4, mov, mkv), vp9 (webm)",
+        summary: "The video codec. The container must hold it: mp4 and mkv `h264`, `hevc`, `vp9` and `av1`; mov "
+            + "`h264` and `hevc`; webm `vp9` and `av1`; the others as docs/formats.md lists them.",
+        default: "the container's first in docs/formats.md: h264 (mp4, mov, mkv, ts, flv…), vp9 (webm)",
         stage: .encode,
         check: { codec, context in
             let allowed = TargetProfile(context.format).videoCodecs
@@ -54,12 +62,15 @@ package enum MediaOptions {
     package static let crf = RuleOption<Int>(
         "crf",
         .integer(0...63),
-        summary: "Constant quality, lower is better: 0–51 for h264 and hevc, 0–63 for vp9 and av1. Not with "
-            + "`videoBitrate`.",
+        summary: "Constant quality, lower is better: 0–51 for h264 and hevc, 0–63 for vp9 and av1 (the older codecs "
+            + "use a fixed quantizer instead). Not with `videoBitrate`.",
         default: "h264 23, hevc 28, vp9 and av1 32",
         stage: .encode,
         check: { crf, context in
             let codec = MediaOptions.videoCodec(in: context)
+            if let codec, codec.defaultCRF == nil {
+                return OptionProblem("'crf' applies to h264, hevc, vp9 and av1, not \(codec.rawValue)", at: .key)
+            }
             let maximum = codec == .h264 || codec == .hevc ? 51 : 63
             guard crf > maximum else { return nil }
             let name = codec.map { " for \($0.rawValue)" } ?? ""
@@ -110,9 +121,9 @@ package enum MediaOptions {
     package static let audioCodec = RuleOption<AudioCodec>(
         "audioCodec",
         .choice(AudioCodec.allCases.map(\.rawValue)),
-        summary: "The audio codec of a video. The container must hold it: mp4 and mov `aac` and `mp3`, mkv all five, "
-            + "webm `opus` and `vorbis`.",
-        default: "aac (mp4, mov, mkv), opus (webm)",
+        summary: "The audio codec of a video. The container must hold it: mp4 and mov `aac` and `mp3`; mkv `aac`, "
+            + "`opus`, `vorbis`, `mp3` and `flac`; webm `opus` and `vorbis`; the others as docs/formats.md lists them.",
+        default: "the container's first in docs/formats.md: aac (mp4, mov, mkv, ts…), opus (webm)",
         stage: .encode,
         check: { codec, context in
             let allowed = TargetProfile(context.format).audioCodecs
@@ -127,12 +138,16 @@ package enum MediaOptions {
     package static let audioBitrate = RuleOption<Int>(
         "audioBitrate",
         .bitrate(8000...512_000),
-        summary: "The audio bitrate. Not for lossless audio (flac, wav).",
-        default: "128k in videos; mp3, m4a and ogg 192k; opus 128k",
+        summary: "The audio bitrate. Not for lossless audio (flac, wav, wv and the other PCM formats). AMR takes "
+            + "the highest of its modes at or below it (4.75k to 12.2k).",
+        default: "128k in videos; audio formats 192k (AMR 12.2k, DTS 768k, GSM 13k), opus 128k",
         stage: .encode,
         check: { _, context in
             let codec = MediaOptions.audioCodec(in: context)
-            guard codec == nil || codec == .flac else { return nil }
+            if codec == .gsm {
+                return OptionProblem("'audioBitrate' does not apply to gsm, which is always 13k", at: .key)
+            }
+            guard codec == nil || codec?.isLossless == true else { return nil }
             let name = codec?.rawValue ?? "pcm"
             return OptionProblem("'audioBitrate' does not apply to lossless \(name) audio", at: .key)
         },
@@ -143,13 +158,18 @@ package enum MediaOptions {
     package static let channels = RuleOption<Int>(
         "channels",
         .integer(1...8),
-        summary: "The number of audio channels (mp3 holds at most 2).",
-        default: "the source's",
+        summary: "The number of audio channels (mp3, mp2, wma and speex hold at most 2; ac3 and dts 6; amv, amr "
+            + "and gsm are mono).",
+        default: "the source's, or the one the format takes",
         stage: .encode,
         check: { channels, context in
             let codec = MediaOptions.audioCodec(in: context)
-            guard codec == .mp3, channels > 2 else { return nil }
-            return OptionProblem("'channels' must be between 1 and 2 for mp3, found \(channels)")
+            let required = TargetProfile(context.format).requiredChannels
+            if let required, channels != required {
+                return OptionProblem("\(context.format.name) takes only \(required) channel, found \(channels)")
+            }
+            guard let codec, let maximum = codec.maxChannels, channels > maximum else { return nil }
+            return OptionProblem("'channels' must be between 1 and \(maximum) for \(codec.rawValue), found \(channels)")
         },
         show: { "channels \($0)" }
     )
@@ -160,9 +180,12 @@ package enum MediaOptions {
         .integer(8000...192_000),
         summary: "The audio sample rate in Hz. mp3 takes 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100 or "
             + "48000; opus 8000, 12000, 16000, 24000 or 48000; aac 7350–96000 in the standard steps.",
-        default: "the source's, or the nearest the encoder takes",
+        default: "the source's, or the nearest the encoder takes; amv 22050, mxf and vob 48000, amr and gsm 8000",
         stage: .encode,
         check: { rate, context in
+            if let required = TargetProfile(context.format).requiredSampleRate, rate != required {
+                return OptionProblem("\(context.format.name) takes only \(required) Hz, found \(rate)")
+            }
             guard let codec = MediaOptions.audioCodec(in: context), let rates = codec.sampleRates,
                 !rates.contains(rate)
             else { return nil }
@@ -187,7 +210,7 @@ package enum MediaOptions {
         context.options[Self.videoCodec] ?? TargetProfile(context.format).videoCodecs.first
     }
 
-    /// The audio codec a rule ends up with: its own, else the target's; `nil` for PCM (wav).
+    /// The audio codec a rule ends up with: its own, else the target's; `nil` for PCM (wav, aiff, au…).
     static func audioCodec(in context: OptionContext) -> AudioCodec? {
         context.options[Self.audioCodec] ?? TargetProfile(context.format).audioCodecs.first
     }
@@ -214,6 +237,25 @@ extension MediaEngine {
             TargetFormat(name: "mkv", aliases: ["matroska"], category: .video, engine: .video, coder: "matroska"),
             TargetFormat(name: "webm", category: .video, engine: .video, coder: "webm"),
             TargetFormat(name: "mov", category: .video, engine: .video, coder: "mov"),
+            TargetFormat(name: "amv", category: .video, engine: .video, coder: "amv"),
+            TargetFormat(name: "avi", category: .video, engine: .video, coder: "avi"),
+            TargetFormat(name: "mpg", category: .video, engine: .video, coder: "mpeg"),
+            // The ipod muxer is the MP4 family's for `.m4v` (the raw `m4v` muxer writes a bare MPEG-4 stream).
+            TargetFormat(name: "m4v", category: .video, engine: .video, coder: "ipod"),
+            TargetFormat(name: "wmv", category: .video, engine: .video, coder: "asf"),
+            TargetFormat(name: "flv", category: .video, engine: .video, coder: "flv"),
+            TargetFormat(name: "mpeg", category: .video, engine: .video, coder: "mpeg"),
+            TargetFormat(name: "rm", aliases: ["realmedia"], category: .video, engine: .video, coder: "rm"),
+            // A DVD's program stream (`vob`), not the `svcd` muxer that FFmpeg guesses from the extension.
+            TargetFormat(name: "vob", category: .video, engine: .video, coder: "vob"),
+            TargetFormat(name: "ts", aliases: ["mpegts"], category: .video, engine: .video, coder: "mpegts"),
+            TargetFormat(name: "asf", category: .video, engine: .video, coder: "asf"),
+            TargetFormat(name: "3gp", category: .video, engine: .video, coder: "3gp"),
+            TargetFormat(name: "swf", category: .video, engine: .video, coder: "swf"),
+            TargetFormat(name: "mxf", category: .video, engine: .video, coder: "mxf"),
+            TargetFormat(name: "f4v", category: .video, engine: .video, coder: "f4v"),
+            TargetFormat(name: "3g2", category: .video, engine: .video, coder: "3g2"),
+            TargetFormat(name: "ogv", category: .video, engine: .video, coder: "ogv"),
         ],
         options: [
             CommonOptions.width.spec, CommonOptions.height.spec, MediaOptions.upscale.spec,
@@ -244,11 +286,30 @@ extension MediaEngine {
         concurrency: .perCore,
         formats: [
             TargetFormat(name: "mp3", category: .audio, engine: .audio, coder: "mp3"),
-            TargetFormat(name: "m4a", aliases: ["aac"], category: .audio, engine: .audio, coder: "ipod"),
+            TargetFormat(name: "m4a", category: .audio, engine: .audio, coder: "ipod"),
+            // Raw AAC in ADTS frames; `m4a` is AAC in the MP4 family's container.
+            TargetFormat(name: "aac", aliases: ["adts"], category: .audio, engine: .audio, coder: "adts"),
             TargetFormat(name: "opus", category: .audio, engine: .audio, coder: "opus"),
             TargetFormat(name: "ogg", aliases: ["vorbis"], category: .audio, engine: .audio, coder: "ogg"),
             TargetFormat(name: "flac", category: .audio, engine: .audio, coder: "flac"),
             TargetFormat(name: "wav", category: .audio, engine: .audio, coder: "wav"),
+            TargetFormat(name: "ac3", category: .audio, engine: .audio, coder: "ac3"),
+            TargetFormat(name: "wma", category: .audio, engine: .audio, coder: "asf"),
+            TargetFormat(name: "amr", category: .audio, engine: .audio, coder: "amr"),
+            TargetFormat(name: "aiff", aliases: ["aif"], category: .audio, engine: .audio, coder: "aiff"),
+            TargetFormat(name: "mp2", category: .audio, engine: .audio, coder: "mp2"),
+            TargetFormat(name: "gsm", category: .audio, engine: .audio, coder: "gsm"),
+            TargetFormat(name: "dts", category: .audio, engine: .audio, coder: "dts"),
+            TargetFormat(name: "au", category: .audio, engine: .audio, coder: "au"),
+            TargetFormat(name: "caf", category: .audio, engine: .audio, coder: "caf"),
+            TargetFormat(name: "wv", aliases: ["wavpack"], category: .audio, engine: .audio, coder: "wv"),
+            TargetFormat(name: "oga", category: .audio, engine: .audio, coder: "oga"),
+            TargetFormat(name: "w64", category: .audio, engine: .audio, coder: "w64"),
+            TargetFormat(name: "voc", category: .audio, engine: .audio, coder: "voc"),
+            // FFmpeg maps no muxer to `.snd`: it is Sun's `.au` under NeXT's name.
+            TargetFormat(name: "snd", category: .audio, engine: .audio, coder: "au"),
+            TargetFormat(name: "spx", aliases: ["speex"], category: .audio, engine: .audio, coder: "spx"),
+            TargetFormat(name: "ircam", category: .audio, engine: .audio, coder: "ircam"),
         ],
         options: [
             MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,

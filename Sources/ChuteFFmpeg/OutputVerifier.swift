@@ -64,18 +64,26 @@ enum OutputVerifier {
     ///
     /// - Parameters:
     ///   - file: the output, completely written.
+    ///   - demuxer: the demuxer of the output's format (``TargetProfile/demuxer``).
     ///   - expectedDuration: how long the input's kept streams last, in seconds, when known.
     ///   - meter: paces progress reports.
     ///   - progress: the job's progress callback.
     /// - Throws: ``FFmpegError`` with code `verify`.
     static func verify(
         _ file: MediaFile,
+        demuxer: String,
         expectedDuration: Double?,
         meter: inout ProgressMeter,
         progress: (JobProgress) -> Void
     ) throws(FFmpegError) -> Result {
         do {
-            return try self.check(file, expectedDuration: expectedDuration, meter: &meter, progress: progress)
+            return try self.check(
+                file,
+                demuxer: demuxer,
+                expectedDuration: expectedDuration,
+                meter: &meter,
+                progress: progress
+            )
         } catch {
             throw FFmpegError(.verify, error.function, status: error.status, detail: error.detail)
         }
@@ -83,11 +91,12 @@ enum OutputVerifier {
 
     private static func check(
         _ file: MediaFile,
+        demuxer: String,
         expectedDuration: Double?,
         meter: inout ProgressMeter,
         progress: (JobProgress) -> Void
     ) throws(FFmpegError) -> Result {
-        let container = try InputContainer(file: file)
+        let container = try InputContainer(file: file, demuxer: demuxer)
         var checks: [Int: StreamCheck] = [:]
         for index in 0..<container.streamCount {
             let stream = container.stream(at: index)

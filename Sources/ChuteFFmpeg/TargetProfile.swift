@@ -1,11 +1,12 @@
 import CFFmpeg
 import ChuteCore
 
-/// What a target format holds and what Chute writes into it by default.
+/// What a target format holds and what Chute writes into it by default, with the constraints of its container that
+/// Chute meets itself (a sample rate, a picture size in multiples of 16, standard frame rates).
 struct TargetProfile {
     /// How a target carries subtitles.
     enum Subtitles {
-        /// Not at all (audio targets).
+        /// Not at all (audio targets, and containers without a text subtitle codec FFmpeg writes).
         case none
         /// Text subtitles, re-encoded with this encoder unless they already use its codec.
         case text(encoder: String)
@@ -13,14 +14,24 @@ struct TargetProfile {
         case copyOrText(encoder: String)
     }
 
+    /// The frame rates of MPEG-1 and MPEG-2 video (`frame_rate_code` 1 to 8), which MPEG program streams, DVD and
+    /// MXF expect.
+    static let standardFrameRates = [
+        AVRational(num: 24000, den: 1001), AVRational(num: 24, den: 1), AVRational(num: 25, den: 1),
+        AVRational(num: 30000, den: 1001), AVRational(num: 30, den: 1), AVRational(num: 50, den: 1),
+        AVRational(num: 60000, den: 1001), AVRational(num: 60, den: 1),
+    ]
+
     /// The format.
     let format: TargetFormat
     /// The video codecs the container holds, the default first; empty for audio targets.
     let videoCodecs: [VideoCodec]
     /// The audio codecs the container holds, the default first; for audio targets, the one codec of the format
-    /// (`wav`, which holds PCM, has none).
+    /// (PCM targets, `wav`, `aiff`, `au`…, have none: ``pcmCodecs`` says which PCM).
     let audioCodecs: [AudioCodec]
-    /// Whether the muxer stores a display matrix (MP4 and MOV do; FFmpeg 5.1's Matroska muxer drops it).
+    /// The PCM codecs the container takes, 16-bit first, then 24-bit when it holds that too.
+    let pcmCodecs: [AVCodecID]
+    /// Whether the muxer stores a display matrix (the MOV family does; FFmpeg 5.1's Matroska muxer drops it).
     let keepsDisplayMatrix: Bool
     /// How subtitles are carried.
     let subtitles: Subtitles
@@ -28,40 +39,81 @@ struct TargetProfile {
     let holdsCoverArt: Bool
     /// The bitrate of lossy audio when the rule sets none.
     let defaultAudioBitrate: Int
+    /// The one sample rate the format takes (AMV 22050 Hz, MXF and VOB 48 kHz, GSM and AMR 8 kHz), or `nil`.
+    let requiredSampleRate: Int?
+    /// The one channel count the format takes (mono for AMV, GSM and AMR), or `nil`.
+    let requiredChannels: Int?
+    /// What the picture's width and height must be multiples of: 16 for AMV and RealVideo, else 2 (4:2:0).
+    let sizeMultiple: Int
+    /// The frame rates the container takes, or `nil` for any (the encoder may still have its own list).
+    let frameRates: [AVRational]?
+    /// The demuxer that reads the output back, by its FFmpeg name: raw formats such as GSM cannot be recognised from
+    /// their content.
+    let demuxer: String
 
     /// Whether the target is a video container.
     var isVideo: Bool { !self.videoCodecs.isEmpty }
 
     /// The profile of a video or audio target.
     init(_ format: TargetFormat) {
+        let name = format.name
         self.format = format
-        self.keepsDisplayMatrix = format.name == "mp4" || format.name == "mov"
-        self.holdsCoverArt = ["mp3", "m4a", "flac"].contains(format.name)
-        switch format.name {
-        case "mp4":
-            self.videoCodecs = [.h264, .hevc, .vp9, .av1]
-            self.audioCodecs = [.aac, .mp3]
-            self.subtitles = .text(encoder: "mov_text")
-        case "mov":
-            self.videoCodecs = [.h264, .hevc]
-            self.audioCodecs = [.aac, .mp3]
+        self.keepsDisplayMatrix = ["mp4", "mov", "m4v", "3gp", "3g2", "f4v"].contains(name)
+        self.holdsCoverArt = ["mp3", "m4a", "flac"].contains(name)
+        // DVD players take 48 kHz only.
+        self.requiredSampleRate = ["amv": 22050, "mxf": 48000, "vob": 48000, "gsm": 8000, "amr": 8000][name]
+        self.requiredChannels = ["amv": 1, "gsm": 1, "amr": 1][name]
+        self.sizeMultiple = name == "amv" || name == "rm" ? 16 : 2
+        self.frameRates = ["mpg", "mpeg", "vob", "mxf"].contains(name) ? Self.standardFrameRates : nil
+        let videos: [String: [VideoCodec]] = [
+            "mp4": [.h264, .hevc, .vp9, .av1], "mov": [.h264, .hevc], "mkv": [.h264, .hevc, .vp9, .av1],
+            "webm": [.vp9, .av1], "m4v": [.h264, .mpeg4], "avi": [.mpeg4, .h264], "mpg": [.mpeg1video, .mpeg2video],
+            "mpeg": [.mpeg1video, .mpeg2video], "vob": [.mpeg2video], "ts": [.h264, .hevc, .mpeg2video],
+            "wmv": [.wmv2], "asf": [.wmv2], "flv": [.h264, .flv1], "f4v": [.h264], "rm": [.rv10], "swf": [.flv1],
+            "3gp": [.h264], "3g2": [.h264], "mxf": [.mpeg2video], "ogv": [.theora], "amv": [.amv],
+        ]
+        let audios: [String: [AudioCodec]] = [
+            "mp4": [.aac, .mp3], "mov": [.aac, .mp3], "mkv": [.aac, .opus, .vorbis, .mp3, .flac],
+            "webm": [.opus, .vorbis], "m4v": [.aac, .ac3], "avi": [.mp3, .aac, .ac3, .mp2],
+            "mpg": [.mp2, .mp3, .ac3], "mpeg": [.mp2, .mp3, .ac3], "vob": [.ac3, .mp2], "ts": [.aac, .mp2, .ac3, .mp3],
+            "wmv": [.wmav2, .mp3], "asf": [.wmav2, .mp3], "flv": [.aac, .mp3], "f4v": [.aac, .mp3], "rm": [.ac3],
+            "swf": [.mp3], "3gp": [.aac], "3g2": [.aac], "mxf": [.pcm], "ogv": [.vorbis, .opus, .flac],
+            "amv": [.amvAudio],
+            // Audio targets: the one codec of each (PCM targets have none).
+            "mp3": [.mp3], "m4a": [.aac], "aac": [.aac], "opus": [.opus], "ogg": [.vorbis], "flac": [.flac],
+            "ac3": [.ac3], "wma": [.wmav2], "amr": [.amrNB], "mp2": [.mp2], "gsm": [.gsm], "dts": [.dts],
+            "wv": [.wavpack], "oga": [.flac], "spx": [.speex],
+        ]
+        self.videoCodecs = videos[name] ?? []
+        self.audioCodecs = audios[name] ?? []
+        switch name {
+        case "aiff", "au", "snd", "caf":
+            self.pcmCodecs = [AV_CODEC_ID_PCM_S16BE, AV_CODEC_ID_PCM_S24BE]
+        case "voc":
+            self.pcmCodecs = [AV_CODEC_ID_PCM_S16LE]
+        default:
+            self.pcmCodecs = [AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE]
+        }
+        switch name {
+        case "mp4", "mov", "m4v", "3gp", "3g2":
             self.subtitles = .text(encoder: "mov_text")
         case "mkv":
-            self.videoCodecs = [.h264, .hevc, .vp9, .av1]
-            self.audioCodecs = [.aac, .opus, .vorbis, .mp3, .flac]
             self.subtitles = .copyOrText(encoder: "srt")
         case "webm":
-            self.videoCodecs = [.vp9, .av1]
-            self.audioCodecs = [.opus, .vorbis]
             self.subtitles = .text(encoder: "webvtt")
         default:
-            self.videoCodecs = []
-            let codec: [String: AudioCodec] = [
-                "mp3": .mp3, "m4a": .aac, "opus": .opus, "ogg": .vorbis, "flac": .flac,
-            ]
-            self.audioCodecs = codec[format.name].map { [$0] } ?? []
             self.subtitles = .none
         }
-        self.defaultAudioBitrate = self.videoCodecs.isEmpty && format.name != "opus" ? 192_000 : 128_000
+        let demuxers: [String: String] = [
+            "mkv": "matroska", "webm": "matroska", "avi": "avi", "amv": "avi", "mpg": "mpeg", "mpeg": "mpeg",
+            "vob": "mpeg", "ts": "mpegts", "wmv": "asf", "asf": "asf", "wma": "asf", "flv": "flv", "rm": "rm",
+            "swf": "swf", "mxf": "mxf", "ogv": "ogg", "ogg": "ogg", "opus": "ogg", "oga": "ogg", "spx": "ogg",
+            "mp3": "mp3", "mp2": "mp3", "snd": "au",
+        ]
+        let movFamily = ["mp4", "mov", "m4v", "m4a", "3gp", "3g2", "f4v"]
+        self.demuxer = movFamily.contains(name) ? "mov" : demuxers[name] ?? name
+        // FFmpeg's DTS encoder refuses stereo below 256k; 768k is the DVD's "half rate".
+        self.defaultAudioBitrate =
+            name == "dts" ? 768_000 : self.videoCodecs.isEmpty && name != "opus" ? 192_000 : 128_000
     }
 }

@@ -102,11 +102,20 @@ struct Transcoder {
                 self.videoTranscoder = transcoder
             }
         }
+        // The video, when there is one, is the output's first stream.
+        let videoFrameRate = plan.video.map { _ in output.stream(at: 0).pointee.avg_frame_rate }
         for audio in plan.audio {
             if audio.isCopy {
                 try self.addCopy(of: audio.source, codecTag: nil, matrix: nil, input: input, output: output)
             } else {
-                self.add(try AudioTranscoder(plan: audio, trim: trim, input: input, output: output), for: audio.source)
+                let transcoder = try AudioTranscoder(
+                    plan: audio,
+                    trim: trim,
+                    videoFrameRate: videoFrameRate,
+                    input: input,
+                    output: output
+                )
+                self.add(transcoder, for: audio.source)
             }
         }
         for subtitle in plan.subtitles {

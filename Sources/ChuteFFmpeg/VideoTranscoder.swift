@@ -84,6 +84,15 @@ final class VideoTranscoder: StreamTranscoder {
             frameRate = av_d2q(maximum, 1_001_000)
         }
         let codec = try Encoder.find(plan.codec.encoderNames, for: "\(plan.codec.rawValue) video")
+        // The container's frame rates (MPEG's standard ones), else the encoder's own list, if either has one: the
+        // nearest, among those within the rule's cap when any is.
+        if var rates = plan.frameRates ?? Self.frameRates(of: codec), !rates.isEmpty {
+            if let maximum = plan.maxFrameRate, rates.contains(where: { av_q2d($0) <= maximum + 0.01 }) {
+                rates.removeAll { av_q2d($0) > maximum + 0.01 }
+            }
+            let wanted = av_q2d(frameRate)
+            frameRate = rates.min { abs(av_q2d($0) - wanted) < abs(av_q2d($1) - wanted) }!
+        }
         let parameters = stream.pointee.codecpar.pointee
         let sink = graph.sink
         let encoder = try Encoder(
@@ -115,6 +124,7 @@ final class VideoTranscoder: StreamTranscoder {
             .encode,
             "avcodec_parameters_from_context"
         )
+        try Self.copySideData(from: encoder.context, to: outputStream)
         outputStream.pointee.time_base = encoder.context.pointee.time_base
         outputStream.pointee.avg_frame_rate = frameRate
         outputStream.pointee.sample_aspect_ratio = encoder.context.pointee.sample_aspect_ratio
@@ -135,6 +145,33 @@ final class VideoTranscoder: StreamTranscoder {
         self.decoder = decoder
         self.graph = graph
         self.encoder = encoder
+    }
+
+    /// The frame rates an encoder takes (MPEG-1's and MPEG-2's), or `nil` when it takes any.
+    private static func frameRates(of codec: UnsafePointer<AVCodec>) -> [AVRational]? {
+        guard var rate = codec.pointee.supported_framerates else { return nil }
+        var rates: [AVRational] = []
+        while rate.pointee.num != 0 {
+            rates.append(rate.pointee)
+            rate += 1
+        }
+        return rates
+    }
+
+    /// Copies what the encoder says about its stream as a whole (MPEG video's decoder buffer size) to the output
+    /// stream, where the muxer looks for it, as the `ffmpeg` CLI does. The corresponding C function is
+    /// `av_stream_new_side_data`.
+    private static func copySideData(
+        from context: UnsafeMutablePointer<AVCodecContext>,
+        to stream: UnsafeMutablePointer<AVStream>
+    ) throws(FFmpegError) {
+        for index in 0..<Int(context.pointee.nb_coded_side_data) {
+            let item = context.pointee.coded_side_data[index]
+            guard let copy = av_stream_new_side_data(stream, item.type, item.size) else {
+                throw FFmpegError(.encode, "av_stream_new_side_data", status: chute_averror(ENOMEM))
+            }
+            copy.update(from: item.data, count: item.size)
+        }
     }
 
     func transcode(_ packet: borrowing Packet, into output: borrowing OutputContainer) throws(FFmpegError) {

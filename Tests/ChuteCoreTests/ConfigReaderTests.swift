@@ -108,10 +108,17 @@ private let wrongTypeCases: [(String, String)] = [
 private let badMediaOptionCases: [([String], [String])] = [
     (
         ["to: mp4", "videoCodec: x264"],
-        ["rules.yaml:8:17: unknown value 'x264' for 'videoCodec'; expected one of: h264, hevc, vp9, av1"]
+        [
+            "rules.yaml:8:17: unknown value 'x264' for 'videoCodec'; expected one of: h264, hevc, vp9, av1, mpeg4, "
+                + "mpeg1video, mpeg2video, wmv2, flv1, rv10, theora, amv"
+        ]
     ),
     (["to: webm", "videoCodec: h264"], ["rules.yaml:8:17: webm cannot hold h264 video; it holds: vp9, av1"]),
     (["to: mov", "audioCodec: opus"], ["rules.yaml:8:17: mov cannot hold opus audio; it holds: aac, mp3"]),
+    (["to: mpg", "crf: 20"], ["rules.yaml:8:5: 'crf' applies to h264, hevc, vp9 and av1, not mpeg1video"]),
+    (["to: amr", "sampleRate: 16000"], ["rules.yaml:8:17: amr takes only 8000 Hz, found 16000"]),
+    (["to: amv", "channels: 2"], ["rules.yaml:8:15: amv takes only 1 channel, found 2"]),
+    (["to: gsm", "audioBitrate: 32k"], ["rules.yaml:8:5: 'audioBitrate' does not apply to gsm, which is always 13k"]),
     (["to: mp4", "crf: 60"], ["rules.yaml:8:10: 'crf' must be between 0 and 51 for h264, found 60"]),
     (["to: webm", "crf: 64"], ["rules.yaml:8:10: 'crf' must be between 0 and 63, found 64"]),
     (["to: mp4", "crf: 20", "videoBitrate: 2M"], ["rules.yaml:9:5: set either 'crf' or 'videoBitrate', not both"]),

@@ -75,9 +75,17 @@ package enum OptionDocs {
                         ? "" : " (" + format.aliases.map { "`\($0)`" }.joined(separator: ", ") + ")")
             }
             // Other engines' formats it writes from the inputs it reads: "from video: `jpg`, `gif`".
-            let also = engine.alsoWrites.map { also in
-                "; from \(also.from.map(\.rawValue).sorted().joined(separator: " and ")): "
-                    + also.formats.map { "`\($0)`" }.joined(separator: ", ")
+            // Entries from the same inputs (with different options) are listed together.
+            var also: [String] = []
+            var sources: [String] = []
+            for entry in engine.alsoWrites {
+                let from = entry.from.map(\.rawValue).sorted().joined(separator: " and ")
+                if sources.last == from {
+                    also[also.count - 1] += ", " + entry.formats.map { "`\($0)`" }.joined(separator: ", ")
+                } else {
+                    sources.append(from)
+                    also.append("; from \(from): " + entry.formats.map { "`\($0)`" }.joined(separator: ", "))
+                }
             }
             lines.append(
                 "| \(engine.kind.rawValue) | \(engine.library) | \(formats.joined(separator: ", "))\(also.joined()) |"
