@@ -21,7 +21,7 @@
 #    `ffmpeg -i in.mp4 -vf setpts=PTS/2 -af atempo=2 -c:v libx264 -preset medium -crf 23 -c:a aac -b:a 128k out.mp4`.
 # 6. A generated five-minute WAV to MP3 192k: `chute convert in.wav out.mp3` (192k is the mp3 default) against
 #    `ffmpeg -i in.wav -c:a libmp3lame -b:a 192k out.mp3`.
-# 3. A sticker: 3 s of the clip from 10 s to a looping GIF, 512 px wide at 15 fps with its own palette:
+# 7. A sticker: 3 s of the clip from 10 s to a looping GIF, 512 px wide at 15 fps with its own palette:
 #    `chute convert in.mp4 out.gif --start 10 --duration 3` against
 #    `ffmpeg -ss 10 -t 3 -i in.mp4 -vf "fps=15,scale=512:288:flags=lanczos,split[f][s];[s]palettegen=stats_mode=diff[p];
 #    [f][p]paletteuse=dither=bayer:bayer_scale=4:diff_mode=rectangle" -loop 0 out.gif` (the filters Chute uses).

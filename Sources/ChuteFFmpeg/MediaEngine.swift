@@ -168,6 +168,18 @@ package struct MediaEngine: ConversionEngine {
             progress: progress
         )
         let repaired = muxer.repairedTimestamps
+        if let trim, let video = plan.video,
+            (transcoder.videoTranscoder?.framesEncoded ?? transcoder.copiedPackets(of: video.source) ?? 0) == 0
+        {
+            // A muxer leaves an empty track out, so the read-back would find a sound-only file and pass it.
+            let end = trim.length.map { " to \(OutputVerifier.seconds(trim.startSeconds + $0))" } ?? ""
+            throw FFmpegError(
+                .unsupportedStream,
+                "start",
+                detail: "the rule's trim (from \(OutputVerifier.seconds(trim.startSeconds))\(end)) keeps no frame of "
+                    + "the video: its pictures end before the start"
+            )
+        }
         try muxer.finish()
         if let limit = request.options[CommonOptions.maxFileSize], let twoPass, let size = output.currentSize,
             size > Int64(limit)

@@ -173,6 +173,41 @@ struct VideoEditingEndToEndTests {
         #expect(harness.temporaryFiles().isEmpty)
     }
 
+    /// A clip whose sound outlasts its pictures (as phone clips and screen recordings often do), trimmed to a start
+    /// after the last picture: the trim keeps sound only, which an mp4 would hold as a sound-only file, so the job
+    /// fails and says why.
+    @Test func aTrimThatKeepsNoPictureFailsTheJob() async throws {
+        let harness = try Self.harness(
+            rules: """
+                  - name: late
+                    match: "*.mp4"
+                    to: mp4
+                    start: 3
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        try Self.drop("talk.mp4", into: harness) { path in
+            try CommandLineTool.run(
+                [
+                    "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=2",
+                    "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=5",
+                ] + MediaFixtures.h264AAC + [path.string]
+            )
+        }
+
+        let sidecars = try await harness.waitForSidecars(1)
+
+        let sidecar = try #require(sidecars["talk.mp4.chute.json"])
+        print("trim past the pictures: \(sidecar.error?.code ?? "no error"): \(sidecar.error?.message ?? "")")
+        #expect(sidecar.status == .failed)
+        #expect(sidecar.error?.code == "unsupportedInput")
+        #expect(sidecar.error?.message.contains("keeps no frame of the video") == true)
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("talk.mp4").string))
+        #expect(harness.temporaryFiles().isEmpty)
+    }
+
     @Test func cropToASquare() async throws {
         let harness = try Self.harness(
             rules: """
