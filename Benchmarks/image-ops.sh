@@ -49,6 +49,8 @@ rules:
     height: 1600
     metadata: strip
     quality: 80
+    # The 50 photos are copies of 10: convert each, as the CLI does, rather than skip the copies.
+    onDuplicate: convert
     output: ./outbox
 settings:
   quietPeriod: 100ms
