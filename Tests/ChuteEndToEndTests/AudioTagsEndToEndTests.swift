@@ -13,19 +13,6 @@ struct AudioTagsEndToEndTests {
         "major_brand", "minor_version", "compatible_brands", "encoder", "vendor_id", "handler_name", "creation_time",
     ]
 
-    /// The rule that takes the harness's PNG sentinels, followed by `rules`.
-    private static func harness(rules: String) throws -> DaemonHarness {
-        try DaemonHarness(
-            rules: """
-                  - name: sentinels
-                    match: "zz-sentinel-*.png"
-                    to: jpg
-                    output: ./outbox
-                \(rules)
-                """
-        )
-    }
-
     /// Every tag of the container and of its streams, keys lowercased, as `ffprobe -show_format -show_streams`
     /// reports them.
     private static func allTags(of path: FilePath) throws -> [String: String] {
@@ -43,8 +30,8 @@ struct AudioTagsEndToEndTests {
     }
 
     @Test func m4aTagsBecomeID3TagsWithoutContainerJunk() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: sound
                     match: "*.m4a"
                     to: mp3
@@ -75,8 +62,8 @@ struct AudioTagsEndToEndTests {
 
     @Test(arguments: ["m4a", "ogg"])
     func videoSoundtrackKeepsTheTitleWithoutContainerJunk(target: String) async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: soundtrack
                     match: "*.mp4"
                     to: \(target)

@@ -49,6 +49,20 @@ final class DaemonHarness {
         )
     }
 
+    /// A daemon whose first rule takes the PNG sentinels that ``waitForSidecars`` drops (into the outbox as JPEGs),
+    /// followed by `rules`.
+    convenience init(afterSentinels rules: String) throws {
+        try self.init(
+            rules: """
+                  - name: sentinels
+                    match: "zz-sentinel-*.png"
+                    to: jpg
+                    output: ./outbox
+                \(rules)
+                """
+        )
+    }
+
     /// Starts `chute run` (with `environment` added to the test's, and `arguments` after its own) and waits until its
     /// watcher is ready.
     func start(environment: [String: String] = [:], arguments: [String] = []) async throws {

@@ -9,18 +9,6 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct ImageFormatsEndToEndTests {
     /// The rule that takes the harness's PNG sentinels (see ``DaemonHarness/waitForSidecars(_:timeout:)``), followed
-    /// by `rules`.
-    private static func harness(rules: String) throws -> DaemonHarness {
-        try DaemonHarness(
-            rules: """
-                  - name: sentinels
-                    match: "zz-sentinel-*.png"
-                    to: jpg
-                    output: ./outbox
-                \(rules)
-                """
-        )
-    }
 
     /// Makes each file with `make` in a staging folder, then moves them all into the inbox.
     private static func drop(
@@ -81,7 +69,7 @@ struct ImageFormatsEndToEndTests {
                 output: ./outbox
             """
         }
-        let harness = try Self.harness(rules: rules.joined(separator: "\n"))
+        let harness = try DaemonHarness(afterSentinels: rules.joined(separator: "\n"))
         defer { harness.stop() }
         try await harness.start()
         let names = targets.map { "photo-\($0.name).png" }
@@ -114,8 +102,8 @@ struct ImageFormatsEndToEndTests {
             ("tga", "TGA", "tga", 0.002), ("pam", "PAM", "netpbm", 0.002), ("pfm", "PFM", "netpbm", 0.002),
             ("exr", "EXR", "openexr", 0.002), ("jp2", "JP2", "jpeg2000", 0.002),
         ]
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: to-png
                     match: [\(inputs.map { "\"*.\($0.name)\"" }.joined(separator: ", "))]
                     to: png
@@ -147,8 +135,8 @@ struct ImageFormatsEndToEndTests {
     }
 
     @Test func anAnimationKeepsItsFramesOnlyWhereTheTargetHoldsThem() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: stills
                     match: "*-still.gif"
                     to: jpg
@@ -187,8 +175,8 @@ struct ImageFormatsEndToEndTests {
     /// Headerless raw pixels are read only by a rule that declares their layout: a 16-bit RGB capture of the
     /// declared size converts; a file of another size fails as damaged, naming both sizes.
     @Test func rawPixelsAreReadInTheLayoutTheRuleDeclares() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: raw-camera
                     match: "*.rgb"
                     to: png

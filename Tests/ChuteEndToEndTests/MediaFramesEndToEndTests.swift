@@ -8,18 +8,6 @@ import Testing
 /// looping sticker from part of one; picture inputs of the same rules stay with the image engine.
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct MediaFramesEndToEndTests {
-    /// The harness's PNG sentinels go to jpg through the image engine, beside `rules`.
-    private static func harness(rules: String) throws -> DaemonHarness {
-        try DaemonHarness(
-            rules: """
-                  - name: sentinels
-                    match: "zz-sentinel-*.png"
-                    to: jpg
-                    output: ./outbox
-                \(rules)
-                """
-        )
-    }
 
     /// Makes a file in a staging folder and moves it into the inbox, so that the daemon sees it complete.
     private static func drop(_ name: String, into harness: DaemonHarness, make: (FilePath) throws -> Void) throws {
@@ -36,8 +24,8 @@ struct MediaFramesEndToEndTests {
     // `veryfast`, not `ultrafast`: at 0.5 Mbit/s for 1080p, ultrafast's pictures stay above the bitrate even at
     // h264's coarsest quantiser (QP 51), so no bitrate makes them fit.
     @Test func maxFileSizeLandsAMinuteOf1080pJustUnderFiveMegabytes() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: small
                     match: "*.mp4"
                     to: mp4
@@ -78,8 +66,8 @@ struct MediaFramesEndToEndTests {
     }
 
     @Test func aVideoToJPGGivesTheFrameAtStart() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: posters
                     match: "*.mp4"
                     to: jpg
@@ -114,8 +102,8 @@ struct MediaFramesEndToEndTests {
     }
 
     @Test func aVideoToPNGWithoutStartGivesARepresentativeFrameNotTheBlackIntro() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: posters
                     match: "*.mov"
                     to: png
@@ -146,8 +134,8 @@ struct MediaFramesEndToEndTests {
     }
 
     @Test func aVideoToGIFWithARangeGivesALoopingStickerUnderOneMegabyte() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: stickers
                     match: "*.mp4"
                     to: gif

@@ -8,18 +8,6 @@ import Testing
 /// its packets into a new container, and keeps or drops an audio file's cover (`coverArt`).
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct MediaPrivacyEndToEndTests {
-    /// The rule that takes the harness's PNG sentinels, followed by `rules`.
-    private static func harness(rules: String) throws -> DaemonHarness {
-        try DaemonHarness(
-            rules: """
-                  - name: sentinels
-                    match: "zz-sentinel-*.png"
-                    to: jpg
-                    output: ./outbox
-                \(rules)
-                """
-        )
-    }
 
     /// Values the phone fixture carries that say where, when and on what it was filmed.
     private static let revealing = ["Apple", "iPhone", "48.85", "2.295", "2024"]
@@ -80,8 +68,8 @@ struct MediaPrivacyEndToEndTests {
     }
 
     @Test func stripLeavesNoLocationDeviceOrDateInAMovAndAnMP4AndCopiesThePackets() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: private-mov
                     match: "*.mov"
                     to: mov
@@ -138,8 +126,8 @@ struct MediaPrivacyEndToEndTests {
     }
 
     @Test func locationKeepsTheMakeAndModel() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: no-place
                     match: "*.mov"
                     to: mov
@@ -168,8 +156,8 @@ struct MediaPrivacyEndToEndTests {
     }
 
     @Test func coverArtIsKeptUnlessTheRuleDropsIt() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: keep-cover
                     match: "keep-*.mp3"
                     to: mp3

@@ -8,18 +8,6 @@ import Testing
 /// sound out (`mute`) and brings its loudness to a target (`loudness`).
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct MediaSoundEndToEndTests {
-    /// The rule that takes the harness's PNG sentinels, followed by `rules`.
-    private static func harness(rules: String) throws -> DaemonHarness {
-        try DaemonHarness(
-            rules: """
-                  - name: sentinels
-                    match: "zz-sentinel-*.png"
-                    to: jpg
-                    output: ./outbox
-                \(rules)
-                """
-        )
-    }
 
     /// Writes a clip of `seconds` whose sound is a sine of `frequency` Hz at `volume` dB, with a test pattern at
     /// 30 frames a second unless `video` is false.
@@ -77,8 +65,8 @@ struct MediaSoundEndToEndTests {
     }
 
     @Test func speedChangesTheDurationAndKeepsThePitch() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: fast
                     match: "*.mp4"
                     to: mp4
@@ -120,8 +108,8 @@ struct MediaSoundEndToEndTests {
     }
 
     @Test func muteLeavesTheSoundOutOfAVideoAndIsRefusedForAnAudioTarget() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: silent
                     match: "*.mp4"
                     to: mp4
@@ -163,8 +151,8 @@ struct MediaSoundEndToEndTests {
     }
 
     @Test func loudnessBringsAQuietRecordingToTheTarget() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: podcast
                     match: "*.wav"
                     to: m4a
@@ -218,8 +206,8 @@ struct MediaSoundEndToEndTests {
     /// Progress is the share of the output written: at twice the speed the output lasts half the input, and the
     /// records go on past half way rather than stopping there until the verification.
     @Test func progressOfASpedUpVideoGoesPastHalfWay() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: fast
                     match: "*.mkv"
                     to: mp4

@@ -8,18 +8,6 @@ import Testing
 /// re-encoding when `trimExact: false`), `crop`, `rotate` (by the display matrix in MP4), `flip`, `aspect`.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct VideoEditingEndToEndTests {
-    /// A daemon with the harness's sentinel rule, followed by `rules`.
-    private static func harness(rules: String) throws -> DaemonHarness {
-        try DaemonHarness(
-            rules: """
-                  - name: sentinels
-                    match: "zz-sentinel-*.png"
-                    to: jpg
-                    output: ./outbox
-                \(rules)
-                """
-        )
-    }
 
     /// Makes a file in a staging folder and moves it into the inbox, so that the daemon sees it complete.
     private static func drop(_ name: String, into harness: DaemonHarness, make: (FilePath) throws -> Void) throws {
@@ -72,8 +60,8 @@ struct VideoEditingEndToEndTests {
     }
 
     @Test func trimWithoutReencodingCopiesTheKeyframeRange() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: cut
                     match: "*.mp4"
                     to: mp4
@@ -109,8 +97,8 @@ struct VideoEditingEndToEndTests {
     }
 
     @Test func exactTrimReencodesToTheDuration() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: cut
                     match: "*.mp4"
                     to: mp4
@@ -149,8 +137,8 @@ struct VideoEditingEndToEndTests {
     }
 
     @Test func aStartPastTheEndFailsTheJobClearly() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: late
                     match: "*.mp4"
                     to: mp4
@@ -177,8 +165,8 @@ struct VideoEditingEndToEndTests {
     /// after the last picture: the trim keeps sound only, which an mp4 would hold as a sound-only file, so the job
     /// fails and says why.
     @Test func aTrimThatKeepsNoPictureFailsTheJob() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: late
                     match: "*.mp4"
                     to: mp4
@@ -209,8 +197,8 @@ struct VideoEditingEndToEndTests {
     }
 
     @Test func cropToASquare() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: square
                     match: "*.mp4"
                     to: mp4
@@ -234,8 +222,8 @@ struct VideoEditingEndToEndTests {
     }
 
     @Test func rotateByTheDisplayMatrixKeepsThePackets() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: quarter
                     match: "IMG_0100.MOV"
                     to: mp4
@@ -281,8 +269,8 @@ struct VideoEditingEndToEndTests {
     }
 
     @Test func editsActOnThePictureAsShown() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: square
                     match: "square-*.mov"
                     to: mp4
@@ -339,8 +327,8 @@ struct VideoEditingEndToEndTests {
     }
 
     @Test func flipMirrorsTopToBottom() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: mirror
                     match: "*.mp4"
                     to: mkv
@@ -371,8 +359,8 @@ struct VideoEditingEndToEndTests {
     }
 
     @Test func aspectPadsOrCrops() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: padded
                     match: "pad-*.mp4"
                     to: mp4
@@ -408,8 +396,8 @@ struct VideoEditingEndToEndTests {
     }
 
     @Test func checkRefusesImpossibleVideoEdits() async throws {
-        let harness = try Self.harness(
-            rules: """
+        let harness = try DaemonHarness(
+            afterSentinels: """
                   - name: tilted
                     match: "*.mp4"
                     to: mp4
