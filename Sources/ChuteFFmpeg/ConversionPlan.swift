@@ -5,9 +5,9 @@ import ChuteCore
 /// size, codec and settings.
 ///
 /// A stream is copied when it already satisfies the rule: its codec is one the target holds (and the one the rule
-/// names, if it names one), it fits the size box, its bitrate and frame rate are within the rule's limits (up to
-/// 10 % over counts as within; for lossy audio the limit is `audioBitrate` or its default, so 320k AAC becomes 128k
-/// in a video; an unknown bitrate passes the default but not a limit the rule sets), every option the rule sets
+/// names, if it names one), it fits the size box, its bitrate and frame rate are within the limits the rule sets (up
+/// to 10 % over counts as within; an unknown bitrate does not pass a limit; the default bitrates are what an encode
+/// gets, so 320k AAC is copied into a video unless the rule sets `audioBitrate`), every option the rule sets
 /// allows it (``StreamCopy``: no `crf` asks for a new encode, for one), and its rotation survives in the target. A plan
 /// that copies every stream is a remux.
 struct ConversionPlan {
@@ -271,18 +271,15 @@ struct ConversionPlan {
         // A video container takes any of its codecs unless the rule names one; an audio target has just one.
         let holdable =
             self.profile.isVideo ? options[MediaOptions.audioCodec].map { [$0] } ?? self.profile.audioCodecs : []
-        // Lossy audio above the rule's bitrate (its default included) is re-encoded down to it.
-        // GSM has one bitrate (13k), which its encoder wants left unset.
+        // The bitrate of an encode: the rule's, else the format's default. GSM has one bitrate (13k), which its
+        // encoder wants left unset. Only the rule's own `audioBitrate` keeps a stream above it from being copied
+        // (``StreamCopy``): the default is what an encode gets, not a reason to re-encode sound the target holds.
         let bitRate =
             encoding.isLossless || codec == .gsm
             ? nil : options[MediaOptions.audioBitrate] ?? self.profile.defaultAudioBitrate
-        // Lossy audio above the default bitrate is re-encoded down to it; a bitrate the container does not record
-        // (Matroska often records none) passes this guide, but not a limit the rule sets (``StreamCopy``).
-        let withinDefault =
-            source.isLossless || source.bitRate == 0 || bitRate.map { Self.within(source.bitRate, $0) } ?? true
         let canCopy =
             (encoding.copies(source.codecID) || holdable.contains { $0.codecID == source.codecID })
-            && withinDefault && StreamCopy.allows(source, options)
+            && StreamCopy.allows(source, options)
             && sampleRate.map { $0 == source.sampleRate } ?? true && channels.map { $0 == source.channels } ?? true
         return Audio(
             source: source,
