@@ -211,6 +211,7 @@ package struct MediaEngine: ConversionEngine {
             demuxer: plan.profile.demuxer,
             // `speed` divides the picture's and the sound's times.
             expectedDuration: kept.length.map { $0 / (request.options[MediaOptions.speed] ?? 1) },
+            copiedStreams: Set(transcoder.copiedPackets.keys),
             meter: &meter,
             progress: progress
         )
@@ -374,9 +375,7 @@ package struct MediaEngine: ConversionEngine {
             "mode": plan.isRemux ? "remux" : "transcode",
             "inputFormat": container.formatName,
             "outputDuration": Self.decimal(verification.duration),
-            "verification": verification.decodedWhole
-                ? "read back and decoded entirely"
-                : "read back; decoded the first and last \(Int(OutputVerifier.sampleSeconds)) s",
+            "verification": verification.description,
         ]
         if plan.isRemux {
             details["note"] = "every stream was copied without re-encoding"

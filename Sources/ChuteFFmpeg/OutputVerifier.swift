@@ -4,12 +4,14 @@ import ChuteCore
 /// Reads a freshly written output back, through the descriptor it was written with, and checks that it decodes and
 /// lasts as long as it should.
 ///
-/// Outputs of up to ``wholeFileLimit`` are read and decoded entirely. Longer ones are decoded for their first and
-/// last ``sampleSeconds`` (seeking back from the end their header gives), which catches a broken header, index or
-/// end at a small, fixed cost whatever the length. The output's span is measured from its packets, from the first
-/// read to the last. Each audio and video stream must yield frames in each decoded part, with errors in at most half
-/// of its packets; and the output must last as long as the input's kept streams, within
-/// ``TimeExtent/agree(_:_:)``.
+/// Outputs of up to ``wholeFileLimit`` are read entirely. Longer ones are read for their first and last
+/// ``sampleSeconds`` (seeking back from the end their header gives), which catches a broken header, index or end at a
+/// small, fixed cost whatever the length. Encoded streams are decoded in what is read. A copied stream holds the
+/// input's packets unchanged, which the input's decoder already accepted when its streams were probed, so only its
+/// first frame in each part read is decoded: a remux is checked without decoding seconds of video. The output's span
+/// is measured from its packets, from the first read to the last. Each audio and video stream must yield frames in
+/// each part, with errors in at most half of the packets decoded; and the output must last as long as the input's
+/// kept streams, within ``TimeExtent/agree(_:_:)``.
 enum OutputVerifier {
     /// Outputs up to this long, in seconds, are decoded entirely.
     static let wholeFileLimit = 10.0
@@ -22,8 +24,19 @@ enum OutputVerifier {
     struct Result {
         /// The output's span in seconds, measured from its packets.
         var duration: Double
-        /// Whether every packet was read and decoded, rather than the start and the end.
-        var decodedWhole: Bool
+        /// Whether every packet was read, rather than the start and the end.
+        var readWhole: Bool
+        /// Whether some streams were copied, and so decoded only for their first frames.
+        var hasCopies: Bool
+
+        /// The sidecar's words for it.
+        var description: String {
+            let part = self.readWhole ? "entirely" : "the first and last \(Int(OutputVerifier.sampleSeconds)) s"
+            guard self.hasCopies else {
+                return self.readWhole ? "read back and decoded entirely" : "read back; decoded \(part)"
+            }
+            return "read back \(part); encoded streams decoded there, copied streams their first frame there"
+        }
     }
 
     /// One output stream being decoded.
@@ -33,14 +46,23 @@ enum OutputVerifier {
         let decoder: Decoder
         let frame: Frame
         var tally: DecodeTally
+        /// Whether the stream's packets were copied from the input.
+        let isCopy: Bool
 
-        init(decoder: consuming Decoder, tally: DecodeTally) throws(FFmpegError) {
+        init(decoder: consuming Decoder, tally: DecodeTally, isCopy: Bool) throws(FFmpegError) {
             self.decoder = decoder
             self.frame = try Frame()
             self.tally = tally
+            self.isCopy = isCopy
         }
 
-        func decode(_ packet: borrowing Packet) throws(FFmpegError) {
+        /// Decodes a packet read back, unless the stream was copied and its part already gave a frame: a copied
+        /// stream's part is decoded from its first keyframe until a frame comes out.
+        func take(_ packet: borrowing Packet) throws(FFmpegError) {
+            if self.isCopy {
+                let isKey = packet.pointer.pointee.flags & AV_PKT_FLAG_KEY != 0
+                guard self.tally.frames == 0, self.tally.packets > 0 || isKey else { return }
+            }
             try self.decoder.decode(packet, into: self.frame, tally: &self.tally) { _ in }
         }
 
@@ -66,6 +88,7 @@ enum OutputVerifier {
     ///   - file: the output, completely written.
     ///   - demuxer: the demuxer of the output's format (``TargetProfile/demuxer``).
     ///   - expectedDuration: how long the input's kept streams last, in seconds, when known.
+    ///   - copiedStreams: the indexes of the output streams whose packets were copied from the input.
     ///   - meter: paces progress reports.
     ///   - progress: the job's progress callback.
     /// - Throws: ``FFmpegError`` with code `verify`.
@@ -73,6 +96,7 @@ enum OutputVerifier {
         _ file: MediaFile,
         demuxer: String,
         expectedDuration: Double?,
+        copiedStreams: Set<Int32>,
         meter: inout ProgressMeter,
         progress: (JobProgress) -> Void
     ) throws(FFmpegError) -> Result {
@@ -81,6 +105,7 @@ enum OutputVerifier {
                 file,
                 demuxer: demuxer,
                 expectedDuration: expectedDuration,
+                copiedStreams: copiedStreams,
                 meter: &meter,
                 progress: progress
             )
@@ -93,6 +118,7 @@ enum OutputVerifier {
         _ file: MediaFile,
         demuxer: String,
         expectedDuration: Double?,
+        copiedStreams: Set<Int32>,
         meter: inout ProgressMeter,
         progress: (JobProgress) -> Void
     ) throws(FFmpegError) -> Result {
@@ -104,17 +130,18 @@ enum OutputVerifier {
             guard source.kind == .video || source.kind == .audio else { continue }
             checks[index] = try StreamCheck(
                 decoder: try Decoder(stream: stream),
-                tally: DecodeTally(streamIndex: index, codecName: source.codecName)
+                tally: DecodeTally(streamIndex: index, codecName: source.codecName),
+                isCopy: copiedStreams.contains(Int32(index))
             )
         }
         guard !checks.isEmpty else {
             throw FFmpegError(.verify, "avformat_find_stream_info", detail: "the output has no audio or video stream")
         }
 
-        // A short output, or one whose header gives no duration, is read and decoded entirely. A longer one is
-        // decoded from its start until every stream is past the first seconds, then from the keyframe before its
-        // last seconds (by the duration its header gives) to the end; its span runs from the first packet to the
-        // last, so a missing end still shows.
+        // A short output, or one whose header gives no duration, is read entirely. A longer one is read from its
+        // start until every stream is past the first seconds, then from the keyframe before its last seconds (by the
+        // duration its header gives) to the end; its span runs from the first packet to the last, so a missing end
+        // still shows.
         let declared = container.declaredDuration
         let whole = (expectedDuration ?? 0) <= Self.wholeFileLimit || declared == nil
         let packet = try Packet()
@@ -134,7 +161,7 @@ enum OutputVerifier {
                 if pastStart.count == checks.count { break }
                 continue
             }
-            try check.decode(packet)
+            try check.take(packet)
         }
         for check in checks.values {
             try check.finishPart()
@@ -149,7 +176,7 @@ enum OutputVerifier {
                 if let span = Self.span(of: packet, in: container) {
                     extent.include(start: span.start, end: span.end)
                 }
-                try check.decode(packet)
+                try check.take(packet)
             }
             for check in checks.values {
                 try check.finishPart()
@@ -170,7 +197,7 @@ enum OutputVerifier {
                     + "\(Self.seconds(expectedDuration))"
             )
         }
-        return Result(duration: duration, decodedWhole: whole)
+        return Result(duration: duration, readWhole: whole, hasCopies: checks.values.contains { $0.isCopy })
     }
 
     /// Where a packet starts and ends, in seconds, or `nil` when it carries no time.
