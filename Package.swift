@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "ChuteFFmpeg",
             dependencies: [
-                "ChuteCore", "CFFmpeg", "COpenCoreAMRNB",
+                "ChuteCore", "CFFmpeg", "COpenCoreAMRNB", "CChuteLinux",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings

@@ -44,6 +44,10 @@ int chute_file_system_type(const char *path, uint32_t *type) {
     return result;
 }
 
+int chute_start_writeback(int fd) {
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 int chute_file_has_writers(int fd) {
     if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
         fcntl(fd, F_SETLEASE, F_UNLCK);

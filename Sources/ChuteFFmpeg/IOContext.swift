@@ -1,3 +1,4 @@
+import CChuteLinux
 import CFFmpeg
 
 #if canImport(Glibc)
@@ -7,8 +8,10 @@ import Glibc
 /// Owns one `AVIOContext` whose callbacks read or write a ``MediaFile`` at their own position.
 ///
 /// Each context keeps its own offset and uses `pread`/`pwrite`, so the output can be read back for verification
-/// through the descriptor it was written with. The corresponding C functions are `avio_alloc_context` and
-/// `avio_context_free`.
+/// through the descriptor it was written with. A writing context asks the kernel to start writing the file out every
+/// ``writebackInterval`` bytes, so that the `fsync` before the output is kept (``MediaFile/keep()``) finds most of it
+/// on storage already, instead of writing the whole file then. The corresponding C functions are `avio_alloc_context`
+/// and `avio_context_free`.
 struct IOContext: ~Copyable {
     /// The opaque value the callbacks receive: the file and this context's offset in it.
     ///
@@ -17,6 +20,8 @@ struct IOContext: ~Copyable {
     private final class Cursor {
         let file: MediaFile
         var position: Int64 = 0
+        /// Bytes written since writeback was last started.
+        var sinceWriteback: Int64 = 0
 
         init(file: MediaFile) {
             self.file = file
@@ -25,6 +30,8 @@ struct IOContext: ~Copyable {
 
     /// The size of the buffer between libavformat and the callbacks.
     private static let bufferSize: Int32 = 64 * 1024
+    /// How many bytes are written between two starts of writeback.
+    private static let writebackInterval: Int64 = 8 * 1024 * 1024
 
     /// The context, for `AVFormatContext.pb`.
     let context: UnsafeMutablePointer<AVIOContext>
@@ -120,6 +127,12 @@ struct IOContext: ~Copyable {
                 guard count >= 0 else { return chute_averror(errno) }
                 written += count
                 cursor.position += Int64(count)
+            }
+            cursor.sinceWriteback += Int64(size)
+            if cursor.sinceWriteback >= Self.writebackInterval {
+                // A hint: where it fails, the fsync at the end writes everything and reports what went wrong.
+                _ = chute_start_writeback(cursor.file.descriptor)
+                cursor.sinceWriteback = 0
             }
             return size
         }

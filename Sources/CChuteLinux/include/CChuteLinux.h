@@ -27,6 +27,12 @@ int chute_pidfd_open(pid_t pid);
 /// Returns 0, or -1 with errno set.
 int chute_file_system_type(const char *path, uint32_t *type);
 
+/// Starts writing the file's dirty pages to storage without waiting for them (`sync_file_range` with
+/// `SYNC_FILE_RANGE_WRITE` over the whole file; glibc declares it only under _GNU_SOURCE), so that a later `fsync`
+/// finds most of the work done. Not a durability guarantee: only `fsync` is.
+/// Returns 0, or -1 with errno set.
+int chute_start_writeback(int fd);
+
 /// Whether any process has the file open for writing: tries to take a read lease on `fd` (opened read-only), which
 /// the kernel refuses with EAGAIN while the file is open for writing anywhere, and gives it back at once. `fcntl` is
 /// variadic, so Swift cannot call it.
