@@ -189,6 +189,50 @@ struct MediaEngineTests {
         )
     }
 
+    /// The default audio bitrate is what an encode gets, not a reason to re-encode: a privacy strip of a clip with
+    /// 256k AAC copies its packets; only the rule's own `audioBitrate` re-encodes the sound down. The clip is longer
+    /// than the read-back decodes whole, so the copy is checked at its two ends, one frame of each stream.
+    @Test func soundAboveTheDefaultBitrateIsCopiedUnlessTheRuleSetsOne() throws {
+        let directory = try TemporaryDirectory(prefix: "media")
+        defer { directory.remove() }
+        let input = directory.appending("in.mp4")
+        try MediaFixtures.makeClip(
+            at: input,
+            width: 640,
+            height: 360,
+            seconds: 12,
+            codecArguments: ["-c:v", "libx264", "-c:a", "aac", "-b:a", "256k"]
+        )
+
+        let stripped = directory.appending("strip.mp4")
+        let strip = try Conversion.run(
+            input,
+            to: "mp4",
+            output: stripped,
+            options: ConversionOptions(["metadata": "strip"])
+        )
+        let capped = try Conversion.run(
+            input,
+            to: "mp4",
+            output: directory.appending("capped.mp4"),
+            options: ConversionOptions(["audioBitrate": 128_000])
+        )
+
+        #expect(strip.details["mode"] == "remux")
+        #expect(
+            strip.details["verification"]
+                == "read back the first and last 2 s; encoded streams decoded there, copied streams their first frame there"
+        )
+        #expect(
+            try MediaFixtures.packetSizes(of: stripped, stream: "a:0")
+                == MediaFixtures.packetSizes(of: input, stream: "a:0")
+        )
+        #expect(capped.details["mode"] == "transcode")
+        #expect(capped.details["outputVideo"] == "h264 640x360 (copied)")
+        let bitRate = try MediaFixtures.probe(directory.appending("capped.mp4")).streams("audio").first?["bit_rate"]
+        #expect(Int(try #require(bitRate as? String)).map { $0 < 160_000 } == true, "\(String(describing: bitRate))")
+    }
+
     @Test func aRuleThatAsksForMoreIsNotARemux() throws {
         let directory = try TemporaryDirectory(prefix: "media")
         defer { directory.remove() }
