@@ -65,6 +65,50 @@ struct MediaFramesEndToEndTests {
         #expect(abs(duration - 60) < 0.1)
     }
 
+    /// The size is divided over what the output lasts, not the source: 30 s kept of 40, played twice as fast, is
+    /// 15 s, and both passes encode only those.
+    @Test func maxFileSizeCountsTheTrimmedAndSpedUpLength() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: small
+                    match: "*.mp4"
+                    to: mp4
+                    start: 5
+                    end: 35
+                    speed: 2
+                    maxFileSize: 2MB
+                    preset: veryfast
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        try Self.drop("walk.mp4", into: harness) {
+            try MediaFixtures.makeClip(
+                at: $0,
+                width: 640,
+                height: 360,
+                seconds: 40,
+                rate: 30,
+                codecArguments: ["-c:v", "libx264", "-preset", "ultrafast", "-crf", "18", "-c:a", "aac"]
+            )
+            #expect(try FileManager.default.attributesOfItem(atPath: $0.string)[.size] as? Int ?? 0 > 2_000_000)
+        }
+
+        let sidecars = try await harness.waitForSidecars(1, timeout: 300)
+
+        let sidecar = try #require(sidecars["walk.mp4.chute.json"])
+        #expect(sidecar.status == .completed, "\(sidecar.error?.message ?? "")")
+        #expect(sidecar.details["passes"] == "2")
+        let output = harness.outbox.appending("walk.mp4")
+        let size = try FileManager.default.attributesOfItem(atPath: output.string)[.size] as? Int ?? 0
+        print("maxFileSize 2MB of 15 s: \(size) bytes, video bitrate \(sidecar.details["videoBitrate"] ?? "?")")
+        #expect(size <= 2_000_000)
+        #expect(size >= 1_900_000)
+        let duration = try #require(Double(try MediaFixtures.entries("format=duration", of: output)))
+        #expect(abs(duration - 15) < 0.1, "\(duration) s")
+    }
+
     @Test func aVideoToJPGGivesTheFrameAtStart() async throws {
         let harness = try DaemonHarness(
             afterSentinels: """
