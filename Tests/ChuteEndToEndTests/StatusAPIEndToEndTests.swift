@@ -35,15 +35,15 @@ struct StatusAPIEndToEndTests {
     private static func makeHarness() throws -> DaemonHarness {
         try DaemonHarness(
             afterSentinels: """
-                    - name: photos
-                      match: "*.png"
-                      to: jpg
-                      output: ./outbox
-                    - name: videos
-                      match: "*.mkv"
-                      to: mp4
-                      preset: veryslow
-                      output: ./outbox
+                  - name: photos
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                  - name: videos
+                    match: "*.mkv"
+                    to: mp4
+                    preset: veryslow
+                    output: ./outbox
                 """
         )
     }
