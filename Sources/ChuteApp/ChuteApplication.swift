@@ -101,6 +101,7 @@ package struct ChuteApplication {
                 cancellations: cancellations
             ),
             socket: self.config.settings.api.socketPath(journal: self.journalPath),
+            settings: self.config.settings.api,
             logger: self.logger
         )
         self.logger.info(

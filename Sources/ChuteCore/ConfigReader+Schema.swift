@@ -35,8 +35,7 @@ extension ConfigReader.Walker {
     /// The keys of `settings:`.
     static let settingsKeys =
         ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "concurrency", "niceness"]
-        + ["api"]
-        + ["ioPriority"] + JobLimits.keys
+        + ["ioPriority"] + JobLimits.keys + ["api"]
 
     /// Reads the whole configuration.
     ///

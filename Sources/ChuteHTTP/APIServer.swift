@@ -7,22 +7,49 @@ import ServiceLifecycle
 import SystemPackage
 
 /// The service that serves the ``StatusAPI`` on a Unix socket, mode 0660: the socket's owner and group may use the
-/// API, nobody else.
+/// API, nobody else; and, when `settings.api.listen` asks for it, on TCP too, where every request must carry the
+/// bearer token of `settings.api.tokenFile`.
 ///
 /// A socket file left by a daemon that died is replaced; one that a live process still answers on is not (that
 /// daemon keeps it, and this one fails to start). The socket is removed at shutdown.
 package struct APIServer: Service {
     private let api: StatusAPI
     private let socket: FilePath
+    private let settings: APISettings
     private let logger: Logger
 
-    package init(api: StatusAPI, socket: FilePath, logger: Logger) {
+    /// - Parameters:
+    ///   - socket: the Unix socket's path.
+    ///   - settings: the TCP address and token file, if any (a `listen` without `tokenFile` is refused by the
+    ///     rules reader, and here too).
+    package init(api: StatusAPI, socket: FilePath, settings: APISettings = APISettings(), logger: Logger) {
         self.api = api
         self.socket = socket
+        self.settings = settings
         self.logger = logger
     }
 
     package func run() async throws {
+        guard let listen = self.settings.listen else { return try await self.serveSocket() }
+        guard let tokenFile = self.settings.tokenFile, let (host, port) = APISettings.hostAndPort(listen) else {
+            throw APIServerError(address: listen, reason: "TCP needs a HOST:PORT and a tokenFile")
+        }
+        let token = try BearerToken<BasicRequestContext>.read(from: tokenFile, for: listen)
+        let router = self.api.makeRouter(token: token)
+        let logger = self.logger
+        let tcp = Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
+            onServerRunning: { _ in logger.info("Status API listening", metadata: ["address": "\(listen)"]) },
+            logger: logger
+        )
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await self.serveSocket() }
+            group.addTask { try await tcp.run() }
+        }
+    }
+
+    private func serveSocket() async throws {
         try Self.removeStaleSocket(at: self.socket)
         try FileManager.default.createDirectory(
             atPath: self.socket.removingLastComponent().string,
@@ -62,11 +89,22 @@ package struct APIServer: Service {
 
 /// The status API cannot listen.
 package struct APIServerError: Error, CustomStringConvertible {
-    package var socket: FilePath
+    /// The socket's path or the TCP address.
+    package var address: String
     package var reason: String
 
+    init(socket: FilePath, reason: String) {
+        self.address = socket.string
+        self.reason = reason + "; set settings.api.socket to another path"
+    }
+
+    init(address: String, reason: String) {
+        self.address = address
+        self.reason = reason
+    }
+
     package var description: String {
-        "cannot serve the status API on \(self.socket): \(self.reason); set settings.api.socket to another path"
+        "cannot serve the status API on \(self.address): \(self.reason)"
     }
 }
 

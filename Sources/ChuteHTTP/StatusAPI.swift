@@ -39,9 +39,10 @@ package struct StatusAPI: Sendable {
         self.cancellations = cancellations
     }
 
-    /// The router with every route.
-    package func makeRouter() -> Router<BasicRequestContext> {
+    /// The router with every route, behind a bearer token if given (on TCP).
+    package func makeRouter(token: [UInt8]? = nil) -> Router<BasicRequestContext> {
         let router = Router()
+        if let token { router.add(middleware: BearerToken(token)) }
         router.get("/api/health") { _, _ in try await self.health() }
         router.get("/api/status") { _, _ in try await self.status() }
         router.get("/api/jobs") { request, _ in try await self.jobs(request.uri.queryParameters) }

@@ -243,6 +243,63 @@ struct StatusAPIEndToEndTests {
         #expect(events.last?.1["outputs"] as? [String] == [harness.outbox.appending("sunset.jpg").string])
     }
 
+    /// A port on 127.0.0.1 that was free a moment ago: the kernel's pick for a listener that is closed at once.
+    private static func freePort() throws -> Int {
+        let listener = try LoopbackListener()
+        defer { listener.stop() }
+        return listener.port
+    }
+
+    @Test func tcpNeedsTheBearerTokenAndATokenFile() async throws {
+        let port = try Self.freePort()
+        let harness = try DaemonHarness(
+            settings: """
+                  api:
+                    listen: 127.0.0.1:\(port)
+                    tokenFile: ./token
+                """
+        )
+        defer { harness.stop() }
+        try "s3cret-token\n".write(
+            toFile: harness.directory.appending("token").string,
+            atomically: true,
+            encoding: .utf8
+        )
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        func status(_ headers: [String]) throws -> String {
+            try CommandLineTool.run(
+                ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}"] + headers.flatMap { ["-H", $0] }
+                    + ["http://127.0.0.1:\(port)/api/health"]
+            ).standardOutput
+        }
+        #expect(try status([]) == "401")
+        #expect(try status(["Authorization: Bearer wrong-token!"]) == "401")
+        #expect(try status(["Authorization: Bearer s3cret-toke"]) == "401")
+        #expect(try status(["Authorization: Basic s3cret-token"]) == "401")
+        #expect(try status(["Authorization: Bearer s3cret-token"]) == "200")
+        // The socket needs no token: its permissions decide.
+        #expect(try Self.api(harness, "GET", "/api/health").status == 200)
+
+        // No token file, no TCP: chute check refuses the config.
+        let refused = harness.directory.appending("refused.yaml")
+        try """
+        watch:
+          - path: ./inbox
+        rules:
+          - name: a
+            match: "*.png"
+            to: jpg
+            output: ./outbox
+        settings:
+          api:
+            listen: 127.0.0.1:8750
+        """.write(toFile: refused.string, atomically: true, encoding: .utf8)
+        let check = try await Self.chute(["check", refused.string])
+        #expect(check.status == 2)
+        #expect(check.error.contains("'listen' needs 'tokenFile'"), "\(check.error)")
+    }
+
     /// Runs `chute` to completion and returns its status and both outputs.
     private static func chute(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
         let process = try ChuteProcess(arguments)
