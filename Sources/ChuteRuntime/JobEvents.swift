@@ -34,10 +34,13 @@ package final class JobEvents: Sendable {
     }
 
     /// A new subscriber: the events published from now on, until `Subscription`'s iteration ends or the subscriber
-    /// falls past ``hardLimit``.
-    package func subscribe() -> Subscription {
+    /// falls past `limit` events behind.
+    ///
+    /// - Parameter limit: how many unread events the subscriber may have before it is dropped; the status board,
+    ///   which must see every job's end, passes `Int.max` (it still loses progress events when behind).
+    package func subscribe(limit: Int = JobEvents.hardLimit) -> Subscription {
         let id = self.nextID.add(1, ordering: .relaxed).newValue
-        let buffer = Subscription.Buffer()
+        let buffer = Subscription.Buffer(limit: limit)
         self.subscribers.withLock { $0[id] = buffer }
         return Subscription(buffer: buffer) { [weak self] in
             self?.subscribers.withLock { _ = $0.removeValue(forKey: id) }
@@ -105,6 +108,11 @@ package struct Subscription: AsyncSequence, Sendable {
         }
 
         private let state = Mutex(State())
+        private let limit: Int
+
+        init(limit: Int) {
+            self.limit = limit
+        }
 
         /// Queues `event`, or drops it when the subscriber is behind and it is only progress.
         ///
@@ -117,7 +125,7 @@ package struct Subscription: AsyncSequence, Sendable {
                     return (reader, true)
                 }
                 if event.kind == .progress, state.events.count >= JobEvents.progressLimit { return (nil, true) }
-                if state.events.count >= JobEvents.hardLimit { return (nil, false) }
+                if state.events.count >= self.limit { return (nil, false) }
                 state.events.append(event)
                 return (nil, true)
             }

@@ -60,9 +60,10 @@ package actor JobStatusBoard: Service {
     private var running: [String: Entry] = [:]
     private var recent: [Entry] = []
 
-    /// Subscribes to `events` at once, so that no event published before ``run()`` is missed.
+    /// Subscribes to `events` at once, so that no event published before ``run()`` is missed; with no limit, so
+    /// that a burst of thousands of queued files never costs the board a job's end.
     package init(events: JobEvents) {
-        self.subscription = events.subscribe()
+        self.subscription = events.subscribe(limit: .max)
     }
 
     /// Reads events until graceful shutdown.

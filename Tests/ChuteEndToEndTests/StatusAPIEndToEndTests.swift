@@ -241,6 +241,13 @@ struct StatusAPIEndToEndTests {
         #expect(events.map(\.0).filter { $0 != "progress" } == ["queued", "started", "completed"])
         #expect(Set(events.compactMap { $0.1["jobID"] as? String }).count == 1)
         #expect(events.last?.1["outputs"] as? [String] == [harness.outbox.appending("sunset.jpg").string])
+
+        // A client still reading the stream does not hold up shutdown; the socket goes with the daemon.
+        let daemon = try #require(harness.daemon)
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: 30)
+        #expect(exit.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: Self.socket(of: harness).string))
     }
 
     /// A port on 127.0.0.1 that was free a moment ago: the kernel's pick for a listener that is closed at once.
