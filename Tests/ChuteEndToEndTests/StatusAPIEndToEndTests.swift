@@ -250,6 +250,37 @@ struct StatusAPIEndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: Self.socket(of: harness).string))
     }
 
+    @Test func aStaleSocketIsReplacedAndAnythingElseRefused() async throws {
+        let harness = try Self.makeHarness()
+        defer { harness.stop() }
+        let socket = Self.socket(of: harness)
+        try FileManager.default.createDirectory(
+            atPath: socket.removingLastComponent().string,
+            withIntermediateDirectories: true
+        )
+        // A socket file that nothing listens on, as a killed daemon leaves it.
+        try CommandLineTool.run([
+            "python3", "-c", "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])", socket.string,
+        ])
+        try await Self.startDaemon(harness)
+        #expect(try Self.api(harness, "GET", "/api/health").status == 200)
+        harness.daemon?.terminate()
+
+        // A regular file in its place is not removed: the daemon stops and says why.
+        _ = unlink(socket.string)
+        try "mine".write(toFile: socket.string, atomically: true, encoding: .utf8)
+        let daemon = try ChuteProcess(["run", "--config", harness.configPath.string])
+        let exit = try await daemon.waitForExit()
+        #expect(exit.status != 0)
+        #expect(
+            daemon.log.contains {
+                $0.contains("cannot serve the status API on \(socket): it exists and is not a socket")
+            },
+            "\(daemon.log)"
+        )
+        #expect((try? String(contentsOfFile: socket.string, encoding: .utf8)) == "mine")
+    }
+
     /// A port on 127.0.0.1 that was free a moment ago: the kernel's pick for a listener that is closed at once.
     private static func freePort() throws -> Int {
         let listener = try LoopbackListener()
