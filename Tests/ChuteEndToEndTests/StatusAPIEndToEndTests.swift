@@ -107,6 +107,9 @@ struct StatusAPIEndToEndTests {
         #expect(try Self.jobs(harness, "state=completed&rule=videos").isEmpty)
         #expect(try Self.jobs(harness, "state=completed&text=nothing-like-this").isEmpty)
         #expect(try Self.jobs(harness, "state=completed&limit=1&offset=5").isEmpty)
+        #expect(try Self.jobs(harness, "state=completed&rule=photos&since=2001-01-01T00:00:00Z").count == 1)
+        let later = Int(Date().timeIntervalSince1970) + 3600
+        #expect(try Self.jobs(harness, "state=completed&since=\(later)").isEmpty)
         let (detailStatus, detail, _) = try Self.api(harness, "GET", "/api/jobs/\(id)")
         #expect(detailStatus == 200)
         let document = try #require(detail as? [String: Any])
