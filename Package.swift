@@ -23,6 +23,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // The status API's server; its traits (swift-configuration, Foundation's form coders) are not used.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
     targets: [
         // C libraries, each behind a system-library target (module map + shim header only).
@@ -122,10 +125,25 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The status API (Hummingbird, on a Unix socket) and the CLI's client for it (NIO's HTTP/1 pipeline).
+        .target(
+            name: "ChuteHTTP",
+            dependencies: [
+                "ChuteCore", "ChuteRuntime",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "ChuteApp",
             dependencies: [
-                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChuteRuntime", "CChuteLinux",
+                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChuteRuntime", "ChuteHTTP", "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -136,7 +154,7 @@ let package = Package(
         .executableTarget(
             name: "chute",
             dependencies: [
-                "ChuteApp", "ChuteCore",
+                "ChuteApp", "ChuteCore", "ChuteHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

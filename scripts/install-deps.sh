@@ -72,6 +72,8 @@ packages=(
     samba smbclient
     # For the test that validates rules files against `chute schema` with a JSON Schema validator.
     python3-jsonschema python3-yaml
+    # The status API's end-to-end tests speak to its Unix socket with curl, a client independent of Chute's.
+    curl
 )
 
 missing=()

@@ -1,4 +1,5 @@
 import ChuteCore
+import ChuteHTTP
 import ChuteRuntime
 import ChuteWatch
 import Foundation
@@ -70,8 +71,12 @@ package struct ChuteApplication {
             }
         }
         let watcher = try DirectoryWatcher(specs: self.watchSpecs(), logger: self.logger)
-        let queue = JobQueue()
-        let intake = Intake(config: self.config, queue: queue, journal: journal, logger: self.logger)
+        // One stream of job events feeds the status board, and through it and directly the status API.
+        let events = JobEvents()
+        let board = JobStatusBoard(events: events)
+        let cancellations = JobCancellations()
+        let queue = JobQueue(events: events)
+        let intake = Intake(config: self.config, queue: queue, journal: journal, logger: self.logger, events: events)
         let runtime = JobRuntime(
             queue: queue,
             intake: intake,
@@ -83,6 +88,20 @@ package struct ChuteApplication {
                 settings: self.config.settings,
                 cores: ProcessInfo.processInfo.activeProcessorCount
             ),
+            logger: self.logger,
+            events: events,
+            cancellations: cancellations
+        )
+        let api = APIServer(
+            api: StatusAPI(
+                board: board,
+                journal: journal,
+                intake: intake,
+                events: events,
+                cancellations: cancellations
+            ),
+            socket: self.config.settings.api.socketPath(journal: self.journalPath),
+            settings: self.config.settings.api,
             logger: self.logger
         )
         self.logger.info(
@@ -102,10 +121,11 @@ package struct ChuteApplication {
             queue: queue,
             logger: self.logger
         )
-        // Shutdown runs in reverse order: the watcher stops taking files before the runtime drains.
+        // Shutdown runs in reverse order: the API stops answering, then the watcher stops taking files, then the
+        // runtime drains; the board reads events until the end.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [runtime, WatchService(watcher: watcher, intake: intake), signalService],
+                services: [board, runtime, WatchService(watcher: watcher, intake: intake), signalService, api],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: self.logger
             )

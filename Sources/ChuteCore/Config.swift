@@ -147,8 +147,44 @@ package struct Settings: Sendable, Equatable {
     /// `workerJobs` (int, default 200): a worker process is replaced after this many jobs, bounding whatever a C
     /// library leaks.
     package var workerJobs: Int = 200
+    /// `api` (mapping): where the daemon's status API listens (``APISettings``).
+    package var api = APISettings()
 
     package init() {}
+}
+
+/// The status API's addresses (`settings.api`).
+package struct APISettings: Sendable, Equatable {
+    /// `socket` (path, default `.chute/api.sock` beside the journal): the Unix socket of the API, mode 0660, so that
+    /// the socket's owner and group may use it.
+    package var socket: FilePath?
+    /// `listen` (`HOST:PORT`, default none): a TCP address for the API as well, refused without `tokenFile`; use
+    /// loopback unless a proxy in front of it encrypts.
+    package var listen: String?
+    /// `tokenFile` (path, default none): a file holding the bearer token every TCP request must carry.
+    package var tokenFile: FilePath?
+
+    package init(socket: FilePath? = nil, listen: String? = nil, tokenFile: FilePath? = nil) {
+        self.socket = socket
+        self.listen = listen
+        self.tokenFile = tokenFile
+    }
+
+    /// The socket's path: `socket` when set, else `api.sock` in the folder of `journal`.
+    package func socketPath(journal: FilePath) -> FilePath {
+        self.socket ?? journal.removingLastComponent().appending("api.sock")
+    }
+
+    /// `listen` split into its host and port, or `nil` when it is not `HOST:PORT` (an IPv6 host in brackets).
+    package static func hostAndPort(_ listen: String) -> (host: String, port: Int)? {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+            (1...65535).contains(port)
+        else { return nil }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        return (host, port)
+    }
 }
 
 /// An I/O scheduling class and level, as `ionice` sets them.

@@ -35,7 +35,7 @@ extension ConfigReader.Walker {
     /// The keys of `settings:`.
     static let settingsKeys =
         ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "concurrency", "niceness"]
-        + ["ioPriority"] + JobLimits.keys
+        + ["ioPriority"] + JobLimits.keys + ["api"]
 
     /// Reads the whole configuration.
     ///
@@ -653,6 +653,41 @@ extension ConfigReader.Walker {
                 settings.concurrency[engine] = self.positiveInteger(limit)
             }
         }
+        if let entry = fields["api"] {
+            settings.api = self.api(from: entry) ?? settings.api
+        }
         return settings
+    }
+
+    /// Reads `settings.api`: a TCP `listen` address needs a `tokenFile`.
+    private mutating func api(from entry: Entry) -> APISettings? {
+        if Self.isNull(entry.value) { return APISettings() }
+        let fields = self.fields(
+            of: entry.value,
+            for: "api",
+            label: "in settings.api",
+            allowed: ["socket", "listen", "tokenFile"]
+        )
+        guard let fields else { return nil }
+        var api = APISettings()
+        if let socket = fields["socket"] {
+            api.socket = self.path(socket.value, for: "socket")
+        }
+        if let tokenFile = fields["tokenFile"] {
+            api.tokenFile = self.path(tokenFile.value, for: "tokenFile")
+        }
+        if let listen = fields["listen"], let text = self.string(listen, expected: "HOST:PORT") {
+            if APISettings.hostAndPort(text) == nil {
+                self.report("expected HOST:PORT for 'listen', found '\(text)'", at: listen.value)
+            } else if fields["tokenFile"] == nil {
+                self.report(
+                    "'listen' needs 'tokenFile': the API is not served on TCP without a bearer token",
+                    at: listen.key
+                )
+            } else {
+                api.listen = text
+            }
+        }
+        return api
     }
 }

@@ -196,6 +196,9 @@ package enum ConfigSummary {
             "Concurrency: " + lanes.joined(separator: ", "),
             "Job limits: " + Self.describe(settings.limits).joined(separator: ", "),
             "Workers: niceness \(settings.niceness), I/O priority \(settings.ioPriority), no network",
+            "Status API: socket " + (settings.api.socket?.string ?? ".chute/api.sock beside the journal")
+                + (settings.api.listen.map { ", TCP \($0) with the token in \(settings.api.tokenFile?.string ?? "")" }
+                    ?? ", no TCP"),
         ]
     }
 }

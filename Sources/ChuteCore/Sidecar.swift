@@ -5,7 +5,8 @@
 package struct Sidecar: Sendable, Codable, Equatable {
     /// Whether the job produced its output.
     package enum Status: String, Sendable, Codable, Equatable {
-        case completed, failed
+        /// `cancelled`: a request stopped the job (the API's cancel); nothing was written.
+        case completed, failed, cancelled
     }
 
     /// The source file as it was when the job took it.

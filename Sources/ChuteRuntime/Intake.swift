@@ -70,6 +70,13 @@ package actor Intake {
     private let incompleteTimeout: Duration
     private let retryDelay: Duration
     private let logger: Logger
+    private let events: JobEvents
+    /// The rules in force, for the status API.
+    package private(set) var rules: [Rule]
+    /// Whether intake is paused (the API's pause): files a rule takes wait here instead of the queue.
+    package private(set) var isPaused = false
+    /// Files taken while intake was paused, with their watched folder; resuming queues them.
+    private var held: [FilePath: FilePath] = [:]
 
     /// The longest wait before a postponed file is tried again.
     static let maximumRetryDelay = Duration.seconds(600)
@@ -95,8 +102,17 @@ package actor Intake {
         var delay: Duration
     }
 
-    package init(config: ChuteConfig, queue: JobQueue, journal: Journal, logger: Logger) {
+    /// - Parameter events: where the `waiting` and `queued` events of files go.
+    package init(
+        config: ChuteConfig,
+        queue: JobQueue,
+        journal: Journal,
+        logger: Logger,
+        events: JobEvents = JobEvents()
+    ) {
         self.matcher = RuleMatcher(config: config)
+        self.rules = config.rules
+        self.events = events
         self.watches = Dictionary(config.watches.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         self.queue = queue
         self.quietPeriod = config.settings.quietPeriod
@@ -118,6 +134,67 @@ package actor Intake {
     ///   at a restart).
     package func reload(_ config: ChuteConfig) {
         self.matcher = RuleMatcher(config: config)
+        self.rules = config.rules
+    }
+
+    /// Stops queueing jobs: files that rules take are held until ``resume()``; queued and running jobs go on.
+    package func pause() {
+        self.isPaused = true
+    }
+
+    /// Queues again the files held while paused (each is looked at anew first).
+    package func resume() {
+        self.isPaused = false
+        for (path, root) in self.held {
+            self.retryContinuation.yield(Retry(path: path, root: root, delay: .zero))
+        }
+        self.held = [:]
+    }
+
+    /// Why a file cannot be taken on request.
+    package enum RequestRefusal: Error, Equatable {
+        /// The path is not beneath a watched folder (or goes through a symbolic link or `..`).
+        case outsideWatchedFolders
+        /// The file is not there (any more), or is not a regular file.
+        case notAFile
+    }
+
+    /// Looks at a file beneath a watched folder now, as if it had just been written: the API's "queue this path"
+    /// and "retry this job". A file already handled in this version is taken again only when `again` is set.
+    ///
+    /// - Throws: ``RequestRefusal`` for a path outside the watched folders or that is not a regular file there.
+    package func take(_ path: FilePath, again: Bool) throws(RequestRefusal) {
+        let root = try self.check(path)
+        if again { self.handled[path] = nil }
+        self.retryContinuation.yield(Retry(path: path, root: root, delay: .zero))
+    }
+
+    /// The watched folder of a file that ``take(_:again:)`` would take.
+    ///
+    /// - Throws: ``RequestRefusal`` for a path outside the watched folders or that is not a regular file there.
+    @discardableResult
+    package func check(_ path: FilePath) throws(RequestRefusal) -> FilePath {
+        guard path.isAbsolute, !path.components.contains(where: { $0.kind != .regular }),
+            let root = self.matcher.root(containing: path)
+        else { throw .outsideWatchedFolders }
+        guard let status = try? SourceInspector.status(of: path, beneath: root), status.isRegularFile else {
+            throw .notAFile
+        }
+        return root
+    }
+
+    /// Takes a job out of the queue on request; the same version of its file is not taken again.
+    ///
+    /// - Returns: the job, or `nil` when it is not queued.
+    package func withdraw(_ jobID: String) async -> Job? {
+        guard let job = await self.queue.withdraw(jobID) else { return nil }
+        self.handled[job.source] = job.fingerprint
+        self.events.publish(JobEvent(.cancelled, of: job, message: "cancelled on request before it started"))
+        self.logger.info(
+            "Queued job cancelled on request",
+            metadata: ["job.id": "\(job.id)", "input.path": "\(LogText.escaped(job.source.string))"]
+        )
+        return job
     }
 
     /// Consumes events until the sequence ends, arming one quiet-period timer per event, brings back the files
@@ -183,6 +260,9 @@ package actor Intake {
             self.handled[job.source] = job.fingerprint
             self.postponements[job.source] = nil
             await self.scheduleDisposal(job, .quarantine(failure))
+        case .cancelledOnRequest:
+            self.handled[job.source] = job.fingerprint
+            self.postponements[job.source] = nil
         case .postponed:
             // retryDelay, doubled at each postponement in a row, at most maximumRetryDelay.
             let count = self.postponements[job.source, default: 0]
@@ -323,7 +403,7 @@ package actor Intake {
                     await self.scheduleDisposal(job, .afterSuccess(output: output))
                 case .failed(let failure?):
                     await self.scheduleDisposal(job, .quarantine(failure))
-                case .failed(nil):
+                case .failed(nil), .cancelled:
                     break
                 }
                 return nil
@@ -334,6 +414,7 @@ package actor Intake {
                 // Checked and recorded with no suspension between, so a marker event cannot slip in unseen.
                 self.waitingForMarker[path] = root
                 logger.debug("Waiting for a marker", metadata: ["reason": "\(LogText.escaped(reason))"])
+                self.events.publish(JobEvent(.waiting, jobID: nil, rule: rule.name, source: path, message: reason))
                 return nil
             }
             if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed, beneath: root) }) {
@@ -342,6 +423,7 @@ package actor Intake {
                 if now - since < self.incompleteTimeout {
                     self.waitingSince[path] = since
                     logger.debug("Waiting until the file is ready", metadata: ["reason": "\(LogText.escaped(reason))"])
+                    self.events.publish(JobEvent(.waiting, jobID: nil, rule: rule.name, source: path, message: reason))
                     return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), self.quietPeriod)
                 }
                 logger.warning(
@@ -350,6 +432,11 @@ package actor Intake {
                 )
             }
             self.waitingSince[path] = nil
+            if self.isPaused {
+                self.held[path] = root
+                logger.debug("Intake paused; the file is held until it resumes")
+                return nil
+            }
             if await self.queue.submit(job) {
                 logger.debug("Job queued", metadata: ["job.id": "\(job.id)", "rule.name": "\(rule.name)"])
             }

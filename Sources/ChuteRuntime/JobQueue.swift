@@ -25,7 +25,12 @@ package actor JobQueue {
         var continuation: CheckedContinuation<Job?, Never>
     }
 
-    package init() {}
+    private let events: JobEvents
+
+    /// - Parameter events: where each job's `queued` event goes, before any lane can start it.
+    package init(events: JobEvents = JobEvents()) {
+        self.events = events
+    }
 
     /// Adds a job to its engine's lane.
     ///
@@ -35,6 +40,7 @@ package actor JobQueue {
         guard case .accepting = self.state, !self.activePaths.contains(job.source) else { return false }
         self.activePaths.insert(job.source)
         self.lanes[job.engine, default: []].append(job)
+        self.events.publish(JobEvent(.queued, of: job))
         self.dispatch(job.engine)
         return true
     }
@@ -73,6 +79,19 @@ package actor JobQueue {
         self.running -= 1
         // A finished job may unblock a job of its rule waiting in the same lane.
         self.dispatch(job.engine)
+    }
+
+    /// Takes a queued job out of its lane, as a request to cancel it does.
+    ///
+    /// - Returns: the job, or `nil` when no queued job has this id (it may be running already).
+    package func withdraw(_ jobID: String) -> Job? {
+        for (engine, lane) in self.lanes {
+            guard let index = lane.firstIndex(where: { $0.id == jobID }) else { continue }
+            let job = self.lanes[engine]!.remove(at: index)
+            self.activePaths.remove(job.source)
+            return job
+        }
+        return nil
     }
 
     /// Whether a source is queued or running.

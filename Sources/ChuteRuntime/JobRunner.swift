@@ -13,6 +13,9 @@ package enum JobOutcome: Sendable, Equatable {
     case failed(ConversionFailure)
     /// Shutdown stopped the job; its journal row says `interrupted`, so it runs again at the next start.
     case cancelled
+    /// A request (the API's cancel) stopped the job: its worker was killed, its sidecar and journal row say
+    /// `cancelled`, and the same version of the file is not taken again.
+    case cancelledOnRequest
     /// The source disappeared before the job started.
     case vanished
     /// A transient failure (the target's disk is full, the source is busy): nothing was recorded, and the intake
@@ -42,11 +45,26 @@ package struct PendingCommit: Sendable {
 package struct JobRunner: Sendable {
     private let journal: Journal
     private let logger: Logger
+    private let events: JobEvents
+    private let cancellations: JobCancellations
 
-    package init(journal: Journal, logger: Logger) {
+    /// - Parameters:
+    ///   - events: where the job's `started`, `progress` events go (its final one is the runtime's).
+    ///   - cancellations: tells a conversion cancelled on request from one cancelled by shutdown.
+    package init(
+        journal: Journal,
+        logger: Logger,
+        events: JobEvents = JobEvents(),
+        cancellations: JobCancellations = JobCancellations()
+    ) {
         self.journal = journal
         self.logger = logger
+        self.events = events
+        self.cancellations = cancellations
     }
+
+    /// The shortest time between two `progress` events of one job.
+    static let progressEventInterval = Duration.milliseconds(500)
 
     /// Runs `job` on `worker`, or records `launchFailure` when no worker could be started.
     ///
@@ -126,12 +144,23 @@ package struct JobRunner: Sendable {
             allowsHardLinks: job.allowsHardLinks
         )
         logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
+        self.events.publish(JobEvent(.started, of: job))
         var progressLog = ProgressLog(start: ContinuousClock.now)
+        var nextEvent = ContinuousClock.now
+        let events = self.events
         let outcome = await worker.perform(request) { progress in
             progressLog.record(progress, to: logger)
+            let now = ContinuousClock.now
+            guard now >= nextEvent else { return }
+            nextEvent = now + Self.progressEventInterval
+            events.publish(JobEvent(.progress, of: job, progress: min(1, max(0, progress.fraction))))
         }
         record.sha256 = await hashing
         switch outcome {
+        case .cancelled where self.cancellations.wasRequested(job.id),
+            .failed where self.cancellations.wasRequested(job.id):
+            OutputCommitter.removeTemporaries(of: temporary)
+            return .ended(await self.cancelOnRequest(record, logger))
         case .cancelled:
             OutputCommitter.removeTemporaries(of: temporary)
             do {
@@ -298,7 +327,11 @@ package struct JobRunner: Sendable {
                 ]
             )
             do {
-                try await self.journal.finish(job.id, output: final)
+                try await self.journal.finish(
+                    job.id,
+                    output: final,
+                    sidecar: job.rule.writesSidecar(completed: true) ? job.rule.sidecarPath(for: named) : nil
+                )
             } catch {
                 // The row stays `committing`; the next start finds the output by its inode and completes it.
                 logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
@@ -365,7 +398,7 @@ package struct JobRunner: Sendable {
             logger.error("Cannot record a failed job", metadata: ["error": "\(LogText.escaped(error.message))"])
         }
         do {
-            try await self.journal.fail(record.job.id, failure: failure)
+            try await self.journal.fail(record.job.id, failure: failure, sidecar: sidecarPath)
         } catch {
             // The row stays `running`: the next start runs the job again, and its new sidecar replaces this one.
             logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
@@ -380,6 +413,31 @@ package struct JobRunner: Sendable {
         )
         CrashPoint.afterFailure.reached()
         return .failed(failure)
+    }
+
+    /// Records a job cancelled on request: its sidecar says `cancelled`, then its journal row, so that the same version
+    /// of the file is not taken again (a new version is).
+    private func cancelOnRequest(_ record: Record, _ logger: Logger) async -> JobOutcome {
+        let reason = ConversionFailure(.cancelled, "cancelled on request")
+        let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
+        do throws(ConversionFailure) {
+            let ownership = record.job.rule.ownership
+            try OutputCommitter.makeDirectory(sidecarPath.removingLastComponent(), ownership: ownership)
+            try OutputCommitter.writeSidecar(
+                record.sidecar(output: nil, failure: reason, status: .cancelled),
+                at: sidecarPath,
+                ownership: ownership
+            )
+        } catch {
+            logger.error("Cannot record a cancelled job", metadata: ["error": "\(LogText.escaped(error.message))"])
+        }
+        do {
+            try await self.journal.cancel(record.job.id, reason: reason, sidecar: sidecarPath)
+        } catch {
+            logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+        }
+        logger.info("Job cancelled on request", metadata: ["sidecar": "\(LogText.escaped(sidecarPath.string))"])
+        return .cancelledOnRequest
     }
 
     /// Moves the source of a job that failed because of the file itself into the rule's `quarantine` folder, if it
@@ -425,13 +483,19 @@ private struct Record: Sendable {
 
     /// - Parameter set: the final paths of a job's parts (``OutputPart``), in the order of its report's; `output` is the
     ///   first of them.
-    func sidecar(output: FilePath?, failure: ConversionFailure?, set: [FilePath] = []) -> Sidecar {
+    /// - Parameter status: the job's status, when not what `failure` says (`cancelled`).
+    func sidecar(
+        output: FilePath?,
+        failure: ConversionFailure?,
+        set: [FilePath] = [],
+        status: Sidecar.Status? = nil
+    ) -> Sidecar {
         let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         let parts = zip(set, self.report?.parts ?? []).map { Sidecar.Output(path: $0.string, size: $1.bytes) }
         return Sidecar(
             chuteVersion: ChuteVersion.current,
             jobID: self.job.id,
-            status: failure == nil ? .completed : .failed,
+            status: status ?? (failure == nil ? .completed : .failed),
             rule: self.job.rule.name,
             engine: self.job.engine.rawValue,
             libraries: self.libraries,

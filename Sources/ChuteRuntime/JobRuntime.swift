@@ -1,4 +1,5 @@
 import ChuteCore
+import Glibc
 import Logging
 import ServiceLifecycle
 import SystemPackage
@@ -17,9 +18,13 @@ package struct JobRuntime: Service {
     private let settings: Settings
     private let lanes: [EngineKind: Int]
     private let logger: Logger
+    private let events: JobEvents
+    private let cancellations: JobCancellations
 
     /// - Parameters:
     ///   - lanes: each engine's number of lanes, the jobs it runs at once.
+    ///   - events: where each job's `started`, `progress` and final event goes.
+    ///   - cancellations: where each running conversion can be cancelled on request.
     package init(
         queue: JobQueue,
         intake: Intake,
@@ -27,7 +32,9 @@ package struct JobRuntime: Service {
         journal: Journal,
         settings: Settings,
         lanes: [EngineKind: Int],
-        logger: Logger
+        logger: Logger,
+        events: JobEvents = JobEvents(),
+        cancellations: JobCancellations = JobCancellations()
     ) {
         self.queue = queue
         self.intake = intake
@@ -36,6 +43,8 @@ package struct JobRuntime: Service {
         self.settings = settings
         self.lanes = lanes
         self.logger = logger
+        self.events = events
+        self.cancellations = cancellations
     }
 
     package func run() async throws {
@@ -74,7 +83,12 @@ package struct JobRuntime: Service {
     }
 
     private func runLane(_ engine: EngineKind) async {
-        let runner = JobRunner(journal: self.journal, logger: self.logger)
+        let runner = JobRunner(
+            journal: self.journal,
+            logger: self.logger,
+            events: self.events,
+            cancellations: self.cancellations
+        )
         var worker: WorkerProcess?
         await withDiscardingTaskGroup { commits in
             while let job = await self.queue.next(for: engine) {
@@ -90,7 +104,14 @@ package struct JobRuntime: Service {
                         launchFailure = error
                     }
                 }
-                switch await runner.convert(job, worker: worker, launchFailure: launchFailure) {
+                // A request cancels this job by killing its worker, as the job's watchdog does; the runner then
+                // records it as cancelled on request, and the lane starts a new worker for its next job.
+                if let pid = worker?.pid {
+                    self.cancellations.register(job.id) { kill(pid, SIGKILL) }
+                }
+                let converted = await runner.convert(job, worker: worker, launchFailure: launchFailure)
+                self.cancellations.unregister(job.id)
+                switch converted {
                 case .ended(let outcome):
                     await self.finish(job, outcome)
                 case .converted(let pending):
@@ -104,6 +125,7 @@ package struct JobRuntime: Service {
 
     /// Releases a finished job's place in the queue and tells the intake how it ended.
     private func finish(_ job: Job, _ outcome: JobOutcome) async {
+        self.events.publish(JobEvent(ending: job, with: outcome))
         await self.queue.complete(job)
         await self.intake.jobFinished(job, outcome: outcome)
     }

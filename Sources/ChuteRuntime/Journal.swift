@@ -33,7 +33,8 @@ import SystemPackage
 package final class Journal: Sendable {
     /// Where a job stands.
     enum State: String {
-        case running, committing, completed, failed, interrupted
+        /// `cancelled`: stopped by a request; `retried`: failed, then queued again by a request (history only).
+        case running, committing, completed, failed, interrupted, cancelled, retried
     }
 
     /// What ``recover()`` settled.
@@ -134,6 +135,14 @@ package final class Journal: Sendable {
             }
             try db.create(index: "job_rule_size", on: "job", columns: ["rule", "size"])
         }
+        migrator.registerMigration("history") { db in
+            // For the status API's history: where each finished job's sidecar is, and when the job started.
+            try db.alter(table: "job") { table in
+                table.add(column: "sidecarPath", .blob)
+                table.add(column: "startedAt", .double)
+            }
+            try db.create(index: "job_updatedAt", on: "job", columns: ["updatedAt"])
+        }
         migrator.registerMigration("output sets") { db in
             // The parts of a job with several outputs, as JSON [{label, inode}], so that recovery finds the whole set.
             try db.alter(table: "job") { table in
@@ -149,6 +158,8 @@ package final class Journal: Sendable {
         case completed(output: FilePath)
         /// Failed; `nil` for a row written before failures were recorded.
         case failed(ConversionFailure?)
+        /// Cancelled on request.
+        case cancelled
     }
 
     /// How the job of this version of a source ended, or `nil` when it has no completed or failed job.
@@ -159,7 +170,7 @@ package final class Journal: Sendable {
                 sql: """
                     SELECT state, output, failureCode, failureMessage FROM job WHERE source = ? AND device = ?
                       AND inode = ? AND size = ?
-                      AND modified = ? AND (changed IS NULL OR changed = ?) AND state IN ('completed', 'failed')
+                      AND modified = ? AND (changed IS NULL OR changed = ?) AND state IN ('completed', 'failed', 'cancelled')
                     ORDER BY updatedAt DESC
                     """,
                 arguments: [
@@ -169,6 +180,7 @@ package final class Journal: Sendable {
             )
             guard let row else { return nil }
             let state: String = row["state"]
+            if state == State.cancelled.rawValue { return .cancelled }
             guard state == State.failed.rawValue else { return .completed(output: Self.path(row["output"])) }
             let code = (row["failureCode"] as String?).flatMap(ConversionFailure.Code.init(rawValue:))
             return .failed(code.map { ConversionFailure($0, row["failureMessage"] ?? "") })
@@ -211,14 +223,14 @@ package final class Journal: Sendable {
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, changed, rule, state,
-                      outputFolder, updatedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)
+                      outputFolder, updatedAt, startedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)
                     """,
                 arguments: [
                     job.id, Self.bytes(job.source), Int64(bitPattern: job.fingerprint.device),
                     Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
                     job.fingerprint.modifiedNanoseconds, job.fingerprint.changedNanoseconds, job.rule.name,
                     Self.bytes(job.plan.directory),
-                    Date().timeIntervalSince1970,
+                    Date().timeIntervalSince1970, Date().timeIntervalSince1970,
                 ]
             )
         }
@@ -254,21 +266,31 @@ package final class Journal: Sendable {
         )
     }
 
-    /// Records that a job completed with `output` in place.
-    package func finish(_ jobID: String, output: FilePath) async throws {
+    /// Records that a job completed with `output` in place, and its sidecar at `sidecar` (`nil`: none written).
+    package func finish(_ jobID: String, output: FilePath, sidecar: FilePath? = nil) async throws {
         try await self.update(
             jobID,
-            sql: "state = 'completed', output = ?, sidecar = NULL",
-            arguments: [Self.bytes(output)]
+            sql: "state = 'completed', output = ?, sidecar = NULL, sidecarPath = ?",
+            arguments: [Self.bytes(output), sidecar.map(Self.bytes)]
         )
     }
 
-    /// Records that a job failed, and why.
-    package func fail(_ jobID: String, failure: ConversionFailure) async throws {
+    /// Records that a job failed, and why, with its sidecar at `sidecar`.
+    package func fail(_ jobID: String, failure: ConversionFailure, sidecar: FilePath? = nil) async throws {
         try await self.update(
             jobID,
-            sql: "state = 'failed', sidecar = NULL, failureCode = ?, failureMessage = ?",
-            arguments: [failure.code.rawValue, failure.message]
+            sql: "state = 'failed', sidecar = NULL, failureCode = ?, failureMessage = ?, sidecarPath = ?",
+            arguments: [failure.code.rawValue, failure.message, sidecar.map(Self.bytes)]
+        )
+    }
+
+    /// Records that a request cancelled a running job, with its sidecar at `sidecar`: the same version of its source
+    /// is not taken again.
+    package func cancel(_ jobID: String, reason: ConversionFailure, sidecar: FilePath?) async throws {
+        try await self.update(
+            jobID,
+            sql: "state = 'cancelled', sidecar = NULL, failureCode = ?, failureMessage = ?, sidecarPath = ?",
+            arguments: [reason.code.rawValue, reason.message, sidecar.map(Self.bytes)]
         )
     }
 
@@ -426,6 +448,16 @@ package final class Journal: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             self.database.asyncWrite(updates) { _, result in continuation.resume(with: result) }
         }
+    }
+
+    /// Reads for the history (``Journal/history(_:)``), on GRDB's queue.
+    func readHistory<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await self.database.read(value)
+    }
+
+    /// Writes for the history (``Journal/markRetried(_:)``), as every other write.
+    func writeHistory<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await self.write(updates)
     }
 
     /// The file in `folder` (not a temporary one) whose inode is `inode`: inodes are unique among the files of one

@@ -11,7 +11,10 @@ struct Chute: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Watches drop folders and converts whatever lands there.",
         version: ChuteVersion.current,
-        subcommands: [Run.self, Check.self, Explain.self, Convert.self, Schema.self, Worker.self]
+        subcommands: [
+            Run.self, Check.self, Explain.self, Convert.self, Schema.self, Status.self, Jobs.self, Show.self,
+            Retry.self, Cancel.self, Pause.self, Resume.self, Worker.self,
+        ]
     )
 }
 

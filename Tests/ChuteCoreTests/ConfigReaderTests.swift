@@ -183,7 +183,7 @@ private let unknownKeyCases: [(String, String)] = [
         yaml(tail: ["settings:", "  quietTime: 1s"]),
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
             + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, jobTimeout, memoryLimit, "
-            + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration"
+            + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -629,7 +629,7 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
                     + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, jobTimeout, memoryLimit, "
-                    + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration",
+                    + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api",
             ]
         )
     }
@@ -838,6 +838,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 Concurrency: image auto, video 1, audio auto
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
+                Status API: socket .chute/api.sock beside the journal, no TCP
                 """
         )
     }
@@ -974,6 +975,10 @@ private let badSettingsValueCases: [(String, String)] = [
           maxPixels: 40000000
           maxFrames: 50
           maxDuration: 4h
+          api:
+            socket: /run/chute/api.sock
+            listen: 127.0.0.1:8750
+            tokenFile: /etc/chute/token
         """
 
     /// What the summary shows for each watch key.
@@ -1017,6 +1022,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "niceness": "niceness 5", "ioPriority": "I/O priority idle", "jobTimeout": "timeout 2h",
         "memoryLimit": "memory 2GB", "cpuTimeLimit": "CPU time 10m", "maxOutputSize": "output ≤ 10GB",
         "maxPixels": "pixels ≤ 40000000", "maxFrames": "frames ≤ 50", "maxDuration": "duration ≤ 4h",
+        "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token",
     ]
 
     @Test func everyKeyTheFileSetsShows() throws {

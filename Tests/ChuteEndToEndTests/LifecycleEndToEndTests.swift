@@ -35,7 +35,7 @@ struct LifecycleEndToEndTests {
         let daemon = try #require(harness.daemon)
 
         daemon.send(SIGUSR1)
-        let status = try await daemon.waitForLog("Status")
+        let status = try await daemon.waitForLog("msg=Status ")
         #expect(status[0].contains("queued=0") && status[0].contains("running=0"), "\(status[0])")
 
         try Self.edit(harness.configPath, replacing: "quality: 0.85", with: "quality: 0.30")

@@ -1,3 +1,4 @@
+import CChuteLinux
 import ChuteApp
 import ChuteCore
 import ChuteMagick

@@ -1,0 +1,78 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import SystemPackage
+
+/// A client of the status API on its Unix socket, for the CLI: one request per connection, through NIO's HTTP/1
+/// pipeline (see docs/decisions.md for why not async-http-client).
+package struct APIClient: Sendable {
+    /// The API answered.
+    package struct Reply: Sendable {
+        package var status: Int
+        package var body: Data
+    }
+
+    /// No daemon answers on the socket.
+    package struct Unreachable: Error, CustomStringConvertible {
+        package var socket: FilePath
+        package var cause: String
+
+        package var description: String {
+            "no Chute daemon answers on \(self.socket) (\(self.cause)); is `chute run` running with this config?"
+        }
+    }
+
+    package let socket: FilePath
+
+    package init(socket: FilePath) {
+        self.socket = socket
+    }
+
+    /// Sends one request and reads the whole reply.
+    ///
+    /// - Throws: ``Unreachable`` when nothing listens on the socket; an I/O error if the connection breaks.
+    package func send(_ method: HTTPMethod, _ path: String, body: Data? = nil) async throws -> Reply {
+        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(unixDomainSocketPath: self.socket.string) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
+                            wrappingChannelSynchronously: channel
+                        )
+                    }
+                }
+        } catch {
+            throw Unreachable(socket: self.socket, cause: "\(error)")
+        }
+        return try await channel.executeThenClose { inbound, outbound in
+            var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
+            head.headers.add(name: "Host", value: "chute")
+            head.headers.add(name: "Connection", value: "close")
+            if let body {
+                head.headers.add(name: "Content-Type", value: "application/json")
+                head.headers.add(name: "Content-Length", value: String(body.count))
+            } else if method == .POST {
+                head.headers.add(name: "Content-Length", value: "0")
+            }
+            try await outbound.write(.head(head))
+            if let body { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+            try await outbound.write(.end(nil))
+            var status = 0
+            var received = Data()
+            for try await part in inbound {
+                switch part {
+                case .head(let head):
+                    status = Int(head.status.code)
+                case .body(let buffer):
+                    received.append(contentsOf: buffer.readableBytesView)
+                case .end:
+                    return Reply(status: status, body: received)
+                }
+            }
+            return Reply(status: status, body: received)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import ChuteRuntime
+import Foundation
+import NIOHTTP1
+import SystemPackage
+
+/// What the CLI's `status`, `jobs`, `show`, `retry`, `cancel`, `pause` and `resume` do: one request to the running
+/// daemon's status API each, its answer as text for a person or as the API's JSON for a script.
+package struct ControlClient: Sendable {
+    /// The API refused the request; `message` is its reason.
+    package struct Refusal: Error, CustomStringConvertible {
+        package var status: Int
+        package var message: String
+        package var description: String { self.message }
+    }
+
+    private let client: APIClient
+
+    package init(socket: FilePath) {
+        self.client = APIClient(socket: socket)
+    }
+
+    /// Counts by state and the running jobs with progress bars.
+    package func status(json: Bool) async throws -> String {
+        let data = try await self.request(.GET, "/api/status")
+        if json { return Self.text(data) }
+        let status = try API.decoder().decode(API.Status.self, from: data)
+        let order = ["waiting", "queued", "running", "completed", "failed", "cancelled", "retried"]
+        var lines = [
+            "Intake " + (status.paused ? "paused (chute resume starts it again)" : "running"),
+            order.map { "\($0) \(status.counts[$0] ?? 0)" }.joined(separator: ", "),
+        ]
+        if !status.running.isEmpty { lines.append("Running:") }
+        for job in status.running {
+            lines.append("  \(Self.bar(job.progress)) \(job.id ?? "")  \(job.rule ?? "")  \(job.source)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The latest jobs, live first.
+    package func jobs(state: String?, rule: String?, limit: Int, json: Bool) async throws -> String {
+        var query: [String] = ["limit=\(limit)"]
+        if let state { query.append("state=\(Self.escaped(state))") }
+        if let rule { query.append("rule=\(Self.escaped(rule))") }
+        let data = try await self.request(.GET, "/api/jobs?" + query.joined(separator: "&"))
+        if json { return Self.text(data) }
+        let list = try API.decoder().decode(API.JobList.self, from: data)
+        guard !list.jobs.isEmpty else { return "No jobs." }
+        return list.jobs.map { job in
+            var line =
+                "\(job.state.padding(toLength: 10, withPad: " ", startingAt: 0)) \(job.id ?? "-")  "
+                + "\(job.rule ?? "-")  \(job.source)"
+            if job.state == "running" { line += "  " + Self.bar(job.progress) }
+            if let message = job.message, job.state == "failed" { line += "\n           \(message)" }
+            return line
+        }.joined(separator: "\n")
+    }
+
+    /// One job, its outputs and its sidecar.
+    package func show(_ id: String, json: Bool) async throws -> String {
+        let data = try await self.request(.GET, "/api/jobs/\(Self.escaped(id))")
+        if json { return Self.text(data) }
+        let detail = try API.decoder().decode(API.JobDetail.self, from: data)
+        let job = detail.job
+        var lines = [
+            "Job \(job.id ?? "-"): \(job.state)", "  rule:   \(job.rule ?? "-")", "  source: \(job.source)",
+        ]
+        if let progress = job.progress, job.state == "running" { lines.append("  progress: \(Self.bar(progress))") }
+        if let message = job.message { lines.append("  message: \(message)") }
+        for output in detail.outputs {
+            lines.append("  output: \(output.path) (\(output.size.map { "\($0) bytes" } ?? "gone"))")
+        }
+        if let sidecar = detail.sidecar {
+            let encoder = API.encoder()
+            encoder.outputFormatting.insert(.prettyPrinted)
+            lines.append("  sidecar:")
+            lines.append(Self.text(try encoder.encode(sidecar)))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Queues a failed job again.
+    package func retry(_ id: String) async throws -> String {
+        _ = try await self.request(.POST, "/api/jobs/\(Self.escaped(id))/retry")
+        return "Job \(id) queued again."
+    }
+
+    /// Queues every failed job again, of `rule` if given.
+    package func retryFailed(rule: String?, json: Bool) async throws -> String {
+        let data = try await self.request(.POST, "/api/retry" + (rule.map { "?rule=\(Self.escaped($0))" } ?? ""))
+        if json { return Self.text(data) }
+        let report = try API.decoder().decode(API.RetryReport.self, from: data)
+        var lines = ["\(report.retried.count) failed job(s) queued again."]
+        for (id, reason) in report.skipped.sorted(by: { $0.key < $1.key }) {
+            lines.append("  not \(id): \(reason)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Cancels a queued or running job.
+    package func cancel(_ id: String) async throws -> String {
+        let data = try await self.request(.POST, "/api/jobs/\(Self.escaped(id))/cancel")
+        let answer = try API.decoder().decode(API.Acknowledgement.self, from: data)
+        return answer.state == "cancelled" ? "Job \(id) cancelled." : "Job \(id): \(answer.state)."
+    }
+
+    /// Pauses or resumes intake.
+    package func setPaused(_ paused: Bool) async throws -> String {
+        _ = try await self.request(.POST, paused ? "/api/pause" : "/api/resume")
+        return paused ? "Intake paused: new files wait until chute resume." : "Intake resumed."
+    }
+
+    private func request(_ method: HTTPMethod, _ path: String) async throws -> Data {
+        let reply = try await self.client.send(method, path)
+        guard (200..<300).contains(reply.status) else {
+            let problem = try? API.decoder().decode(API.Problem.self, from: reply.body)
+            throw Refusal(status: reply.status, message: problem?.error ?? "the daemon answered \(reply.status)")
+        }
+        return reply.body
+    }
+
+    /// A 20-cell progress bar with the percentage.
+    static func bar(_ progress: Double?) -> String {
+        guard let progress else { return "[" + String(repeating: " ", count: 20) + "]   ?%" }
+        let fraction = min(1, max(0, progress))
+        let filled = Int((fraction * 20).rounded(.down))
+        let percent = String(Int((fraction * 100).rounded(.down)))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: 20 - filled) + "] "
+            + String(repeating: " ", count: 3 - percent.count) + percent + "%"
+    }
+
+    private static func escaped(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(["&", "=", "+", "/", "?"]))
+            ?? text
+    }
+
+    private static func text(_ data: Data) -> String {
+        String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+    }
+}

@@ -1,0 +1,353 @@
+import ChuteCore
+import ChuteRuntime
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import SystemPackage
+
+/// The status API's routes: JSON under `/api`, and the job events as server-sent events.
+///
+/// It reads the live jobs from the ``JobStatusBoard`` and the finished ones from the ``Journal``, and steers the
+/// daemon only through the intake (pause, resume, queue a path, retry) and the running conversions (cancel). No
+/// route takes a file path to read: a job's sidecar is read from the path the journal recorded for it.
+package struct StatusAPI: Sendable {
+    /// The largest request body taken (`POST /api/queue`'s JSON); a larger one is refused with 413.
+    package static let maximumBodySize = 16 * 1024
+    /// The largest sidecar a job's detail embeds.
+    static let maximumSidecarSize: Int64 = 1 << 20
+
+    package let board: JobStatusBoard
+    package let journal: Journal
+    package let intake: Intake
+    package let events: JobEvents
+    package let cancellations: JobCancellations
+
+    package init(
+        board: JobStatusBoard,
+        journal: Journal,
+        intake: Intake,
+        events: JobEvents,
+        cancellations: JobCancellations
+    ) {
+        self.board = board
+        self.journal = journal
+        self.intake = intake
+        self.events = events
+        self.cancellations = cancellations
+    }
+
+    /// The router with every route, behind a bearer token if given (on TCP).
+    package func makeRouter(token: [UInt8]? = nil) -> Router<BasicRequestContext> {
+        let router = Router()
+        if let token { router.add(middleware: BearerToken(token)) }
+        router.get("/api/health") { _, _ in try await self.health() }
+        router.get("/api/status") { _, _ in try await self.status() }
+        router.get("/api/jobs") { request, _ in try await self.jobs(request.uri.queryParameters) }
+        router.get("/api/jobs/:id") { _, context in try await self.job(try context.parameters.require("id")) }
+        router.post("/api/jobs/:id/cancel") { _, context in
+            try await self.cancel(try context.parameters.require("id"))
+        }
+        router.post("/api/jobs/:id/retry") { _, context in
+            try await self.retry(try context.parameters.require("id"))
+        }
+        router.post("/api/retry") { request, _ in
+            try await self.retryFailed(rule: request.uri.queryParameters.get("rule"))
+        }
+        router.post("/api/queue") { request, _ in try await self.queue(request) }
+        router.post("/api/pause") { _, _ in
+            await self.intake.pause()
+            return try Self.json(API.Acknowledgement(state: "paused", paused: true))
+        }
+        router.post("/api/resume") { _, _ in
+            await self.intake.resume()
+            return try Self.json(API.Acknowledgement(state: "resumed", paused: false))
+        }
+        router.get("/api/rules") { _, _ in try await self.rules() }
+        router.get("/api/events") { _, _ in self.eventStream() }
+        return router
+    }
+
+    // MARK: - Routes
+
+    private func health() async throws -> Response {
+        try Self.json(
+            API.Health(status: "ok", version: ChuteVersion.current, pid: getpid(), paused: await self.intake.isPaused)
+        )
+    }
+
+    private func status() async throws -> Response {
+        var counts = try await self.journal.countsByState().filter { Journal.historyStates.contains($0.key) }
+        let running = await self.board.runningJobs
+        counts["running"] = running.count
+        counts["queued"] = await self.board.queuedJobs.count
+        counts["waiting"] = await self.board.waitingFiles.count
+        return try Self.json(API.Status(paused: await self.intake.isPaused, counts: counts, running: running))
+    }
+
+    private func jobs(_ query: Hummingbird.Parameters) async throws -> Response {
+        let limit = try Self.integer(query, "limit", default: 50, in: 1...1000)
+        let offset = try Self.integer(query, "offset", default: 0, in: 0...Int(Int32.max))
+        let state = query.get("state")
+        let rule = query.get("rule")
+        let text = query.get("text")
+        var since: Date?
+        if let value = query.get("since") {
+            guard let date = Self.date(value) else {
+                throw Self.problem(.badRequest, "'since' must be an ISO 8601 time or seconds since 1970")
+            }
+            since = date
+        }
+        let liveStates = ["waiting", "queued", "running"]
+        let known = liveStates + Journal.historyStates
+        if let state, !known.contains(state) {
+            throw Self.problem(.badRequest, "unknown state '\(state)'; one of: \(known.joined(separator: ", "))")
+        }
+        // Live jobs first (the board's), then the history (the journal's), paged as one list.
+        var live: [API.Job] = []
+        if state == nil || liveStates.contains(state!) {
+            live = await self.board.runningJobs + self.board.queuedJobs + self.board.waitingFiles
+            live = live.filter { job in
+                (state == nil || job.state == state) && (rule == nil || job.rule == rule)
+                    && (text == nil || job.source.contains(text!))
+                    && (since == nil || (job.startedAt ?? job.queuedAt ?? .distantPast) >= since!)
+            }
+        }
+        var page = Array(live.dropFirst(offset).prefix(limit))
+        if state == nil || Journal.historyStates.contains(state!), page.count < limit {
+            let filter = Journal.HistoryFilter(
+                state: state,
+                rule: rule,
+                since: since,
+                text: text,
+                limit: limit - page.count,
+                offset: max(0, offset - live.count)
+            )
+            page += try await self.journal.history(filter).map(Self.job)
+        }
+        return try Self.json(API.JobList(jobs: page, limit: limit, offset: offset))
+    }
+
+    private func job(_ id: String) async throws -> Response {
+        if let live = await self.board.entry(id), ["queued", "running"].contains(live.state) {
+            return try Self.json(API.JobDetail(job: live, sidecar: nil, outputs: []))
+        }
+        guard let entry = try await self.journal.entry(id) else {
+            if let live = await self.board.entry(id) {
+                return try Self.json(API.JobDetail(job: live, sidecar: nil, outputs: Self.outputs(live.outputs)))
+            }
+            throw Self.problem(.notFound, "no job '\(id)'")
+        }
+        let sidecar = entry.sidecar.flatMap(Self.readSidecar)
+        var paths = sidecar?.outputs?.map(\.path) ?? []
+        if paths.isEmpty, let output = entry.output { paths = [output.string] }
+        return try Self.json(API.JobDetail(job: Self.job(entry), sidecar: sidecar, outputs: Self.outputs(paths)))
+    }
+
+    private func cancel(_ id: String) async throws -> Response {
+        if self.cancellations.cancel(id) {
+            // The worker is killed at once; the job is over when its sidecar and journal row say so.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                if let entry = await self.board.entry(id), entry.state != "running" {
+                    return try Self.json(API.Acknowledgement(state: entry.state, id: id))
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return try Self.json(API.Acknowledgement(state: "cancelling", id: id), status: .accepted)
+        }
+        if await self.intake.withdraw(id) != nil {
+            return try Self.json(API.Acknowledgement(state: "cancelled", id: id))
+        }
+        let live = await self.board.entry(id)
+        let recorded = try await self.journal.entry(id)
+        if live != nil || recorded != nil {
+            throw Self.problem(.conflict, "job '\(id)' is neither queued nor converting")
+        }
+        throw Self.problem(.notFound, "no job '\(id)'")
+    }
+
+    private func retry(_ id: String) async throws -> Response {
+        guard let entry = try await self.journal.entry(id) else { throw Self.problem(.notFound, "no job '\(id)'") }
+        guard entry.state == "failed" else {
+            throw Self.problem(.conflict, "job '\(id)' is \(entry.state), not failed")
+        }
+        if let reason = try await self.requeue(entry) { throw Self.problem(.conflict, reason) }
+        return try Self.json(API.Acknowledgement(state: "retried", id: id))
+    }
+
+    private func retryFailed(rule: String?) async throws -> Response {
+        if let rule, !(await self.intake.rules.contains { $0.name == rule }) {
+            throw Self.problem(.notFound, "no rule '\(rule)'")
+        }
+        var report = API.RetryReport(retried: [], skipped: [:])
+        for entry in try await self.journal.failedJobs(rule: rule) {
+            if let reason = try await self.requeue(entry) {
+                report.skipped[entry.id] = reason
+            } else {
+                report.retried.append(entry.id)
+            }
+        }
+        return try Self.json(report)
+    }
+
+    /// Queues a failed job's source again.
+    ///
+    /// - Returns: why it could not be, or `nil`.
+    private func requeue(_ entry: Journal.HistoryEntry) async throws -> String? {
+        // Checked before the journal forgets the failure, which would otherwise let the intake take it anyway.
+        do {
+            try await self.intake.check(entry.source)
+        } catch .outsideWatchedFolders {
+            return "its source \(entry.source) is no longer beneath a watched folder"
+        } catch {
+            return "its source \(entry.source) is gone (moved to quarantine, or deleted)"
+        }
+        guard try await self.journal.markRetried(entry.id) else { return "job '\(entry.id)' is no longer failed" }
+        do {
+            try await self.intake.take(entry.source, again: true)
+        } catch {
+            return "its source \(entry.source) is gone"
+        }
+        return nil
+    }
+
+    private func queue(_ request: Request) async throws -> Response {
+        let body = try await request.body.collect(upTo: Self.maximumBodySize)
+        guard let asked = try? API.decoder().decode(API.QueueRequest.self, from: Data(body.readableBytesView)) else {
+            throw Self.problem(.badRequest, "expected a JSON body {\"path\": \"/absolute/path\"}")
+        }
+        do {
+            try await self.intake.take(FilePath(asked.path), again: true)
+        } catch .outsideWatchedFolders {
+            throw Self.problem(.forbidden, "the path is not beneath a watched folder")
+        } catch {
+            throw Self.problem(.notFound, "no regular file at that path")
+        }
+        return try Self.json(API.Acknowledgement(state: "taken"), status: .accepted)
+    }
+
+    private func rules() async throws -> Response {
+        let rules = await self.intake.rules.map { rule in
+            API.RuleInfo(
+                name: rule.name,
+                match: rule.match.map(\.pattern),
+                to: rule.to.name,
+                output: rule.output.string,
+                options: rule.options
+            )
+        }
+        return try Self.json(rules)
+    }
+
+    /// Every job event from now on, one `event:`/`data:` record each, until the client goes or shutdown. A client
+    /// that reads too slowly loses progress events, then the stream (``JobEvents``): it never holds up a job.
+    private func eventStream() -> Response {
+        let subscription = self.events.subscribe()
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        return Response(
+            status: .ok,
+            headers: headers,
+            body: ResponseBody { writer in
+                defer { subscription.finish() }
+                try await writer.write(ByteBuffer(string: ": chute job events\n\n"))
+                let encoder = API.encoder()
+                for await event in subscription.cancelOnGracefulShutdown() {
+                    let data = try encoder.encode(event)
+                    var buffer = ByteBuffer(string: "event: \(event.kind.rawValue)\ndata: ")
+                    buffer.writeBytes(data)
+                    buffer.writeString("\n\n")
+                    try await writer.write(buffer)
+                }
+                try await writer.finish(nil)
+            }
+        )
+    }
+
+    // MARK: - Helpers
+
+    static func job(_ entry: Journal.HistoryEntry) -> API.Job {
+        API.Job(
+            id: entry.id,
+            rule: entry.rule,
+            source: entry.source.string,
+            state: entry.state,
+            outputs: entry.output.map { [$0.string] } ?? [],
+            message: entry.failureMessage,
+            code: entry.failureCode,
+            progress: entry.state == "completed" ? 1 : nil,
+            startedAt: entry.startedAt,
+            endedAt: entry.updatedAt
+        )
+    }
+
+    /// The sidecar at a path the journal recorded, if it is one (its name, its size, its JSON).
+    static func readSidecar(_ path: FilePath) -> Sidecar? {
+        guard path.lastComponent?.string.hasSuffix(Sidecar.fileSuffix) == true,
+            let status = try? SourceInspector.status(of: path), status.isRegularFile,
+            status.fingerprint.size <= Self.maximumSidecarSize,
+            let data = FileManager.default.contents(atPath: path.string)
+        else { return nil }
+        return try? JSONDecoder().decode(Sidecar.self, from: data)
+    }
+
+    static func outputs(_ paths: [String]) -> [API.Output] {
+        paths.map { path in
+            API.Output(path: path, size: (try? SourceInspector.status(of: FilePath(path)))?.fingerprint.size)
+        }
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        var data = try API.encoder().encode(value)
+        data.append(UInt8(ascii: "\n"))
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A refusal with its JSON body.
+    static func problem(_ status: HTTPResponse.Status, _ message: String) -> APIProblem {
+        APIProblem(status: status, message: message)
+    }
+
+    static func integer(
+        _ query: Hummingbird.Parameters,
+        _ name: String,
+        default value: Int,
+        in range: ClosedRange<Int>
+    ) throws -> Int {
+        guard let text = query.get(name) else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw Self.problem(
+                .badRequest,
+                "'\(name)' must be a whole number from \(range.lowerBound) to \(range.upperBound)"
+            )
+        }
+        return number
+    }
+
+    /// An ISO 8601 time (with or without fractional seconds) or seconds since 1970.
+    static func date(_ text: String) -> Date? {
+        if let seconds = Double(text) { return Date(timeIntervalSince1970: seconds) }
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}
+
+/// A refusal of the status API: its status and a JSON body `{"error": "…"}`.
+package struct APIProblem: HTTPResponseError {
+    package var status: HTTPResponse.Status
+    package var message: String
+
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
+        var data = try API.encoder().encode(API.Problem(error: self.message))
+        data.append(UInt8(ascii: "\n"))
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: self.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

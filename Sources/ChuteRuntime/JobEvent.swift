@@ -1,0 +1,118 @@
+import ChuteCore
+import Foundation
+import SystemPackage
+
+/// One step in the life of a job, or of a file on its way to becoming one, as the runtime publishes it on
+/// ``JobEvents``.
+package struct JobEvent: Sendable, Codable, Equatable {
+    /// What happened.
+    package enum Kind: String, Sendable, Codable, CaseIterable {
+        /// A rule took the file and its job waits in the queue.
+        case queued
+        /// A rule takes the file, but it is not ready yet (still written, cut short, waiting for a marker); the
+        /// event's message says why. Such a file has no job yet.
+        case waiting
+        /// A worker converts the job.
+        case started
+        /// The worker reported how far it is (`progress`, 0 to 1).
+        case progress
+        /// The output is in place (`outputs`).
+        case completed
+        /// The job failed; the message says why, the sidecar records it.
+        case failed
+        /// A transient failure: the file is tried again after a back-off.
+        case postponed
+        /// The job was cancelled: on request, or by shutdown (then it runs again at the next start).
+        case cancelled
+        /// The source disappeared before its job started.
+        case vanished
+
+        /// Whether the job is over with this event.
+        package var isFinal: Bool {
+            switch self {
+            case .completed, .failed, .postponed, .cancelled, .vanished: true
+            case .queued, .waiting, .started, .progress: false
+            }
+        }
+    }
+
+    package var kind: Kind
+    /// The job's id; `nil` for a file that has no job yet (`waiting`).
+    package var jobID: String?
+    /// The rule that took the file.
+    package var rule: String?
+    /// The source file.
+    package var source: String
+    /// The outputs in place, for `completed`.
+    package var outputs: [String]
+    /// Why, for `waiting`, `failed`, `postponed` and `cancelled`.
+    package var message: String?
+    /// The error code, for `failed` and `postponed`.
+    package var code: String?
+    /// How far the conversion is, 0 to 1, for `progress`.
+    package var progress: Double?
+    /// When it happened.
+    package var time: Date
+
+    package init(
+        _ kind: Kind,
+        jobID: String?,
+        rule: String?,
+        source: FilePath,
+        outputs: [FilePath] = [],
+        message: String? = nil,
+        code: String? = nil,
+        progress: Double? = nil,
+        time: Date = Date()
+    ) {
+        self.kind = kind
+        self.jobID = jobID
+        self.rule = rule
+        self.source = source.string
+        self.outputs = outputs.map(\.string)
+        self.message = message
+        self.code = code
+        self.progress = progress
+        self.time = time
+    }
+
+    /// An event of `job`.
+    package init(
+        _ kind: Kind,
+        of job: Job,
+        outputs: [FilePath] = [],
+        message: String? = nil,
+        code: String? = nil,
+        progress: Double? = nil
+    ) {
+        self.init(
+            kind,
+            jobID: job.id,
+            rule: job.rule.name,
+            source: job.source,
+            outputs: outputs,
+            message: message,
+            code: code,
+            progress: progress
+        )
+    }
+
+    /// The event that ends a job with `outcome`; `nil` for a job that was only handed its converted output (the
+    /// commit's outcome comes later).
+    package init(ending job: Job, with outcome: JobOutcome) {
+        switch outcome {
+        case .completed(let output, let others):
+            self.init(.completed, of: job, outputs: [output] + others)
+        case .failed(let failure):
+            self.init(.failed, of: job, message: failure.message, code: failure.code.rawValue)
+        case .postponed(let failure):
+            self.init(.postponed, of: job, message: failure.message, code: failure.code.rawValue)
+        case .cancelled:
+            self.init(.cancelled, of: job, message: "cancelled by shutdown; it runs again at the next start")
+        case .cancelledOnRequest:
+            self.init(.cancelled, of: job, message: "cancelled on request")
+        case .vanished:
+            self.init(.vanished, of: job, message: "the source disappeared before its job started")
+        }
+    }
+}

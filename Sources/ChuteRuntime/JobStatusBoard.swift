@@ -1,0 +1,156 @@
+import Foundation
+import ServiceLifecycle
+
+/// The live state of the daemon's jobs, kept from ``JobEvents``: the files waiting to be ready, the queued jobs,
+/// the running ones with their progress, and the latest finished ones. The status API reads it; the history of
+/// finished jobs beyond the latest is the journal's.
+package actor JobStatusBoard: Service {
+    /// A job (or a waiting file) as the board knows it.
+    package struct Entry: Sendable, Codable, Equatable {
+        /// `nil` for a file that is waiting to be ready and has no job yet.
+        package var id: String?
+        package var rule: String?
+        package var source: String
+        /// `waiting`, `queued`, `running`, `completed`, `failed`, `postponed`, `cancelled` or `vanished`.
+        package var state: String
+        package var outputs: [String] = []
+        package var message: String?
+        package var code: String?
+        /// How far a running job is, 0 to 1, when its worker said.
+        package var progress: Double?
+        package var queuedAt: Date?
+        package var startedAt: Date?
+        package var endedAt: Date?
+
+        package init(
+            id: String?,
+            rule: String?,
+            source: String,
+            state: String,
+            outputs: [String] = [],
+            message: String? = nil,
+            code: String? = nil,
+            progress: Double? = nil,
+            queuedAt: Date? = nil,
+            startedAt: Date? = nil,
+            endedAt: Date? = nil
+        ) {
+            self.id = id
+            self.rule = rule
+            self.source = source
+            self.state = state
+            self.outputs = outputs
+            self.message = message
+            self.code = code
+            self.progress = progress
+            self.queuedAt = queuedAt
+            self.startedAt = startedAt
+            self.endedAt = endedAt
+        }
+    }
+
+    /// How many finished jobs the board keeps.
+    package static let recentLimit = 200
+    /// How many waiting files the board keeps.
+    package static let waitingLimit = 1000
+
+    private let subscription: Subscription
+    private var waiting: [String: Entry] = [:]
+    private var queued: [String: Entry] = [:]
+    private var running: [String: Entry] = [:]
+    private var recent: [Entry] = []
+
+    /// Subscribes to `events` at once, so that no event published before ``run()`` is missed; with no limit, so
+    /// that a burst of thousands of queued files never costs the board a job's end.
+    package init(events: JobEvents) {
+        self.subscription = events.subscribe(limit: .max)
+    }
+
+    /// Reads events until graceful shutdown.
+    package nonisolated func run() async {
+        for await event in self.subscription.cancelOnGracefulShutdown() {
+            await self.apply(event)
+        }
+    }
+
+    /// Takes one event into the board.
+    package func apply(_ event: JobEvent) {
+        guard let id = event.jobID else {
+            if event.kind == .waiting {
+                if self.waiting.count >= Self.waitingLimit, self.waiting[event.source] == nil,
+                    let oldest = self.waiting.values.min(by: {
+                        ($0.queuedAt ?? .distantPast) < ($1.queuedAt ?? .distantPast)
+                    })
+                {
+                    self.waiting[oldest.source] = nil
+                }
+                self.waiting[event.source] = Entry(
+                    id: nil,
+                    rule: event.rule,
+                    source: event.source,
+                    state: "waiting",
+                    message: event.message,
+                    queuedAt: event.time
+                )
+            }
+            return
+        }
+        switch event.kind {
+        case .waiting:
+            break
+        case .queued:
+            self.waiting[event.source] = nil
+            self.queued[id] = Entry(
+                id: id,
+                rule: event.rule,
+                source: event.source,
+                state: "queued",
+                queuedAt: event.time
+            )
+        case .started:
+            var entry =
+                self.queued.removeValue(forKey: id)
+                ?? Entry(id: id, rule: event.rule, source: event.source, state: "queued")
+            entry.state = "running"
+            entry.startedAt = event.time
+            self.running[id] = entry
+        case .progress:
+            self.running[id]?.progress = event.progress
+        case .completed, .failed, .postponed, .cancelled, .vanished:
+            var entry =
+                self.running.removeValue(forKey: id) ?? self.queued.removeValue(forKey: id)
+                ?? Entry(id: id, rule: event.rule, source: event.source, state: event.kind.rawValue)
+            entry.state = event.kind.rawValue
+            entry.outputs = event.outputs
+            entry.message = event.message
+            entry.code = event.code
+            entry.endedAt = event.time
+            if event.kind == .completed { entry.progress = 1 }
+            self.recent.insert(entry, at: 0)
+            if self.recent.count > Self.recentLimit { self.recent.removeLast() }
+        }
+    }
+
+    /// The files waiting to be ready, the oldest first.
+    package var waitingFiles: [Entry] {
+        self.waiting.values.sorted { ($0.queuedAt ?? .distantPast) < ($1.queuedAt ?? .distantPast) }
+    }
+
+    /// The queued jobs, the oldest first.
+    package var queuedJobs: [Entry] {
+        self.queued.values.sorted { ($0.queuedAt ?? .distantPast) < ($1.queuedAt ?? .distantPast) }
+    }
+
+    /// The running jobs, the earliest started first.
+    package var runningJobs: [Entry] {
+        self.running.values.sorted { ($0.startedAt ?? .distantPast) < ($1.startedAt ?? .distantPast) }
+    }
+
+    /// The latest finished jobs, the latest first.
+    package var recentJobs: [Entry] { self.recent }
+
+    /// The job with this id, if the board has it.
+    package func entry(_ id: String) -> Entry? {
+        self.running[id] ?? self.queued[id] ?? self.recent.first { $0.id == id }
+    }
+}

@@ -1,0 +1,154 @@
+import ChuteCore
+import Foundation
+import GRDB
+import SystemPackage
+
+extension Journal {
+    /// One job as the journal remembers it, for the status API's history.
+    package struct HistoryEntry: Sendable, Equatable {
+        package var id: String
+        package var source: FilePath
+        package var rule: String
+        /// `running`, `committing`, `completed`, `failed`, `interrupted`, `cancelled` or `retried`.
+        package var state: String
+        package var output: FilePath?
+        package var failureCode: String?
+        package var failureMessage: String?
+        package var sidecar: FilePath?
+        package var startedAt: Date?
+        package var updatedAt: Date
+    }
+
+    /// What ``history(_:)`` returns.
+    package struct HistoryFilter: Sendable {
+        /// Only jobs in this state.
+        package var state: String?
+        /// Only jobs of this rule.
+        package var rule: String?
+        /// Only jobs updated at or after this time.
+        package var since: Date?
+        /// Only jobs whose source path contains this text.
+        package var text: String?
+        package var limit = 50
+        package var offset = 0
+
+        package init(
+            state: String? = nil,
+            rule: String? = nil,
+            since: Date? = nil,
+            text: String? = nil,
+            limit: Int = 50,
+            offset: Int = 0
+        ) {
+            self.state = state
+            self.rule = rule
+            self.since = since
+            self.text = text
+            self.limit = limit
+            self.offset = offset
+        }
+    }
+
+    /// The states of jobs that are over, which the history lists (running ones are the status board's).
+    package static let historyStates = ["completed", "failed", "cancelled", "retried"]
+
+    /// Finished jobs matching `filter`, the latest first.
+    package func history(_ filter: HistoryFilter) async throws -> [HistoryEntry] {
+        var conditions = ["state IN ('completed', 'failed', 'cancelled', 'retried')"]
+        var arguments: StatementArguments = []
+        if let state = filter.state {
+            conditions.append("state = ?")
+            arguments += [state]
+        }
+        if let rule = filter.rule {
+            conditions.append("rule = ?")
+            arguments += [rule]
+        }
+        if let since = filter.since {
+            conditions.append("updatedAt >= ?")
+            arguments += [since.timeIntervalSince1970]
+        }
+        if let text = filter.text {
+            // Paths are stored as bytes: compared as bytes, so any file name can be searched for.
+            conditions.append("instr(source, ?) > 0")
+            arguments += [Data(text.utf8)]
+        }
+        arguments += [max(0, filter.limit), max(0, filter.offset)]
+        let bound = arguments
+        let sql = """
+            SELECT * FROM job WHERE \(conditions.joined(separator: " AND "))
+              ORDER BY updatedAt DESC, id LIMIT ? OFFSET ?
+            """
+        return try await self.readHistory { db in
+            try Row.fetchAll(db, sql: sql, arguments: bound).map(Self.entry)
+        }
+    }
+
+    /// The job with this id, or `nil`.
+    package func entry(_ jobID: String) async throws -> HistoryEntry? {
+        try await self.readHistory { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM job WHERE id = ?", arguments: [jobID]).map(Self.entry)
+        }
+    }
+
+    /// How many jobs the journal holds in each state.
+    package func countsByState() async throws -> [String: Int] {
+        try await self.readHistory { db in
+            var counts: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS count FROM job GROUP BY state") {
+                counts[row["state"]] = row["count"]
+            }
+            return counts
+        }
+    }
+
+    /// The latest failed job of each source, of `rule` if given: what "retry all failed" queues again.
+    package func failedJobs(rule: String?) async throws -> [HistoryEntry] {
+        try await self.readHistory { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM job WHERE state = 'failed' AND (? IS NULL OR rule = ?)
+                      AND updatedAt = (SELECT MAX(updatedAt) FROM job AS later WHERE later.source = job.source)
+                    ORDER BY updatedAt
+                    """,
+                arguments: [rule, rule]
+            )
+            return rows.map(Self.entry)
+        }
+    }
+
+    /// Records that a failed job was queued again on request: its row leaves the failed jobs (so the intake takes
+    /// the same version of its source again) and stays in the history as `retried`.
+    ///
+    /// - Returns: `false` when the job is not (or no longer) failed.
+    package func markRetried(_ jobID: String) async throws -> Bool {
+        try await self.writeHistory { db in
+            try db.execute(
+                sql: "UPDATE job SET state = 'retried', updatedAt = ? WHERE id = ? AND state = 'failed'",
+                arguments: [Date().timeIntervalSince1970, jobID]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    private static func entry(_ row: Row) -> HistoryEntry {
+        HistoryEntry(
+            id: row["id"],
+            source: Self.historyPath(row["source"]) ?? FilePath(),
+            rule: row["rule"],
+            state: row["state"],
+            output: Self.historyPath(row["output"]),
+            failureCode: row["failureCode"],
+            failureMessage: row["failureMessage"],
+            sidecar: Self.historyPath(row["sidecarPath"]),
+            startedAt: (row["startedAt"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            updatedAt: Date(timeIntervalSince1970: row["updatedAt"])
+        )
+    }
+
+    private static func historyPath(_ data: Data?) -> FilePath? {
+        guard let data, !data.isEmpty else { return nil }
+        return (data + [0]).withUnsafeBytes { FilePath(platformString: $0.bindMemory(to: CChar.self).baseAddress!) }
+    }
+}

@@ -1,0 +1,393 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// The status API of the real daemon on its Unix socket, spoken to with curl, and the CLI commands that use it.
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct StatusAPIEndToEndTests {
+    /// The default socket: `.chute/api.sock` beside the journal, itself beside the rules file.
+    private static func socket(of harness: DaemonHarness) -> FilePath {
+        harness.directory.appending(".chute/api.sock")
+    }
+
+    /// One request with curl on the daemon's socket: the status and the body parsed as JSON (`nil` when it is not).
+    private static func api(
+        _ harness: DaemonHarness,
+        _ method: String,
+        _ path: String,
+        body: String? = nil
+    ) throws -> (status: Int, json: Any?, text: String) {
+        var arguments = [
+            "curl", "-sS", "--max-time", "60", "--unix-socket", Self.socket(of: harness).string, "-X", method,
+            "-w", "\n%{http_code}",
+        ]
+        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
+        let result = try CommandLineTool.run(arguments + ["http://chute\(path)"])
+        var lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+        let status = Int(lines.removeLast()) ?? 0
+        let text = lines.joined(separator: "\n")
+        return (status, try? JSONSerialization.jsonObject(with: Data(text.utf8)), text)
+    }
+
+    /// A daemon with a sentinel rule, an image rule and a video rule slow enough to be seen running and cancelled.
+    private static func makeHarness() throws -> DaemonHarness {
+        try DaemonHarness(
+            afterSentinels: """
+                  - name: photos
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                  - name: videos
+                    match: "*.mkv"
+                    to: mp4
+                    preset: veryslow
+                    output: ./outbox
+                """
+        )
+    }
+
+    private static func startDaemon(_ harness: DaemonHarness) async throws {
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening")
+    }
+
+    /// A clip long enough that a slow preset is still converting it when the test cancels it.
+    private static func makeLongClip(_ harness: DaemonHarness, named name: String) throws {
+        let staging = try harness.directory.makeDirectory("staging-\(name)")
+        try MediaFixtures.makeClip(
+            at: staging.appending(name),
+            width: 640,
+            height: 360,
+            seconds: 60,
+            codecArguments: ["-c:v", "mpeg4", "-q:v", "5", "-c:a", "aac"]
+        )
+        try harness.moveIn([name], from: staging)
+    }
+
+    /// Waits until the API lists a running job of `source` with some progress, and returns its id.
+    private static func waitForRunningJob(_ harness: DaemonHarness, source: String) async throws -> String {
+        try await waitUntil("a running job of \(source) with progress", timeout: 120) {
+            let (_, json, _) = try Self.api(harness, "GET", "/api/status")
+            let running = (json as? [String: Any])?["running"] as? [[String: Any]] ?? []
+            let job = running.first { ($0["source"] as? String)?.hasSuffix(source) == true && $0["progress"] != nil }
+            return job?["id"] as? String
+        }
+    }
+
+    private static func jobs(_ harness: DaemonHarness, _ query: String) throws -> [[String: Any]] {
+        let (status, json, text) = try Self.api(harness, "GET", "/api/jobs?\(query)")
+        #expect(status == 200, "\(text)")
+        return (json as? [String: Any])?["jobs"] as? [[String: Any]] ?? []
+    }
+
+    @Test func everyEndpointAnswersAndRefusesWhatItMust() async throws {
+        let harness = try Self.makeHarness()
+        defer { harness.stop() }
+        try await Self.startDaemon(harness)
+
+        let (healthStatus, health, _) = try Self.api(harness, "GET", "/api/health")
+        #expect(healthStatus == 200)
+        #expect((health as? [String: Any])?["status"] as? String == "ok")
+        let mode = try FileManager.default.attributesOfItem(atPath: Self.socket(of: harness).string)[.posixPermissions]
+        #expect(mode as? Int == 0o660)
+
+        let (_, rules, _) = try Self.api(harness, "GET", "/api/rules")
+        #expect((rules as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["sentinels", "photos", "videos"])
+
+        // A converted photo, in the history with its sidecar and output.
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("beach.png"), width: 64, height: 48)
+        try harness.moveIn(["beach.png"], from: staging)
+        try await harness.waitForSidecars(1)
+        let completed = try Self.jobs(harness, "state=completed&rule=photos&text=beach")
+        #expect(completed.count == 1)
+        let id = try #require(completed.first?["id"] as? String)
+        #expect(try Self.jobs(harness, "state=completed&rule=videos").isEmpty)
+        #expect(try Self.jobs(harness, "state=completed&text=nothing-like-this").isEmpty)
+        #expect(try Self.jobs(harness, "state=completed&limit=1&offset=5").isEmpty)
+        #expect(try Self.jobs(harness, "state=completed&rule=photos&since=2001-01-01T00:00:00Z").count == 1)
+        let later = Int(Date().timeIntervalSince1970) + 3600
+        #expect(try Self.jobs(harness, "state=completed&since=\(later)").isEmpty)
+        let (detailStatus, detail, _) = try Self.api(harness, "GET", "/api/jobs/\(id)")
+        #expect(detailStatus == 200)
+        let document = try #require(detail as? [String: Any])
+        #expect((document["sidecar"] as? [String: Any])?["jobID"] as? String == id)
+        let outputs = document["outputs"] as? [[String: Any]] ?? []
+        #expect(outputs.first?["path"] as? String == harness.outbox.appending("beach.jpg").string)
+        #expect((outputs.first?["size"] as? Int ?? 0) > 0)
+        let (_, status, _) = try Self.api(harness, "GET", "/api/status")
+        #expect(((status as? [String: Any])?["counts"] as? [String: Int])?["completed"] ?? 0 >= 2)
+
+        // Refusals.
+        #expect(try Self.api(harness, "GET", "/api/jobs/no-such-job").status == 404)
+        #expect(try Self.api(harness, "POST", "/api/jobs/no-such-job/cancel").status == 404)
+        #expect(try Self.api(harness, "POST", "/api/jobs/no-such-job/retry").status == 404)
+        #expect(try Self.api(harness, "POST", "/api/jobs/\(id)/retry").status == 409)
+        #expect(try Self.api(harness, "POST", "/api/jobs/\(id)/cancel").status == 409)
+        #expect(try Self.api(harness, "POST", "/api/retry?rule=no-such-rule").status == 404)
+        #expect(try Self.api(harness, "GET", "/api/jobs?state=sleeping").status == 400)
+        #expect(try Self.api(harness, "GET", "/api/jobs?limit=-3").status == 400)
+        let outside = try Self.api(harness, "POST", "/api/queue", body: #"{"path": "/etc/passwd"}"#)
+        #expect(outside.status == 403, "\(outside.text)")
+        let escape = harness.inbox.string + "/../rules.yaml"
+        #expect(try Self.api(harness, "POST", "/api/queue", body: "{\"path\": \"\(escape)\"}").status == 403)
+        #expect(try Self.api(harness, "POST", "/api/queue", body: "not json").status == 400)
+        let big = "{\"path\": \"" + String(repeating: "a", count: 64 * 1024) + "\"}"
+        #expect(try Self.api(harness, "POST", "/api/queue", body: big).status == 413)
+
+        // Pause holds a new file; resume queues it; queueing a path beneath the watched folder is accepted.
+        #expect(try Self.api(harness, "POST", "/api/pause").status == 200)
+        #expect(((try Self.api(harness, "GET", "/api/health").json as? [String: Any])?["paused"] as? Bool) == true)
+        try Fixtures.makeImage(at: staging.appending("held.png"), width: 32, height: 32)
+        try harness.moveIn(["held.png"], from: staging)
+        try await harness.daemon?.waitForLog("Intake paused; the file is held", "held.png")
+        #expect(harness.sidecars()["held.jpg.chute.json"] == nil)
+        #expect(try Self.api(harness, "POST", "/api/resume").status == 200)
+        let sidecars = try await harness.waitForSidecars(2)
+        #expect(sidecars["held.jpg.chute.json"]?.status == .completed)
+        let queued = try Self.api(
+            harness,
+            "POST",
+            "/api/queue",
+            body: "{\"path\": \"\(harness.inbox.appending("held.png").string)\"}"
+        )
+        #expect(queued.status == 202, "\(queued.text)")
+    }
+
+    @Test func cancelStopsARunningTranscodeAndWritesNothing() async throws {
+        let harness = try Self.makeHarness()
+        defer { harness.stop() }
+        try await Self.startDaemon(harness)
+        let daemon = try #require(harness.daemon)
+        try Self.makeLongClip(harness, named: "long.mkv")
+        let id = try await Self.waitForRunningJob(harness, source: "long.mkv")
+        let started = try await daemon.waitForLog("Job started", id)
+        let pid = try #require(Logfmt.parse(started[0])?["worker.pid"].flatMap { Int32($0) })
+
+        let (status, json, text) = try Self.api(harness, "POST", "/api/jobs/\(id)/cancel")
+        #expect(status == 200, "\(text)")
+        #expect((json as? [String: Any])?["state"] as? String == "cancelled")
+
+        // The worker is gone, nothing was written but the sidecar, which says cancelled, as the journal does.
+        try await waitUntil("worker \(pid) to be gone") { kill(pid, 0) != 0 ? true : nil }
+        #expect(harness.temporaryFiles().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("long.mp4").string))
+        let sidecar = try await waitUntil("the cancelled job's sidecar") { harness.sidecars()["long.mp4.chute.json"] }
+        #expect(sidecar.status.rawValue == "cancelled")
+        #expect(sidecar.jobID == id)
+        let detail = try Self.api(harness, "GET", "/api/jobs/\(id)").json as? [String: Any]
+        #expect((detail?["job"] as? [String: Any])?["state"] as? String == "cancelled")
+        #expect(try Self.jobs(harness, "state=cancelled").compactMap { $0["id"] as? String } == [id])
+    }
+
+    @Test func retryQueuesAFailedJobAgain() async throws {
+        let harness = try Self.makeHarness()
+        defer { harness.stop() }
+        try await Self.startDaemon(harness)
+        // Text under a picture's name fails; the retry runs a second job on the same file.
+        let staging = try harness.directory.makeDirectory("staging")
+        try "not a picture".write(toFile: staging.appending("broken.png").string, atomically: true, encoding: .utf8)
+        try harness.moveIn(["broken.png"], from: staging)
+        try await harness.waitForSidecars(1)
+        let failed = try Self.jobs(harness, "state=failed")
+        let id = try #require(failed.first?["id"] as? String)
+
+        let (status, _, text) = try Self.api(harness, "POST", "/api/jobs/\(id)/retry")
+        #expect(status == 200, "\(text)")
+        let again = try await waitUntil("a second failed job") {
+            try Self.jobs(harness, "state=failed").first { $0["id"] as? String != id }
+        }
+        #expect(again["source"] as? String == harness.inbox.appending("broken.png").string)
+        #expect(try Self.jobs(harness, "state=retried").compactMap { $0["id"] as? String } == [id])
+        // All failed jobs of the rule, the same way.
+        let (allStatus, all, _) = try Self.api(harness, "POST", "/api/retry?rule=photos")
+        #expect(allStatus == 200)
+        #expect((all as? [String: Any])?["retried"] as? [String] == [again["id"] as? String ?? ""])
+    }
+
+    @Test func eventsStreamShowsAJobFromQueuedToCompleted() async throws {
+        let harness = try Self.makeHarness()
+        defer { harness.stop() }
+        try await Self.startDaemon(harness)
+        let stream = harness.directory.appending("events.txt")
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = [
+            "curl", "-sSN", "--unix-socket", Self.socket(of: harness).string, "-o", stream.string,
+            "http://chute/api/events",
+        ]
+        try curl.run()
+        defer { curl.terminate() }
+        try await waitUntil("the event stream to open") {
+            (try? String(contentsOfFile: stream.string, encoding: .utf8))?.contains(": chute job events") == true
+                ? true : nil
+        }
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("sunset.png"), width: 64, height: 64)
+        try harness.moveIn(["sunset.png"], from: staging)
+
+        let events = try await waitUntil("sunset.png's completed event") { () -> [(String, [String: Any])]? in
+            let text = (try? String(contentsOfFile: stream.string, encoding: .utf8)) ?? ""
+            let events = text.components(separatedBy: "\n\n").compactMap { record -> (String, [String: Any])? in
+                let lines = record.split(separator: "\n")
+                guard let kind = lines.first(where: { $0.hasPrefix("event: ") })?.dropFirst(7),
+                    let data = lines.first(where: { $0.hasPrefix("data: ") })?.dropFirst(6),
+                    let json = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any],
+                    (json["source"] as? String)?.hasSuffix("sunset.png") == true
+                else { return nil }
+                return (String(kind), json)
+            }
+            return events.contains { $0.0 == "completed" } ? events : nil
+        }
+        #expect(events.map(\.0).filter { $0 != "progress" } == ["queued", "started", "completed"])
+        #expect(Set(events.compactMap { $0.1["jobID"] as? String }).count == 1)
+        #expect(events.last?.1["outputs"] as? [String] == [harness.outbox.appending("sunset.jpg").string])
+
+        // A client still reading the stream does not hold up shutdown; the socket goes with the daemon.
+        let daemon = try #require(harness.daemon)
+        daemon.send(SIGTERM)
+        let exit = try await daemon.waitForExit(timeout: 30)
+        #expect(exit.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: Self.socket(of: harness).string))
+    }
+
+    @Test func aStaleSocketIsReplacedAndAnythingElseRefused() async throws {
+        let harness = try Self.makeHarness()
+        defer { harness.stop() }
+        let socket = Self.socket(of: harness)
+        try FileManager.default.createDirectory(
+            atPath: socket.removingLastComponent().string,
+            withIntermediateDirectories: true
+        )
+        // A socket file that nothing listens on, as a killed daemon leaves it.
+        try CommandLineTool.run([
+            "python3", "-c", "import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])", socket.string,
+        ])
+        try await Self.startDaemon(harness)
+        #expect(try Self.api(harness, "GET", "/api/health").status == 200)
+        harness.daemon?.terminate()
+
+        // A regular file in its place is not removed: the daemon stops and says why.
+        _ = unlink(socket.string)
+        try "mine".write(toFile: socket.string, atomically: true, encoding: .utf8)
+        let daemon = try ChuteProcess(["run", "--config", harness.configPath.string])
+        let exit = try await daemon.waitForExit()
+        #expect(exit.status != 0)
+        #expect(
+            daemon.log.contains {
+                $0.contains("cannot serve the status API on \(socket): it exists and is not a socket")
+            },
+            "\(daemon.log)"
+        )
+        #expect((try? String(contentsOfFile: socket.string, encoding: .utf8)) == "mine")
+    }
+
+    /// A port on 127.0.0.1 that was free a moment ago: the kernel's pick for a listener that is closed at once.
+    private static func freePort() throws -> Int {
+        let listener = try LoopbackListener()
+        defer { listener.stop() }
+        return listener.port
+    }
+
+    @Test func tcpNeedsTheBearerTokenAndATokenFile() async throws {
+        let port = try Self.freePort()
+        let harness = try DaemonHarness(
+            settings: """
+                  api:
+                    listen: 127.0.0.1:\(port)
+                    tokenFile: ./token
+                """
+        )
+        defer { harness.stop() }
+        try "s3cret-token\n".write(
+            toFile: harness.directory.appending("token").string,
+            atomically: true,
+            encoding: .utf8
+        )
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        func status(_ headers: [String]) throws -> String {
+            try CommandLineTool.run(
+                ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}"] + headers.flatMap { ["-H", $0] }
+                    + ["http://127.0.0.1:\(port)/api/health"]
+            ).standardOutput
+        }
+        #expect(try status([]) == "401")
+        #expect(try status(["Authorization: Bearer wrong-token!"]) == "401")
+        #expect(try status(["Authorization: Bearer s3cret-toke"]) == "401")
+        #expect(try status(["Authorization: Basic s3cret-token"]) == "401")
+        #expect(try status(["Authorization: Bearer s3cret-token"]) == "200")
+        // The socket needs no token: its permissions decide.
+        #expect(try Self.api(harness, "GET", "/api/health").status == 200)
+
+        // No token file, no TCP: chute check refuses the config.
+        let refused = harness.directory.appending("refused.yaml")
+        try """
+        watch:
+          - path: ./inbox
+        rules:
+          - name: a
+            match: "*.png"
+            to: jpg
+            output: ./outbox
+        settings:
+          api:
+            listen: 127.0.0.1:8750
+        """.write(toFile: refused.string, atomically: true, encoding: .utf8)
+        let check = try await Self.chute(["check", refused.string])
+        #expect(check.status == 2)
+        #expect(check.error.contains("'listen' needs 'tokenFile'"), "\(check.error)")
+    }
+
+    /// Runs `chute` to completion and returns its status and both outputs.
+    private static func chute(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
+        let process = try ChuteProcess(arguments)
+        let exit = try await process.waitForExit()
+        return (exit.status, process.output.joined(separator: "\n"), process.log.joined(separator: "\n"))
+    }
+
+    @Test func commandLineShowsRetriesAndCancelsThroughTheDaemon() async throws {
+        let harness = try Self.makeHarness()
+        defer { harness.stop() }
+        let config = harness.configPath.string
+
+        // No daemon yet: a clear message and exit 3.
+        let none = try await Self.chute(["status", "--config", config])
+        #expect(none.status == 3)
+        #expect(none.error.contains("no Chute daemon answers on \(Self.socket(of: harness))"), "\(none.error)")
+
+        try await Self.startDaemon(harness)
+        try Self.makeLongClip(harness, named: "film.mkv")
+        let id = try await Self.waitForRunningJob(harness, source: "film.mkv")
+        let status = try await Self.chute(["status", "--config", config])
+        #expect(status.status == 0, "\(status.error)")
+        #expect(status.output.contains("running 1"), "\(status.output)")
+        #expect(status.output.contains("% \(id)  videos"), "no progress bar in \(status.output)")
+
+        let cancel = try await Self.chute(["cancel", "--config", config, id])
+        #expect(cancel.status == 0, "\(cancel.error)")
+        #expect(cancel.output == "Job \(id) cancelled.")
+        let sidecar = try await waitUntil("the cancelled sidecar") { harness.sidecars()["film.mp4.chute.json"] }
+        #expect(sidecar.status.rawValue == "cancelled")
+
+        let staging = try harness.directory.makeDirectory("staging")
+        try "not a picture".write(toFile: staging.appending("fake.png").string, atomically: true, encoding: .utf8)
+        try harness.moveIn(["fake.png"], from: staging)
+        let failed = try await waitUntil("the failed job") { harness.sidecars()["fake.jpg.chute.json"] }
+        #expect(failed.status == .failed)
+        let jobs = try await Self.chute(["jobs", "--config", config, "--failed", "--json"])
+        let list = try JSONSerialization.jsonObject(with: Data(jobs.output.utf8)) as? [String: Any]
+        #expect((list?["jobs"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [failed.jobID])
+        let retry = try await Self.chute(["retry", "--config", config, failed.jobID])
+        #expect(retry.status == 0, "\(retry.error)")
+        #expect(retry.output == "Job \(failed.jobID) queued again.")
+        try await waitUntil("a second job of fake.png") {
+            harness.sidecars()["fake.jpg.chute.json"].flatMap { $0.jobID != failed.jobID ? true : nil }
+        }
+        let unknown = try await Self.chute(["show", "--config", config, "no-such-job"])
+        #expect(unknown.status == 1)
+        #expect(unknown.error.contains("no job 'no-such-job'"))
+    }
+}

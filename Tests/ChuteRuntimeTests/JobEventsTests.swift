@@ -1,0 +1,69 @@
+import ChuteRuntime
+import Foundation
+import SystemPackage
+import Testing
+
+/// The job event stream: every subscriber gets every event in order, and one that does not read costs bounded memory
+/// and never holds up the publisher.
+@Suite(.timeLimit(.minutes(1)))
+struct JobEventsTests {
+    private static func event(_ kind: JobEvent.Kind, _ id: String, progress: Double? = nil) -> JobEvent {
+        JobEvent(kind, jobID: id, rule: "r", source: FilePath("/in/\(id).png"), progress: progress)
+    }
+
+    @Test func everySubscriberGetsEveryEventInOrder() async {
+        let events = JobEvents()
+        let first = events.subscribe()
+        let second = events.subscribe()
+        let sent: [JobEvent.Kind] = [.queued, .started, .progress, .completed]
+        for kind in sent { events.publish(Self.event(kind, "a")) }
+        first.finish()
+        second.finish()
+        var seen: [[JobEvent.Kind]] = []
+        for subscription in [first, second] {
+            var kinds: [JobEvent.Kind] = []
+            for await event in subscription { kinds.append(event.kind) }
+            seen.append(kinds)
+        }
+        #expect(seen == [sent, sent])
+    }
+
+    @Test func aSubscriberThatDoesNotReadLosesProgressFirstThenItsStream() async {
+        let events = JobEvents()
+        let stalled = events.subscribe()
+        // Publishing returns at once however far behind the subscriber is.
+        for index in 0..<(JobEvents.progressLimit + 100) {
+            events.publish(Self.event(.progress, "a", progress: Double(index) / 1000))
+        }
+        events.publish(Self.event(.completed, "a"))
+        #expect(events.subscriberCount == 1)
+        stalled.finish()
+        var kinds: [JobEvent.Kind] = []
+        for await event in stalled { kinds.append(event.kind) }
+        // The progress past the limit was dropped; the final event was kept.
+        #expect(kinds.filter { $0 == .progress }.count == JobEvents.progressLimit)
+        #expect(kinds.last == .completed)
+
+        let dropped = events.subscribe()
+        for _ in 0...JobEvents.hardLimit { events.publish(Self.event(.queued, "b")) }
+        #expect(events.subscriberCount == 0)
+        var count = 0
+        for await _ in dropped { count += 1 }
+        #expect(count == JobEvents.hardLimit)
+    }
+
+    @Test func theBoardFollowsAJobFromQueuedToCompleted() async {
+        let events = JobEvents()
+        let board = JobStatusBoard(events: events)
+        await board.apply(Self.event(.queued, "a"))
+        #expect(await board.queuedJobs.map(\.id) == ["a"])
+        await board.apply(Self.event(.started, "a"))
+        await board.apply(Self.event(.progress, "a", progress: 0.5))
+        #expect(await board.queuedJobs.isEmpty)
+        #expect(await board.runningJobs.map(\.progress) == [0.5])
+        await board.apply(Self.event(.completed, "a"))
+        #expect(await board.runningJobs.isEmpty)
+        #expect(await board.recentJobs.map(\.state) == ["completed"])
+        #expect(await board.entry("a")?.progress == 1)
+    }
+}
