@@ -72,6 +72,12 @@ packages=(
     samba smbclient
     # For the test that validates rules files against `chute schema` with a JSON Schema validator.
     python3-jsonschema python3-yaml
+    # The document engine: LibreOffice without its GUI (Writer for DOC/DOCX/ODT/RTF/HTML/TXT, Calc and Impress for
+    # spreadsheets and presentations to PDF), loaded into Chute's worker through LibreOfficeKit, whose C header is in
+    # libreofficekit-dev. Text renders with fonts-dejavu-core (above). poppler-utils gives the tests and the
+    # documents benchmark pdftotext and pdfinfo.
+    libreoffice-core-nogui libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
+    libreofficekit-dev poppler-utils
 )
 
 missing=()
