@@ -126,10 +126,11 @@ struct DocumentsEndToEndTests {
                 "slides-to-pdf.pptx": try corpus("document/pptx_realworld.pptx"),
                 "impress-to-pdf.odp": try corpus("document/odp_impress.odp"),
                 "sheet-to-docx.xlsx": try corpus("document/xlsx_excel.xlsx"),
+                "locked-to-pdf.docx": try corpus("document/docx_encrypted_password.docx"),
             ],
             into: harness
         )
-        let sidecars = try await harness.waitForSidecars(10, timeout: 300)
+        let sidecars = try await harness.waitForSidecars(11, timeout: 300)
         func succeeded(_ name: String) throws -> FilePath {
             let sidecar = try #require(
                 sidecars["\(name).chute.json"],
@@ -158,6 +159,43 @@ struct DocumentsEndToEndTests {
         #expect(refused.status == .failed)
         #expect(refused.error?.code == "unsupportedInput")
         #expect(refused.error?.message.contains("converts only to pdf") == true)
+        // A password-protected document fails at once: LibreOffice, in batch mode, asks for no password.
+        let locked = try #require(sidecars["locked-to-pdf.pdf.chute.json"])
+        #expect(locked.status == .failed)
+        #expect(locked.error?.code == "corruptInput", "\(String(describing: locked.error))")
+    }
+
+    @Test func aDocumentWorkerKeepsLibreOfficeForItsJobsAndIsReplacedAfterWorkerJobs() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: sentinels
+                    match: "zz-sentinel-*.png"
+                    to: jpg
+                    output: ./outbox
+                \(Self.rules(["pdf"]))
+                """,
+            settings: """
+                  workerJobs: 2
+                  concurrency: {document: 1}
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        var workers: [Int32] = []
+        for index in 1...3 {
+            let name = "note\(index)-to-pdf.txt"
+            try Self.drop([name: Data("Note number \(index)\n".utf8)], into: harness)
+            try await harness.waitForSidecars(index, timeout: 120)
+            workers.append(try Self.workerPID(of: name, in: daemon))
+        }
+        // The first worker ran two jobs with LibreOffice loaded once; the third job had a new worker.
+        #expect(workers[0] == workers[1], "\(workers)")
+        #expect(workers[2] != workers[1], "\(workers)")
+        for index in 1...3 {
+            let pdf = harness.outbox.appending("note\(index)-to-pdf.pdf")
+            #expect(try Self.text(ofPDF: pdf).contains("Note number \(index)"))
+        }
     }
 
     @Test func aDocumentPastItsTimeoutOrAKilledWorkerFailsOnlyItsJobAndLeavesNoLibreOffice() async throws {
