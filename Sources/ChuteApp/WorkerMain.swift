@@ -17,7 +17,8 @@ package enum WorkerMain {
     /// - Returns: the process exit status: 0 when the input closed.
     package static func run(engine descriptor: EngineDescriptor, niceness: Int, ioPriority: IOPriority) -> Int32 {
         // A process group of its own, which the supervisor kills whole: whatever a library starts (a helper
-        // process) ends with the job's timeout, and with this worker when the supervisor exits.
+        // process) ends with the job's timeout, and with this worker when the supervisor exits. Foundation's
+        // Process already starts each child as the leader of a new group; this does not depend on it.
         setpgid(0, 0)
         // The supervisor owns this process: die with it, and leave SIGINT/SIGTERM (sent to the whole process group by
         // a terminal or by systemd) to the supervisor, which ends workers itself after its grace period.

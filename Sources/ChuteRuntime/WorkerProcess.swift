@@ -149,10 +149,10 @@ package final class WorkerProcess {
         }
     }
 
-    /// Kills the worker and every process it started: the worker makes itself the leader of a process group of its
-    /// own as it starts (``WorkerMain``), so that a helper a library spawned (LibreOffice's, an external delegate)
-    /// never outlives the job's timeout. A worker killed before it got that far has no group yet: it alone is killed.
-    /// The corresponding C function is `kill`.
+    /// Kills the worker and every process it started: the worker leads a process group of its own (Foundation's
+    /// `Process` starts each child so, and `chute worker` makes sure of it), so that a helper a library spawned
+    /// never outlives the job's timeout, nor holds the reply pipe open after the worker died (which would keep the
+    /// job waiting). Should the group not exist, the worker alone is killed. The corresponding C function is `kill`.
     private static func kill(_ pid: Int32) {
         if Glibc.kill(-pid, SIGKILL) != 0 {
             Glibc.kill(pid, SIGKILL)
