@@ -70,6 +70,12 @@ let package = Package(
             pkgConfig: "opencore-amrnb",
             providers: [.apt(["libopencore-amrnb-dev"])]
         ),
+        // LibreOfficeKit's C header: the document engine loads LibreOffice into its worker process with it (dlopen;
+        // nothing to link).
+        .systemLibrary(
+            name: "CLibreOfficeKit",
+            providers: [.apt(["libreofficekit-dev"])]
+        ),
         // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
         .target(name: "CChuteLinux"),
 
@@ -114,6 +120,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "ChuteDocuments",
+            dependencies: [
+                "ChuteCore", "CLibreOfficeKit",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "ChuteRuntime",
             dependencies: [
                 "ChuteCore", "CChuteLinux",
@@ -143,7 +157,8 @@ let package = Package(
         .target(
             name: "ChuteApp",
             dependencies: [
-                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChuteRuntime", "ChuteHTTP", "CChuteLinux",
+                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChuteDocuments", "ChuteRuntime", "ChuteHTTP",
+                "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -74,6 +74,16 @@ packages=(
     python3-jsonschema python3-yaml
     # The status API's end-to-end tests speak to its Unix socket with curl, a client independent of Chute's.
     curl
+
+    # The document engine: LibreOffice (Writer for DOC/DOCX/ODT/RTF/HTML/TXT, Calc and Impress for spreadsheets and
+    # presentations to PDF), loaded into Chute's worker through LibreOfficeKit, whose C header is in
+    # libreofficekit-dev. Writer and Impress without their GUI; Calc with it, and so libreoffice-core rather than
+    # libreoffice-core-nogui: Debian 12's libreoffice-calc-nogui ships no Calc UI definitions, and LibreOfficeKit
+    # builds a spreadsheet's view with the formula bar's (modules/scalc/ui/inputbar.ui), so every spreadsheet
+    # failed to load ("loadComponentFromURL returned an empty reference"). Text renders with fonts-dejavu-core
+    # (above). poppler-utils gives the tests and the documents benchmark pdftotext and pdfinfo.
+    libreoffice-core libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui
+    libreofficekit-dev poppler-utils
 )
 
 missing=()

@@ -1,4 +1,5 @@
 import ChuteCore
+import ChuteDocuments
 import ChuteFFmpeg
 import ChuteMagick
 
@@ -10,5 +11,6 @@ package enum Engines {
         ImageEngine.descriptor,
         MediaEngine.videoDescriptor,
         MediaEngine.audioDescriptor,
+        DocumentEngine.descriptor,
     ])
 }

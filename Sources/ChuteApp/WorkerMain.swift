@@ -16,6 +16,10 @@ package enum WorkerMain {
     ///   - ioPriority: the I/O scheduling to take.
     /// - Returns: the process exit status: 0 when the input closed.
     package static func run(engine descriptor: EngineDescriptor, niceness: Int, ioPriority: IOPriority) -> Int32 {
+        // A process group of its own, which the supervisor kills whole: whatever a library starts (a helper
+        // process) ends with the job's timeout, and with this worker when the supervisor exits. Foundation's
+        // Process already starts each child as the leader of a new group; this does not depend on it.
+        setpgid(0, 0)
         // The supervisor owns this process: die with it, and leave SIGINT/SIGTERM (sent to the whole process group by
         // a terminal or by systemd) to the supervisor, which ends workers itself after its grace period.
         Self.exitWithParent()
@@ -67,6 +71,7 @@ package enum WorkerMain {
     /// supervisor spawns workers from Dispatch and cooperative-pool threads that come and go under load: it killed
     /// workers of a living daemon. A pidfd of the parent becomes readable only when the whole process has exited. A
     /// dedicated thread waits on it; where the kernel lacks `pidfd_open`, the thread checks `getppid()` every second.
+    /// It then kills the worker's process group, so that nothing the worker started outlives it.
     private static func exitWithParent() {
         let parent = getppid()
         let descriptor = chute_pidfd_open(parent)
@@ -79,6 +84,8 @@ package enum WorkerMain {
             } else {
                 while getppid() == parent { sleep(1) }
             }
+            // The whole group: this worker and anything it started.
+            kill(0, SIGKILL)
             _exit(0)
         }
         thread.name = "chute-worker-parent"

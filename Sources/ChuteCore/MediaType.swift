@@ -10,6 +10,9 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         wavpack, musepack, dsf, caf
     // Documents.
     case pdf
+    // Office documents, which the document engine opens: word processing (Word 97 DOC, DOCX, ODT, RTF), web pages,
+    // plain text, spreadsheets (XLSX, ODS) and presentations (PPTX, ODP).
+    case doc, docx, odt, rtf, html, text, xlsx, ods, pptx, odp
     // Text that poses as media: manifests, playlists, scripts and vector formats that decoders would interpret.
     case playlist, svg, postscript, script
 
@@ -23,7 +26,7 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
             return .video
         case .ogg, .mp3, .flac, .wav, .aiff, .aac, .amr, .ac3, .ape, .wavpack, .musepack, .dsf, .caf:
             return .audio
-        case .pdf:
+        case .pdf, .doc, .docx, .odt, .rtf, .html, .text, .xlsx, .ods, .pptx, .odp:
             return .document
         case .playlist, .svg, .postscript, .script:
             return nil
@@ -52,6 +55,8 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         "wav": .wav, "aif": .aiff, "aiff": .aiff, "aac": .aac, "amr": .amr, "ac3": .ac3, "ape": .ape,
         "wv": .wavpack, "mpc": .musepack, "dsf": .dsf, "caf": .caf, "pdf": .pdf, "m3u": .playlist,
         "m3u8": .playlist, "pls": .playlist, "mpd": .playlist, "svg": .svg, "ps": .postscript, "eps": .postscript,
+        "doc": .doc, "docx": .docx, "odt": .odt, "rtf": .rtf, "html": .html, "htm": .html, "txt": .text,
+        "text": .text, "xlsx": .xlsx, "ods": .ods, "pptx": .pptx, "odp": .odp,
     ]
 
     /// How many of a file's first bytes ``sniff(_:)`` looks at. Camera RAW files that are TIFF inside (DNG, NEF,
@@ -120,12 +125,102 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         if ascii(0, "DSD ") { return .dsf }
         if ascii(0, "caff") { return .caf }
         if ascii(0, "%PDF-") { return .pdf }
+        if at(0, [0x50, 0x4B, 0x03, 0x04]), let office = Self.officeDocument(inZip: bytes) { return office }
+        // An OLE2 compound file: Word 97 to 2003 (Excel's and PowerPoint's old files are such files too, and
+        // LibreOffice tells them apart by their streams).
+        if at(0, [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) { return .doc }
+        if ascii(0, "{\\rtf") { return .rtf }
         if ascii(0, "%!PS") || at(0, [0xC5, 0xD0, 0xD3, 0xC6]) { return .postscript }
         if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xF6 == 0xF0 { return .aac }
         if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xE0 == 0xE0 { return .mp3 }
         if bytes.count >= 4, bytes[3] == 0x00, ascii(0, "TGA") == false, Self.looksLikeTGA(bytes) { return .tga }
-        // Text kinds are judged on the first 512 bytes, as before the header grew for camera RAW.
-        return Self.sniffText(Array(bytes.prefix(512)))
+        // Text kinds are judged on the first 512 bytes, as before the header grew for camera RAW; what is none of
+        // them may still be a web page or plain text, judged on the whole header.
+        return Self.sniffText(Array(bytes.prefix(512))) ?? Self.sniffDocumentText(bytes)
+    }
+
+    /// The office document in a ZIP file, told by its member names.
+    ///
+    /// An OpenDocument file starts with an uncompressed member `mimetype` that holds its MIME type. An Office Open
+    /// XML file has no fixed first member (Word puts `[Content_Types].xml` first, LibreOffice `_rels/.rels`), so the
+    /// names of the local headers within `bytes` are read: a `word/`, `xl/` or `ppt/` member makes a DOCX, XLSX or
+    /// PPTX. ``sniff(_:)`` looks at ``headerLength`` bytes only, so an OOXML file whose first such member comes later
+    /// (after a large thumbnail) is not recognised there; the document engine, which reads the whole file, calls
+    /// this with all of it.
+    ///
+    /// - Parameter bytes: the start of a ZIP file, or all of it.
+    /// - Returns: the type, or `nil` when the members seen do not make an office document.
+    package static func officeDocument(inZip bytes: [UInt8]) -> MediaType? {
+        func integer(_ offset: Int, _ width: Int) -> Int? {
+            guard offset >= 0, offset + width <= bytes.count else { return nil }
+            return bytes[offset..<(offset + width)].reversed().reduce(0) { $0 << 8 | Int($1) }
+        }
+        var names: [String] = []
+        var offset = 0
+        // Walks the local file headers: a signature, then 26 bytes of fields (the flags at 6, the compressed size at
+        // 18, the lengths of the name and of the extra field at 26 and 28), the name, the extra field, the data.
+        while names.count < 10_000, integer(offset, 4) == 0x0403_4B50, let flags = integer(offset + 6, 2),
+            let compressed = integer(offset + 18, 4), let nameLength = integer(offset + 26, 2),
+            let extraLength = integer(offset + 28, 2), offset + 30 + nameLength <= bytes.count
+        {
+            let name = String(decoding: bytes[(offset + 30)..<(offset + 30 + nameLength)], as: UTF8.self)
+            names.append(name)
+            let data = offset + 30 + nameLength + extraLength
+            if names.count == 1, name == "mimetype" {
+                let end = min(bytes.count, data + compressed)
+                guard data < end else { return nil }
+                switch String(decoding: bytes[data..<end], as: UTF8.self) {
+                case "application/vnd.oasis.opendocument.text": return .odt
+                case "application/vnd.oasis.opendocument.spreadsheet": return .ods
+                case "application/vnd.oasis.opendocument.presentation": return .odp
+                default: return nil
+                }
+            }
+            // A member written as a stream (bit 3) has its sizes after its data: where the next one starts is unknown.
+            guard flags & 0x08 == 0 else { break }
+            offset = data + compressed
+        }
+        if names.contains(where: { $0.hasPrefix("word/") }) { return .docx }
+        if names.contains(where: { $0.hasPrefix("xl/") }) { return .xlsx }
+        if names.contains(where: { $0.hasPrefix("ppt/") }) { return .pptx }
+        return nil
+    }
+
+    /// A web page or plain text, judged after every other kind.
+    ///
+    /// A web page starts (after a byte order mark and white space) with `<!DOCTYPE html`, `<html`, `<head` or
+    /// `<body`, or with an HTML comment followed by one of those, in any charset that keeps ASCII. Plain text has no signature, so Chute takes as text
+    /// what can only be text: the sniffed bytes are UTF-8 (a character cut by the end of the header excepted) with
+    /// no control character but tab, line feed, form feed and carriage return, and hold at least one letter or digit.
+    /// A file in a legacy 8-bit encoding (Latin-1 with accented letters) is therefore not taken as text, and neither
+    /// is UTF-16.
+    private static func sniffDocumentText(_ bytes: [UInt8]) -> MediaType? {
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        // A web page may be in any charset that keeps ASCII (its <meta> says which): its start is read as ASCII.
+        let start = String(decoding: body.drop { [0x20, 0x09, 0x0A, 0x0D].contains($0) }.prefix(512), as: UTF8.self)
+            .lowercased()
+        let pageStarts = ["<!doctype html", "<html", "<head", "<body"]
+        if pageStarts.contains(where: { start.hasPrefix($0) }) { return .html }
+        if start.hasPrefix("<!--"), pageStarts.contains(where: { start.contains($0) }) { return .html }
+        guard let text = Self.utf8Prefix(body), !text.isEmpty else { return nil }
+        let allowedControls: Set<Unicode.Scalar> = ["\t", "\n", "\u{0C}", "\r"]
+        guard
+            text.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control || allowedControls.contains($0) }
+            )
+        else { return nil }
+        guard text.contains(where: { $0.isLetter || $0.isNumber }) else { return nil }
+        return .text
+    }
+
+    /// `bytes` as UTF-8, when they are UTF-8 but for a character that their end cuts short; `nil` otherwise.
+    private static func utf8Prefix(_ bytes: ArraySlice<UInt8>) -> String? {
+        if let whole = String(validating: bytes, as: UTF8.self) { return whole }
+        // Up to three bytes of an unfinished sequence: continuation bytes after a lead byte.
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes.endIndex - end < 3, bytes[end - 1] & 0xC0 == 0x80 { end -= 1 }
+        guard end > bytes.startIndex, bytes[end - 1] >= 0xC0 else { return nil }
+        return String(validating: bytes[..<(end - 1)], as: UTF8.self)
     }
 
     private static func isoBrand(_ bytes: [UInt8]) -> MediaType {

@@ -4,6 +4,10 @@ import Logging
 import Synchronization
 import SystemPackage
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One worker process: a child `chute worker` that runs conversions one at a time and answers over a pipe.
 ///
 /// Requests go to the child's standard input and replies come back on its standard output, one JSON line each
@@ -110,7 +114,7 @@ package final class WorkerProcess {
         // (swiftlang/swift#60441): with the 30-minute default `jobTimeout`, about 650 bytes per job for half an hour
         // (found by soaking the daemon with drops of thousands of files under heaptrack).
         let watchdog = DispatchSource.makeTimerSource(queue: Self.watchdogQueue)
-        watchdog.setEventHandler { kill(pid, SIGKILL) }
+        watchdog.setEventHandler { Self.kill(pid) }
         watchdog.schedule(deadline: .now() + Self.dispatchInterval(timeout))
         watchdog.resume()
         defer { watchdog.cancel() }
@@ -124,7 +128,7 @@ package final class WorkerProcess {
             }
             return nil
         } onCancel: {
-            kill(pid, SIGKILL)
+            Self.kill(pid)
         }
         if Task.isCancelled {
             self.isDead = true
@@ -142,6 +146,16 @@ package final class WorkerProcess {
                 return .failed(ConversionFailure(.timedOut, "the job ran longer than \(timeout) and was stopped"))
             }
             return .failed(exit.failure(limits: request.limits))
+        }
+    }
+
+    /// Kills the worker and every process it started: the worker leads a process group of its own (Foundation's
+    /// `Process` starts each child so, and `chute worker` makes sure of it), so that a helper a library spawned
+    /// never outlives the job's timeout, nor holds the reply pipe open after the worker died (which would keep the
+    /// job waiting). Should the group not exist, the worker alone is killed. The corresponding C function is `kill`.
+    private static func kill(_ pid: Int32) {
+        if Glibc.kill(-pid, SIGKILL) != 0 {
+            Glibc.kill(pid, SIGKILL)
         }
     }
 
@@ -170,7 +184,7 @@ package final class WorkerProcess {
         let pid = self.pid
         async let _ = {
             try? await Task.sleep(for: .seconds(1))
-            if !Task.isCancelled { kill(pid, SIGKILL) }
+            if !Task.isCancelled { Self.kill(pid) }
         }()
         _ = await self.exit()
         self.isDead = true

@@ -187,7 +187,7 @@ private let unknownKeyCases: [(String, String)] = [
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
-        "rules.yaml:9:27: unknown key 'gpu' in 'concurrency'; allowed keys: image, video, audio"
+        "rules.yaml:9:27: unknown key 'gpu' in 'concurrency'; allowed keys: image, video, audio, document"
     ),
 ]
 
@@ -835,7 +835,7 @@ private let badSettingsValueCases: [(String, String)] = [
                        limits:  timeout 30m, memory 2GB, duration ≤ 3h
 
                 Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs
-                Concurrency: image auto, video 1, audio auto
+                Concurrency: image auto, video 1, audio auto, document auto
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
                 Status API: socket .chute/api.sock beside the journal, no TCP

@@ -207,6 +207,89 @@ private func tiff(
     @Test func tooFewBytesAreNotRecognised() {
         #expect(MediaType.sniff([UInt8]()) == nil)
         #expect(MediaType.sniff([0xFF, 0xD8]) == nil)
-        #expect(MediaType.sniff(Array("plain text, nothing more".utf8)) == nil)
+        #expect(MediaType.sniff([UInt8](repeating: 0x20, count: 24)) == nil)
+    }
+}
+
+/// Office documents, web pages and plain text (issue 13): ZIPs by their member names, OLE2, RTF, and text only when
+/// it can be nothing else.
+@Suite struct DocumentSniffingTests {
+    /// A ZIP local file header for `name` with `data` stored, as the start of a file.
+    private static func zipMember(_ name: String, _ data: String = "", streamed: Bool = false) -> [UInt8] {
+        func le(_ value: Int, _ width: Int) -> [UInt8] {
+            (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+        }
+        let payload = Array(data.utf8)
+        return [0x50, 0x4B, 0x03, 0x04] + le(20, 2) + le(streamed ? 0x08 : 0, 2) + le(0, 2) + le(0, 4) + le(0, 4)
+            + le(payload.count, 4) + le(payload.count, 4) + le(name.utf8.count, 2) + le(0, 2) + Array(name.utf8)
+            + payload
+    }
+
+    @Test(
+        arguments: [
+            (zipMember("mimetype", "application/vnd.oasis.opendocument.text"), MediaType.odt),
+            (zipMember("mimetype", "application/vnd.oasis.opendocument.spreadsheet"), .ods),
+            (zipMember("mimetype", "application/vnd.oasis.opendocument.presentation"), .odp),
+            (zipMember("[Content_Types].xml", "<Types/>") + zipMember("word/document.xml", "<w/>"), .docx),
+            (zipMember("_rels/.rels", "<R/>") + zipMember("docProps/app.xml") + zipMember("xl/workbook.xml"), .xlsx),
+            (zipMember("[Content_Types].xml", "<Types/>") + zipMember("ppt/presentation.xml"), .pptx),
+            ([0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1] + [UInt8](repeating: 0, count: 56), .doc),
+            (Array(#"{\rtf1\ansi Hello}"#.utf8), .rtf),
+            (Array("<!DOCTYPE html>\n<html><body>Hi</body></html>".utf8), .html),
+            (Array("\u{FEFF}  <HTML><HEAD><TITLE>x</TITLE></HEAD></HTML>".utf8), .html),
+            (Array("<!-- saved page -->\n<html lang=en>".utf8), .html),
+            (Array("Meeting notes\r\n\tGrüße, 12 items\u{0C}\n".utf8), .text),
+        ] as [([UInt8], MediaType)]
+    )
+    func officeDocumentsAreRecognisedByTheirContent(bytes: [UInt8], expected: MediaType) {
+        #expect(MediaType.sniff(bytes) == expected)
+        #expect(expected.category == .document)
+    }
+
+    @Test func aZipOfOtherFilesAndTextThatIsNotUTF8AreNotDocuments() {
+        // A ZIP of photos; a member written as a stream hides what follows it.
+        #expect(MediaType.sniff(Self.zipMember("photos/1.jpg", "xx") + Self.zipMember("photos/2.jpg")) == nil)
+        #expect(MediaType.sniff(Self.zipMember("a.bin", streamed: true) + Self.zipMember("word/document.xml")) == nil)
+        // Latin-1 accented letters, a NUL, an escape character: not plain text.
+        #expect(MediaType.sniff(Array("caf".utf8) + [0xE9] + Array(" au lait".utf8)) == nil)
+        #expect(MediaType.sniff(Array("text".utf8) + [0x00] + Array("more".utf8)) == nil)
+        #expect(MediaType.sniff(Array("colour \u{1B}[31mred".utf8)) == nil)
+        // Text kinds that are refused stay what they were.
+        #expect(MediaType.sniff(Array("#EXTM3U\nhttp://example.com/a.ts\n".utf8)) == .playlist)
+        #expect(MediaType.sniff(Array("<svg xmlns=\"http://www.w3.org/2000/svg\"/>".utf8)) == .svg)
+    }
+
+    @Test func aCharacterCutByTheEndOfTheHeaderStillLeavesText() {
+        let text = String(repeating: "é", count: MediaType.headerLength)
+        #expect(MediaType.sniff(Array(text.utf8)) == .text)
+    }
+
+    @Test func everyDocumentOfTheCorpusIsRecognisedAsItsExtensionSays() throws {
+        try #require(Corpus.isPresent)
+        let documents = try Corpus.rows().filter { $0.path.hasPrefix("document/") }
+        #expect(documents.count >= 20)
+        var sniffed: [String: MediaType?] = [:]
+        for row in documents {
+            let whole = try Data(contentsOf: URL(fileURLWithPath: Corpus.folder.appending(row.path).string))
+            // What the document engine does: the header, then all the members of an Office Open XML file.
+            let type =
+                MediaType.sniff(whole.prefix(MediaType.headerLength)) ?? MediaType.officeDocument(inZip: Array(whole))
+            sniffed[row.path] = type
+        }
+        // Word for Mac's thumbnail, 19 KB, comes before the first `word/` member: the header alone cannot tell.
+        let tables = try Data(
+            contentsOf: URL(fileURLWithPath: Corpus.folder.appending("document/docx_tables.docx").string)
+        )
+        #expect(MediaType.sniff(tables.prefix(MediaType.headerLength)) == nil)
+        for (path, type) in sniffed {
+            let expected: MediaType? =
+                switch path {
+                // Latin-1 text is not taken as text; an encrypted OOXML file is an OLE2 container.
+                case "document/txt_latin1.txt": nil
+                case "document/docx_encrypted_password.docx": .doc
+                default: MediaType.usual(forExtension: String(path.split(separator: ".").last ?? ""))
+                }
+            #expect(type == expected, "\(path)")
+        }
     }
 }

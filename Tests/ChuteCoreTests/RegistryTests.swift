@@ -60,7 +60,7 @@ import Testing
                 #expect(Engines.registry.format(named: name.uppercased()) == format)
             }
         }
-        #expect(Engines.registry.format(named: "docx") == nil)
+        #expect(Engines.registry.format(named: "xlsx") == nil)
     }
 
     @Test func anOptionAppliesOnlyToItsEnginesFormats() throws {

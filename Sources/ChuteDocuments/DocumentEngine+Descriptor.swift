@@ -1,0 +1,26 @@
+import ChuteCore
+
+extension EngineKind {
+    /// The document engine's lane.
+    package static let document = EngineKind(rawValue: "document")
+}
+
+extension DocumentEngine {
+    /// The document engine: LibreOffice, one job per core by default, writing PDF, DOCX, ODT, RTF, HTML and TXT.
+    package static let descriptor = EngineDescriptor(
+        kind: .document,
+        library: "LibreOffice (LibreOfficeKit, in the worker process)",
+        reads: [.document],
+        concurrency: .perCore,
+        formats: [
+            TargetFormat(name: "pdf", category: .document, engine: .document, coder: "pdf", holdsSeveralFrames: true),
+            TargetFormat(name: "docx", category: .document, engine: .document, coder: "docx"),
+            TargetFormat(name: "odt", category: .document, engine: .document, coder: "odt"),
+            TargetFormat(name: "rtf", category: .document, engine: .document, coder: "rtf"),
+            TargetFormat(name: "html", aliases: ["htm"], category: .document, engine: .document, coder: "html"),
+            TargetFormat(name: "txt", aliases: ["text"], category: .document, engine: .document, coder: "txt"),
+        ],
+        options: [],
+        make: { _ in DocumentEngine() }
+    )
+}

@@ -1,0 +1,204 @@
+import ChuteCore
+import Foundation
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The document engine: converts word-processing documents, web pages and plain text between PDF, DOCX, ODT, RTF,
+/// HTML and TXT, and spreadsheets and presentations to PDF, through LibreOffice loaded in the worker process
+/// (``LibreOffice``).
+///
+/// LibreOffice is loaded once, when the worker starts, and stays loaded for every job the worker runs: a job pays
+/// for opening and writing its document only. The worker is replaced after `settings.workerJobs` jobs, which bounds
+/// what LibreOffice leaks, and killed with its job past `jobTimeout`; LibreOffice never runs outside it.
+///
+/// A job reads its input through the one descriptor ``InputOpening`` gives, by its content (``MediaType``), and
+/// copies it into the worker's own folder under a name with the type's extension: LibreOffice then opens a file
+/// that no one else can change or replace, and writes its lock file beside that copy rather than in the watched
+/// folder. The output is written there too, checked (``DocumentVerifier``), and copied into the request's output,
+/// created exclusively and flushed to storage.
+///
+/// - Important: ``convert(_:progress:)`` blocks in LibreOffice; call it on the worker's own thread, always the same
+///   one.
+package struct DocumentEngine: ConversionEngine {
+    package let kind = EngineKind.document
+    /// LibreOffice, or why it could not be loaded (every job then fails with `engineUnavailable`).
+    private let office: Result<LibreOffice, LibreOfficeError>
+    /// This worker's folder: LibreOffice's profile, and each job's copies.
+    private let folder: FilePath
+
+    /// Where Debian's packages install LibreOffice.
+    static let installation: FilePath = "/usr/lib/libreoffice/program"
+
+    /// Loads LibreOffice, with a profile of this worker's own in a folder `chute-documents-PID` of the temporary
+    /// folder; such folders of workers that no longer run (killed with their job) are removed first.
+    package init() {
+        let temporary = FilePath(FileManager.default.temporaryDirectory.path)
+        Self.removeFoldersOfEndedWorkers(in: temporary)
+        let folder = temporary.appending("chute-documents-\(getpid())")
+        try? FileManager.default.removeItem(atPath: folder.string)
+        try? FileManager.default.createDirectory(
+            atPath: folder.string,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
+        self.folder = folder
+        self.office = Result { () throws(LibreOfficeError) in
+            try LibreOffice(installation: Self.installation, profile: folder.appending("profile"))
+        }
+    }
+
+    /// `LibreOffice` and its version.
+    package var libraries: [String: String] {
+        switch self.office {
+        case .success(let office): ["LibreOffice": office.version]
+        case .failure: [:]
+        }
+    }
+
+    package func convert(
+        _ request: ConversionRequest,
+        progress: (JobProgress) -> Void
+    ) throws(ConversionFailure) -> ConversionReport {
+        let office: LibreOffice
+        switch self.office {
+        case .success(let loaded): office = loaded
+        case .failure(let error): throw error.failure
+        }
+        let job = self.folder.appending("job")
+        try? FileManager.default.removeItem(atPath: job.string)
+        guard mkdir(job.string, 0o700) == 0 else {
+            throw ConversionFailure(.internalError, "cannot make the job's folder: \(Errno(rawValue: errno))")
+        }
+        defer { try? FileManager.default.removeItem(atPath: job.string) }
+
+        let (type, copy) = try Self.copyInput(of: request, into: job)
+        guard let target = DocumentFormat(name: request.format.name) else {
+            throw ConversionFailure(.internalError, "the document engine does not write \(request.format.name)")
+        }
+        guard let source = DocumentFormat.Source(type) else {
+            throw ConversionFailure(
+                .unsupportedInput,
+                "the document engine reads word-processing documents, web pages, plain text, spreadsheets and "
+                    + "presentations, not \(type.rawValue)"
+            )
+        }
+        guard source.writes(target) else {
+            throw ConversionFailure(
+                .unsupportedInput,
+                "a \(source.kind) (\(type.rawValue)) converts only to pdf, not to \(target.rawValue)"
+            )
+        }
+        progress(JobProgress(fraction: 0.1))
+        let written = job.appending("output.\(target.rawValue)")
+        let kind: LibreOfficeDocument.Kind
+        do throws(LibreOfficeError) {
+            let document = try office.load(copy)
+            kind = document.kind
+            progress(JobProgress(fraction: 0.5))
+            try document.save(to: written, format: target.rawValue)
+        } catch {
+            throw error.failure
+        }
+        progress(JobProgress(fraction: 0.9))
+        var report = ConversionReport(outputBytes: 0)
+        report.details["inputType"] = type.rawValue
+        report.details["documentKind"] = kind.rawValue
+        let facts = try DocumentVerifier.verify(written, as: target)
+        if let pages = facts.pages {
+            report.details["pages"] = "\(pages)"
+        }
+        report.outputBytes = try Self.copy(written, to: request.output)
+        progress(JobProgress(fraction: 1))
+        return report
+    }
+
+    /// Copies the input, through the descriptor ``InputOpening`` gives, into `folder` under a name with the
+    /// extension of its sniffed type.
+    ///
+    /// - Returns: the type and the copy's path.
+    /// - Throws: `unsupportedInput` when the content is not recognised; `corruptInput` when the file is empty; what
+    ///   ``InputOpening/open(_:)`` throws; `internalError` when the copy fails.
+    private static func copyInput(
+        of request: ConversionRequest,
+        into folder: FilePath
+    ) throws(ConversionFailure) -> (MediaType, FilePath) {
+        let (descriptor, size) = try InputOpening.open(request)
+        defer { close(descriptor) }
+        guard size > 0 else { throw ConversionFailure(.corruptInput, "empty file") }
+        let input = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+        let bytes: Data
+        do {
+            bytes = try input.readToEnd() ?? Data()
+        } catch {
+            throw ConversionFailure(.internalError, "cannot read input: \(error)")
+        }
+        // An Office Open XML file whose kind shows only after a large first member (a thumbnail) is told by all of
+        // its members.
+        guard
+            let type = MediaType.sniff(bytes.prefix(MediaType.headerLength))
+                ?? MediaType.officeDocument(inZip: Array(bytes))
+        else {
+            throw ConversionFailure(.unsupportedInput, "the content is not a document type Chute recognises")
+        }
+        let copy = folder.appending("input.\(DocumentFormat.Source.fileExtension(of: type))")
+        guard FileManager.default.createFile(atPath: copy.string, contents: bytes) else {
+            throw ConversionFailure(.internalError, "cannot copy the input into the worker's folder")
+        }
+        return (type, copy)
+    }
+
+    /// Copies LibreOffice's output into `output`, created exclusively, and flushes it to storage.
+    ///
+    /// - Returns: its size in bytes.
+    /// - Throws: `outputFailed`, `diskFull` or `limitExceeded` (`maxOutputSize`); the output is removed first.
+    private static func copy(_ written: FilePath, to output: FilePath) throws(ConversionFailure) -> Int64 {
+        guard let bytes = FileManager.default.contents(atPath: written.string) else {
+            throw ConversionFailure(.outputFailed, "LibreOffice wrote no output")
+        }
+        let descriptor = open(output.string, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            let error = Errno(rawValue: errno)
+            if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
+            throw ConversionFailure.writing("cannot create output", error)
+        }
+        var failure: ConversionFailure?
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let count = write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = ConversionFailure.writing("cannot write output", Errno(rawValue: errno))
+                    return
+                }
+                done += count
+            }
+        }
+        if failure == nil, fsync(descriptor) != 0 {
+            failure = ConversionFailure.writing("cannot flush output", Errno(rawValue: errno))
+        }
+        if close(descriptor) != 0, failure == nil {
+            failure = ConversionFailure.writing("cannot close output", Errno(rawValue: errno))
+        }
+        if let failure {
+            unlink(output.string)
+            throw failure
+        }
+        return Int64(bytes.count)
+    }
+
+    /// Removes the `chute-documents-PID` folders of workers that have ended: a worker killed with its job leaves
+    /// its profile behind.
+    private static func removeFoldersOfEndedWorkers(in temporary: FilePath) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.string)) ?? []
+        for name in names where name.hasPrefix("chute-documents-") {
+            guard let pid = pid_t(name.dropFirst("chute-documents-".count)), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: temporary.appending(name).string)
+            }
+        }
+    }
+}
