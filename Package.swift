@@ -67,6 +67,12 @@ let package = Package(
             pkgConfig: "opencore-amrnb",
             providers: [.apt(["libopencore-amrnb-dev"])]
         ),
+        // qpdf's C API, for the PDF engine: pages, rewriting, object streams, decryption (docs/decisions.md).
+        .systemLibrary(
+            name: "CQPDF",
+            pkgConfig: "libqpdf",
+            providers: [.apt(["libqpdf-dev"])]
+        ),
         // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
         .target(name: "CChuteLinux"),
 
@@ -106,6 +112,14 @@ let package = Package(
             name: "ChuteFFmpeg",
             dependencies: [
                 "ChuteCore", "CFFmpeg", "COpenCoreAMRNB",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ChutePDF",
+            dependencies: [
+                "ChuteCore", "CQPDF",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
@@ -177,6 +191,11 @@ let package = Package(
             name: "ChuteFFmpegTests",
             // Depends on the executable so that the corpus test can run each file through `chute convert`.
             dependencies: ["ChuteFFmpeg", "ChuteApp", "ChuteCore", "ChuteTestSupport", "chute"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChutePDFTests",
+            dependencies: ["ChutePDF", "ChuteCore", "ChuteTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -72,6 +72,9 @@ packages=(
     samba smbclient
     # For the test that validates rules files against `chute schema` with a JSON Schema validator.
     python3-jsonschema python3-yaml
+    # qpdf's C library, for the PDF engine; the qpdf and poppler command-line tools, with which the PDF tests make
+    # encrypted PDFs and read the outputs back (pdfinfo, pdftotext, pdftoppm), and Benchmarks/pdf.sh compares.
+    libqpdf-dev qpdf poppler-utils
 )
 
 missing=()
