@@ -139,7 +139,7 @@ let package = Package(
         .target(
             name: "ChuteApp",
             dependencies: [
-                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChuteRuntime", "CChuteLinux",
+                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChutePDF", "ChuteRuntime", "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

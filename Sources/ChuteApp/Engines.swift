@@ -1,6 +1,7 @@
 import ChuteCore
 import ChuteFFmpeg
 import ChuteMagick
+import ChutePDF
 
 /// The engines built into this `chute`.
 package enum Engines {
@@ -10,5 +11,6 @@ package enum Engines {
         ImageEngine.descriptor,
         MediaEngine.videoDescriptor,
         MediaEngine.audioDescriptor,
+        PDFEngine.descriptor,
     ])
 }

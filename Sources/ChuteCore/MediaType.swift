@@ -24,7 +24,7 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         case .ogg, .mp3, .flac, .wav, .aiff, .aac, .amr, .ac3, .ape, .wavpack, .musepack, .dsf, .caf:
             return .audio
         case .pdf:
-            return .document
+            return .pdf
         case .playlist, .svg, .postscript, .script:
             return nil
         }
