@@ -157,6 +157,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Benchmarks/pdf.sh: merges PDFs with the PDF engine's page appending, as a group's merge will.
+        .executableTarget(
+            name: "chute-pdf-merge",
+            dependencies: ["ChutePDF"],
+            path: "Benchmarks/PDFMerge",
+            swiftSettings: strictSettings
+        ),
+
         .target(
             name: "ChuteTestSupport",
             dependencies: [
