@@ -73,6 +73,12 @@ let package = Package(
             pkgConfig: "libqpdf",
             providers: [.apt(["libqpdf-dev"])]
         ),
+        // poppler's GLib interface and cairo, for the PDF engine's pages rendered as images (docs/decisions.md).
+        .systemLibrary(
+            name: "CPoppler",
+            pkgConfig: "poppler-glib",
+            providers: [.apt(["libpoppler-glib-dev"])]
+        ),
         // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
         .target(name: "CChuteLinux"),
 
@@ -119,7 +125,7 @@ let package = Package(
         .target(
             name: "ChutePDF",
             dependencies: [
-                "ChuteCore", "CQPDF",
+                "ChuteCore", "CQPDF", "CPoppler",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings

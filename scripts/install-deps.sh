@@ -75,6 +75,8 @@ packages=(
     # qpdf's C library, for the PDF engine; the qpdf and poppler command-line tools, with which the PDF tests make
     # encrypted PDFs and read the outputs back (pdfinfo, pdftotext, pdftoppm), and Benchmarks/pdf.sh compares.
     libqpdf-dev qpdf poppler-utils
+    # poppler's GLib interface (with cairo), which renders a PDF's pages as images for the PDF engine.
+    libpoppler-glib-dev
 )
 
 missing=()

@@ -28,11 +28,12 @@ package struct PDFEngine: ConversionEngine {
     /// The PDF engine's lane, format and options.
     package static let descriptor = EngineDescriptor(
         kind: .pdf,
-        library: "qpdf (C API)",
+        library: "qpdf (C API); poppler (GLib) and cairo to render pages",
         reads: [.pdf],
         concurrency: .perCore,
         formats: [TargetFormat(name: "pdf", category: .pdf, engine: .pdf, coder: "pdf", holdsSeveralFrames: true)],
         options: PDFOptions.specs,
+        alsoWrites: [EngineDescriptor.AlsoWrites(["png"], from: [.pdf], options: PDFOptions.renderingKeys)],
         make: { _ in PDFEngine() }
     )
 
@@ -84,10 +85,23 @@ package struct PDFEngine: ConversionEngine {
         if document.isEncrypted { report.details["encryption"] = "removed (opened with the rule's password)" }
         progress(JobProgress(fraction: 0.2))
 
+        var selection = Array(1...inputPages)
         if let text = options[PDFOptions.pages] {
-            let selection = try Self.pages(text, in: inputPages, for: "pages") {
+            selection = try Self.pages(text, in: inputPages, for: "pages") {
                 (ranges, count) throws(PageRanges.Problem) in try ranges.selection(in: count)
             }
+        }
+        if request.format.category == .image {
+            return try Self.render(
+                bytes,
+                pages: selection,
+                password: password,
+                request: request,
+                report: report,
+                progress: progress
+            )
+        }
+        if options[PDFOptions.pages] != nil {
             try Self.run { () throws(PDFError) in try document.keepPages(selection.map { $0 - 1 }) }
         }
         if let degrees = options[CommonOptions.rotate] {
@@ -205,6 +219,73 @@ package struct PDFEngine: ConversionEngine {
             throw error
         }
         report.outputBytes = report.parts.reduce(0) { $0 + $1.bytes }
+        return report
+    }
+
+    /// Draws each page of `pages` as a PNG at the rule's `dpi` with poppler, each a part beside `request.output`
+    /// labelled `p1`, `p2`, … by its page number in the source.
+    ///
+    /// - Returns: the report with one part per page, `outputBytes` their total, and the details `dpi`,
+    ///   `outputPages`, and `outputWidth` and `outputHeight` of the first page.
+    /// - Throws: ``ConversionFailure``; `limitExceeded` for more than ``OutputPart/limit`` pages or a page over the
+    ///   job's `maxPixels` (by default 100 million pixels). Every image written so far is removed first.
+    private static func render(
+        _ bytes: [UInt8],
+        pages: [Int],
+        password: String?,
+        request: ConversionRequest,
+        report: ConversionReport,
+        progress: (JobProgress) -> Void
+    ) throws(ConversionFailure) -> ConversionReport {
+        var report = report
+        guard pages.count <= OutputPart.limit else {
+            throw ConversionFailure(
+                .limitExceeded,
+                "\(pages.count) pages would make \(pages.count) images, more than the \(OutputPart.limit) one job may "
+                    + "write; choose fewer with pages"
+            )
+        }
+        let labels = pages.map { "p\($0)" }
+        guard Set(labels).count == labels.count else {
+            throw ConversionFailure(.unsupportedInput, "pages names a page twice, which would make two images of it")
+        }
+        let dpi = request.options[PDFOptions.dpi] ?? PDFOptions.defaultDPI
+        let renderer: PageRenderer
+        do throws(PDFError) {
+            renderer = try PageRenderer(reading: bytes, password: password)
+        } catch {
+            throw error.conversionFailure
+        }
+        var written: [FilePath] = []
+        do throws(ConversionFailure) {
+            for (index, page) in pages.enumerated() {
+                let image: (bytes: [UInt8], width: Int, height: Int)
+                do throws(PDFError) {
+                    image = try renderer.png(page: page - 1, dpi: dpi, pixelLimit: request.limits.pixels ?? 100_000_000)
+                } catch {
+                    throw error.conversionFailure
+                }
+                guard MediaType.sniff(image.bytes.prefix(MediaType.headerLength)) == .png else {
+                    throw ConversionFailure(.outputFailed, "cairo's PNG of page \(page) is not a PNG")
+                }
+                if index == 0 {
+                    report.details["outputWidth"] = String(image.width)
+                    report.details["outputHeight"] = String(image.height)
+                }
+                let part = OutputPart(label: labels[index], bytes: Int64(image.bytes.count))
+                let path = part.temporaryPath(beside: request.output)
+                try PDFFiles.writeOutput(image.bytes, at: path)
+                written.append(path)
+                report.parts.append(part)
+                progress(JobProgress(fraction: 0.2 + 0.8 * Double(index + 1) / Double(pages.count)))
+            }
+        } catch {
+            PDFFiles.remove(written)
+            throw error
+        }
+        report.outputBytes = report.parts.reduce(0) { $0 + $1.bytes }
+        report.details["dpi"] = OptionValue.number(dpi).description
+        report.details["outputPages"] = String(pages.count)
         return report
     }
 

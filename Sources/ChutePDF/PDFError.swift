@@ -16,6 +16,8 @@ package struct PDFError: Error, CustomStringConvertible {
         case write
         /// Reading the written output back.
         case verify
+        /// Drawing a page as an image (poppler and cairo).
+        case render
     }
 
     /// qpdf's classification of an error. The corresponding C type is `enum qpdf_error_code_e`.
@@ -66,6 +68,12 @@ package struct PDFError: Error, CustomStringConvertible {
             return ConversionFailure(.corruptInput, "cannot read the PDF: \(self)")
         case (.read, .unsupported), (.pages, .unsupported):
             return ConversionFailure(.unsupportedInput, "cannot read the PDF: \(self)")
+        case (.render, .unsupported):
+            return ConversionFailure(.limitExceeded, "cannot render the PDF: \(self)")
+        case (.render, .damaged):
+            return ConversionFailure(.corruptInput, "cannot render the PDF: \(self)")
+        case (.render, _):
+            return ConversionFailure(.internalError, "cannot render the PDF: \(self)")
         case (.verify, _):
             return ConversionFailure(.outputFailed, "the written PDF does not read back: \(self)")
         case (.write, _):

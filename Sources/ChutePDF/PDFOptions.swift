@@ -66,9 +66,28 @@ package enum PDFOptions {
         show: { $0 ? "compress" : "no compression" }
     )
 
+    /// `dpi`: the resolution of pages rendered as images.
+    package static let dpi = RuleOption<Double>(
+        "dpi",
+        .number(NumberRange(from: 10, upTo: 1200, wording: "dots per inch from 10 to 1200")),
+        summary: "From a PDF to `png`: each page (of those `pages` keeps) becomes one image at this resolution, "
+            + "drawn by poppler on white and turned as the page's `/Rotate` says; a page of 8.5 × 11 inches at 150 "
+            + "dpi is 1275 × 1650 pixels. The images are named `-p1`, `-p2`, … (at most 100), in one sidecar.",
+        default: "`150`",
+        stage: .resize,
+        formats: ["png"],
+        show: { "\(OptionValue.number($0)) dpi" }
+    )
+
+    /// The resolution of rendered pages when the rule gives no `dpi`.
+    static let defaultDPI = 150.0
+
     /// The operations' keys, in the order the docs list them.
     static let specs: [OptionSpec] = [
         Self.pages.spec, CommonOptions.rotate.spec, Self.split.spec, Self.compress.spec, CommonOptions.metadata.spec,
-        CommonOptions.strip.spec, CommonOptions.password.spec,
+        CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec,
     ]
+
+    /// The keys that apply when a PDF's pages are rendered as images.
+    static let renderingKeys: Set<String> = [Self.pages.key, CommonOptions.password.key, Self.dpi.key]
 }

@@ -969,6 +969,11 @@ private let badSettingsValueCases: [(String, String)] = [
             split: "1,2-z"
             compress: true
             password: open-sesame
+          - name: slides
+            match: "*.pdf"
+            to: png
+            output: out/slides
+            dpi: 96
         settings:
           quietPeriod: 1s
           incompleteTimeout: 2m
@@ -1012,6 +1017,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
         "speed": "speed 2×", "mute": "mute", "loudness": "loudness -16 LUFS", "coverArt": "coverArt drop",
         "pages": "pages 1-3,x2", "split": "split into 1,2-z", "compress": "compress", "password": "password given",
+        "dpi": "96 dpi",
         "rename": "{stem}-small.{ext}",
         "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",

@@ -244,6 +244,53 @@ struct PDFEndToEndTests {
         #expect(try Self.pageTexts(harness.outbox.appending("next.pdf")) == ["after"])
     }
 
+    @Test func pagesBecomePNGImagesAtTheRulesDPI() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: pages-as-images
+                    match: "*.pdf"
+                    to: png
+                    pages: "1,3"
+                    dpi: 72
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let deck = PDFFixtures.make(pages: Self.numberedPages(3))
+        let reference = harness.directory.appending("reference.pdf")
+        try Data(deck).write(to: URL(fileURLWithPath: reference.string))
+        try Self.drop(deck, as: "deck.pdf", into: harness)
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["deck.png.chute.json"])
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        #expect(sidecar.engine == "pdf")
+        let names = ["deck-p1.png", "deck-p3.png"]
+        #expect(sidecar.outputs?.map(\.path) == names.map { harness.outbox.appending($0).string })
+        for name in names {
+            let path = harness.outbox.appending(name)
+            // A page of 612 × 792 points at 72 dpi.
+            let info = try Fixtures.identify(path)
+            #expect(info.format == "PNG" && info.width == 612 && info.height == 792, "\(name): \(info)")
+            // The page is drawn: not blank, and as poppler's own pdftoppm draws it.
+            let mean = try CommandLineTool.run([Fixtures.convert, path.string, "-format", "%[fx:mean]", "info:"])
+            let brightness = try #require(Double(mean.standardOutput.trimmingCharacters(in: .whitespaces)))
+            #expect(brightness < 1 && brightness > 0.9, "\(name): mean \(brightness)")
+            let page = String(name.dropFirst("deck-p".count).prefix(1))
+            let drawn = harness.directory.appending("pdftoppm-\(page)")
+            try CommandLineTool.run([
+                "pdftoppm", "-r", "72", "-f", page, "-l", page, "-singlefile", "-png", reference.string, drawn.string,
+            ])
+            let compared = try CommandLineTool.run(
+                ["compare-im6.q16", "-metric", "RMSE", path.string, drawn.string + ".png", "null:"],
+                check: false
+            )
+            let difference = compared.standardError.split(separator: "(").last.flatMap { Double($0.dropLast()) }
+            #expect(difference.map { $0 < 0.02 } == true, "\(name) differs from pdftoppm's: \(compared.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("deck-p2.png").string))
+    }
+
     @Test func thePasswordOfTheRuleOpensAnEncryptedPDFAndIsNeverRecorded() async throws {
         let harness = try Self.harness("    password: user-pw")
         defer { harness.stop() }
