@@ -22,7 +22,7 @@ package final class PDFDocument {
         }
     }
 
-    private let handle: qpdf_data
+    let handle: qpdf_data
     /// The bytes ``init(reading:password:)`` read, or `nil` for an empty document.
     private let source: UnsafeMutableRawBufferPointer?
     /// The documents whose pages this one holds.
@@ -111,7 +111,7 @@ package final class PDFDocument {
 
     /// Throws the error that a call of an object function left behind, if any. The corresponding C function is
     /// `qpdf_has_error`.
-    private func check(_ code: PDFError.Code, _ function: String) throws(PDFError) {
+    func check(_ code: PDFError.Code, _ function: String) throws(PDFError) {
         guard qpdf_has_error(self.handle) == QPDF_FALSE else {
             throw Self.error(of: self.handle, code, function)
         }
@@ -147,7 +147,7 @@ package final class PDFDocument {
     }
 
     /// The page objects, in order. The corresponding C function is `qpdf_get_page_n`.
-    private func pages() throws(PDFError) -> [qpdf_oh] {
+    func pages() throws(PDFError) -> [qpdf_oh] {
         var pages: [qpdf_oh] = []
         for index in 0..<(try self.pageCount()) {
             pages.append(qpdf_get_page_n(self.handle, index))

@@ -110,6 +110,19 @@ package struct PDFEngine: ConversionEngine {
             }
             try Self.run { () throws(PDFError) in try document.rotatePages(by: Int(degrees)) }
         }
+        if let text = options[CommonOptions.watermark] {
+            guard
+                let watermark = PDFDocument.Watermark(
+                    text,
+                    position: options[CommonOptions.watermarkPosition] ?? .southeast,
+                    opacity: options[CommonOptions.watermarkOpacity] ?? 0.5,
+                    size: options[CommonOptions.watermarkSize] ?? 0.25
+                )
+            else {
+                throw ConversionFailure(.unsupportedInput, "a PDF watermark is drawn in Helvetica: Latin-1 text only")
+            }
+            try Self.run { () throws(PDFError) in try document.addWatermark(watermark) }
+        }
         let policy = CommonOptions.metadataPolicy(in: options)
         if policy == .strip {
             let kinds = try Self.run { () throws(PDFError) in try document.metadataKinds() }
@@ -136,7 +149,7 @@ package struct PDFEngine: ConversionEngine {
             if settings.compress {
                 let onlyCompresses =
                     options[PDFOptions.pages] == nil && options[CommonOptions.rotate] == nil && policy != .strip
-                    && password == nil
+                    && password == nil && options[CommonOptions.watermark] == nil
                 report.details["bytesBefore"] = String(bytes.count)
                 if output.count >= bytes.count && onlyCompresses {
                     report.details["compressed"] =

@@ -85,7 +85,8 @@ package enum PDFOptions {
     /// The operations' keys, in the order the docs list them.
     static let specs: [OptionSpec] = [
         Self.pages.spec, CommonOptions.rotate.spec, Self.split.spec, Self.compress.spec, CommonOptions.metadata.spec,
-        CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec,
+        CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec, CommonOptions.watermark.spec,
+        CommonOptions.watermarkPosition.spec, CommonOptions.watermarkOpacity.spec, CommonOptions.watermarkSize.spec,
     ]
 
     /// The keys that apply when a PDF's pages are rendered as images.

@@ -291,6 +291,51 @@ struct PDFEndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("deck-p2.png").string))
     }
 
+    @Test func aWatermarkShowsOnTheRenderedPageAndTheTextUnderneathStaysSelectable() async throws {
+        let harness = try Self.harness(
+            """
+                watermark: "DRAFT (internal)"
+                watermarkPosition: center
+                watermarkSize: 0.6
+                watermarkOpacity: 0.8
+            """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let memo = PDFFixtures.make(pages: ["page 1", "page 2"])
+        let original = harness.directory.appending("original.pdf")
+        try Data(memo).write(to: URL(fileURLWithPath: original.string))
+        try Self.drop(memo, as: "memo.pdf", into: harness)
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["memo.pdf.chute.json"])
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        let output = harness.outbox.appending("memo.pdf")
+        // The original text is still there to select, and so is the watermark's, on each page.
+        let texts = try Self.pageTexts(output)
+        #expect(texts.count == 2)
+        for (index, text) in texts.enumerated() {
+            #expect(text.contains("page \(index + 1)") && text.contains("DRAFT (internal)"), "\(text)")
+        }
+        // The rendered page differs from the original's in the middle, where the watermark is drawn.
+        for (name, pdf) in [("before", original), ("after", output)] {
+            try CommandLineTool.run([
+                "pdftoppm", "-r", "36", "-f", "1", "-l", "1", "-singlefile", "-png", pdf.string,
+                harness.directory.appending(name).string,
+            ])
+        }
+        let compared = try CommandLineTool.run(
+            [
+                "compare-im6.q16", "-metric", "AE", "-fuzz", "10%",
+                harness.directory.appending("before.png").string, harness.directory.appending("after.png").string,
+                "null:",
+            ],
+            check: false
+        )
+        let changed = Int(compared.standardError.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        print("watermark: \(changed) pixels of the 306x396 rendering changed")
+        #expect(changed > 500, "the watermark does not show: \(compared.standardError)")
+    }
+
     @Test func thePasswordOfTheRuleOpensAnEncryptedPDFAndIsNeverRecorded() async throws {
         let harness = try Self.harness("    password: user-pw")
         defer { harness.stop() }
