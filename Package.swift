@@ -76,6 +76,18 @@ let package = Package(
             name: "CLibreOfficeKit",
             providers: [.apt(["libreofficekit-dev"])]
         ),
+        // qpdf's C API, for the PDF engine: pages, rewriting, object streams, decryption (docs/decisions.md).
+        .systemLibrary(
+            name: "CQPDF",
+            pkgConfig: "libqpdf",
+            providers: [.apt(["libqpdf-dev"])]
+        ),
+        // poppler's GLib interface and cairo, for the PDF engine's pages rendered as images (docs/decisions.md).
+        .systemLibrary(
+            name: "CPoppler",
+            pkgConfig: "poppler-glib",
+            providers: [.apt(["libpoppler-glib-dev"])]
+        ),
         // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
         .target(name: "CChuteLinux"),
 
@@ -128,6 +140,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "ChutePDF",
+            dependencies: [
+                "ChuteCore", "CQPDF", "CPoppler",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "ChuteRuntime",
             dependencies: [
                 "ChuteCore", "CChuteLinux",
@@ -157,8 +177,8 @@ let package = Package(
         .target(
             name: "ChuteApp",
             dependencies: [
-                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChuteDocuments", "ChuteRuntime", "ChuteHTTP",
-                "CChuteLinux",
+                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChuteDocuments", "ChutePDF", "ChuteRuntime",
+                "ChuteHTTP", "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -173,6 +193,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+
+        // Benchmarks/pdf.sh: merges PDFs with the PDF engine's page appending, as a group's merge will.
+        .executableTarget(
+            name: "chute-pdf-merge",
+            dependencies: ["ChutePDF"],
+            path: "Benchmarks/PDFMerge",
             swiftSettings: strictSettings
         ),
 
@@ -210,6 +238,11 @@ let package = Package(
             name: "ChuteFFmpegTests",
             // Depends on the executable so that the corpus test can run each file through `chute convert`.
             dependencies: ["ChuteFFmpeg", "ChuteApp", "ChuteCore", "ChuteTestSupport", "chute"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ChutePDFTests",
+            dependencies: ["ChutePDF", "ChuteCore", "ChuteTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

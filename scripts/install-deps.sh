@@ -81,9 +81,14 @@ packages=(
     # libreoffice-core-nogui: Debian 12's libreoffice-calc-nogui ships no Calc UI definitions, and LibreOfficeKit
     # builds a spreadsheet's view with the formula bar's (modules/scalc/ui/inputbar.ui), so every spreadsheet
     # failed to load ("loadComponentFromURL returned an empty reference"). Text renders with fonts-dejavu-core
-    # (above). poppler-utils gives the tests and the documents benchmark pdftotext and pdfinfo.
+    # (above); poppler-utils (below) gives the tests and the documents benchmark pdftotext and pdfinfo.
     libreoffice-core libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui
-    libreofficekit-dev poppler-utils
+    libreofficekit-dev
+    # qpdf's C library, for the PDF engine; the qpdf and poppler command-line tools, with which the PDF tests make
+    # encrypted PDFs and read the outputs back (pdfinfo, pdftotext, pdftoppm), and Benchmarks/pdf.sh compares.
+    libqpdf-dev qpdf poppler-utils
+    # poppler's GLib interface (with cairo), which renders a PDF's pages as images for the PDF engine.
+    libpoppler-glib-dev
 )
 
 missing=()

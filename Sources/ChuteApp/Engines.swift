@@ -2,6 +2,7 @@ import ChuteCore
 import ChuteDocuments
 import ChuteFFmpeg
 import ChuteMagick
+import ChutePDF
 
 /// The engines built into this `chute`.
 package enum Engines {
@@ -12,5 +13,6 @@ package enum Engines {
         MediaEngine.videoDescriptor,
         MediaEngine.audioDescriptor,
         DocumentEngine.descriptor,
+        PDFEngine.descriptor,
     ])
 }

@@ -26,7 +26,9 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
             return .video
         case .ogg, .mp3, .flac, .wav, .aiff, .aac, .amr, .ac3, .ape, .wavpack, .musepack, .dsf, .caf:
             return .audio
-        case .pdf, .doc, .docx, .odt, .rtf, .html, .text, .xlsx, .ods, .pptx, .odp:
+        case .pdf:
+            return .pdf
+        case .doc, .docx, .odt, .rtf, .html, .text, .xlsx, .ods, .pptx, .odp:
             return .document
         case .playlist, .svg, .postscript, .script:
             return nil

@@ -57,8 +57,13 @@ package struct Sidecar: Sendable, Codable, Equatable {
         package var format: String
         package var options: ConversionOptions
 
+        /// - Parameter options: the rule's options; secrets (``CommonOptions/secretKeys``) are recorded hidden.
         package init(format: String, options: ConversionOptions) {
             self.format = format
+            var options = options
+            for key in CommonOptions.secretKeys where options[key] != nil {
+                options[key] = CommonOptions.hiddenValue
+            }
             self.options = options
         }
     }

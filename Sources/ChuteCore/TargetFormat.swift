@@ -1,6 +1,9 @@
 /// The broad kind of a media file, as sniffed from its content.
+///
+/// A PDF is a category of its own, not a `document`: the PDF engine reads it, while documents (which the document
+/// engine writes as PDF) are edited text.
 package enum MediaCategory: String, Sendable, Hashable, CaseIterable, Codable {
-    case image, video, audio, document
+    case image, video, audio, document, pdf
 }
 
 /// The name of an engine, which is also its queue lane, with its own concurrency limit (`settings.concurrency`), and

@@ -156,6 +156,8 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
         case unsupportedInput
         /// The content is damaged or truncated.
         case corruptInput
+        /// The content is encrypted and the rule gives no password that opens it (a PDF).
+        case encrypted
         /// The input exceeds a configured limit (pixels, size, duration).
         case limitExceeded
         /// The output could not be written (permissions, name taken, a folder that cannot be created).
@@ -191,7 +193,7 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
     /// Whether the failure comes from the input itself (refused, damaged, over a limit, crashing or hanging its
     /// worker), so that the rule's `quarantine` takes the source; the other failures are the output's or Chute's.
     package var blamesTheInput: Bool {
-        [.unsupportedInput, .corruptInput, .limitExceeded, .timedOut, .workerCrashed].contains(self.code)
+        [.unsupportedInput, .corruptInput, .encrypted, .limitExceeded, .timedOut, .workerCrashed].contains(self.code)
     }
 
     package init(_ code: Code, _ message: String) {

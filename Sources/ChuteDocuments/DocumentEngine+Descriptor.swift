@@ -13,7 +13,6 @@ extension DocumentEngine {
         reads: [.document],
         concurrency: .perCore,
         formats: [
-            TargetFormat(name: "pdf", category: .document, engine: .document, coder: "pdf", holdsSeveralFrames: true),
             TargetFormat(name: "docx", category: .document, engine: .document, coder: "docx"),
             TargetFormat(name: "odt", category: .document, engine: .document, coder: "odt"),
             TargetFormat(name: "rtf", category: .document, engine: .document, coder: "rtf"),
@@ -21,6 +20,8 @@ extension DocumentEngine {
             TargetFormat(name: "txt", aliases: ["text"], category: .document, engine: .document, coder: "txt"),
         ],
         options: [],
+        // `pdf` is the PDF engine's format, which it writes from PDFs; documents become PDFs here.
+        alsoWrites: [EngineDescriptor.AlsoWrites(["pdf"], from: [.document], options: [])],
         make: { _ in DocumentEngine() }
     )
 }

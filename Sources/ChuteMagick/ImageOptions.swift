@@ -154,26 +154,8 @@ package enum ImageOptions {
     /// `aspectMode`: how `aspect` reaches its ratio.
     package static let aspectMode = CommonOptions.aspectMode
 
-    /// `watermark`: a line of text laid on the image.
-    package static let watermark = RuleOption<String>(
-        "watermark",
-        .text(
-            TextSyntax(name: "a line of text") { text in
-                if text.count > 200 { return "a watermark is at most 200 characters" }
-                return text.unicodeScalars.contains { $0.properties.generalCategory == .control }
-                    ? "a watermark is one line, without control characters" : nil
-            }
-        ),
-        summary: "Draw this line of text on the image, such as `\"© 2026 Me\"`: white with a dark outline, in DejaVu "
-            + "Sans, `watermarkSize` wide, placed by `watermarkPosition`, at `watermarkOpacity`. Not with "
-            + "`watermarkImage`.",
-        stage: .watermark,
-        check: { _, context in
-            guard context.options[ImageOptions.watermarkImage] != nil else { return nil }
-            return OptionProblem("'watermark' and 'watermarkImage' cannot both be set; choose one", at: .key)
-        },
-        show: { "watermark \"\($0)\"" }
-    )
+    /// `watermark`: a line of text laid on the image (shared with the PDF engine).
+    package static let watermark = CommonOptions.watermark
 
     /// `watermarkImage`: an image file laid on the image.
     package static let watermarkImage = RuleOption<String>(
@@ -198,45 +180,13 @@ package enum ImageOptions {
     )
 
     /// `watermarkPosition`: where the watermark goes.
-    package static let watermarkPosition = RuleOption<Gravity>(
-        "watermarkPosition",
-        .choice(Gravity.allCases.map(\.rawValue)),
-        summary: "Where the watermark goes: a corner, a side or the `center`, 2 % of the shorter side in from the "
-            + "edges.",
-        default: "`southeast`",
-        stage: .watermark,
-        check: { _, context in ImageOptions.needsWatermark("watermarkPosition", context) },
-        show: { "watermark at \($0.rawValue)" }
-    )
+    package static let watermarkPosition = CommonOptions.watermarkPosition
 
     /// `watermarkOpacity`: how opaque the watermark is.
-    package static let watermarkOpacity = RuleOption<Double>(
-        "watermarkOpacity",
-        .number(NumberRange(above: 0, upTo: 1)),
-        summary: "How opaque the watermark is, from invisible (0) to opaque (1).",
-        default: "`0.5`",
-        stage: .watermark,
-        check: { _, context in ImageOptions.needsWatermark("watermarkOpacity", context) },
-        show: { "watermark opacity \(OptionValue.number($0))" }
-    )
+    package static let watermarkOpacity = CommonOptions.watermarkOpacity
 
     /// `watermarkSize`: the watermark's width relative to the image's.
-    package static let watermarkSize = RuleOption<Double>(
-        "watermarkSize",
-        .number(NumberRange(above: 0, upTo: 1)),
-        summary: "The watermark's width as a fraction of the image's width (`0.25`: a quarter).",
-        default: "`0.25`",
-        stage: .watermark,
-        check: { _, context in ImageOptions.needsWatermark("watermarkSize", context) },
-        show: { "watermark size \(OptionValue.number($0))" }
-    )
-
-    /// The problem of a `watermark…` setting in a rule without a watermark.
-    private static func needsWatermark(_ key: String, _ context: OptionContext) -> OptionProblem? {
-        guard context.options[ImageOptions.watermark] == nil, context.options[ImageOptions.watermarkImage] == nil
-        else { return nil }
-        return OptionProblem("'\(key)' needs 'watermark' or 'watermarkImage'", at: .key)
-    }
+    package static let watermarkSize = CommonOptions.watermarkSize
 
     /// The quality as a fraction in (0, 1], whichever way it was written.
     static func fraction(quality: Double) -> Double {

@@ -81,8 +81,17 @@ package enum SourceInspector {
         defer { try? descriptor.close() }
         var header = [UInt8](repeating: 0, count: MediaType.headerLength)
         let count = (try? header.withUnsafeMutableBytes { try descriptor.read(into: $0) }) ?? 0
-        return MediaType.sniff(header.prefix(count))
+        if let type = MediaType.sniff(header.prefix(count)) { return type }
+        // A ZIP that the header did not tell may be an office document whose telling member comes after a large
+        // first one (Word's thumbnail): its local headers are walked further, as far as ``zipScanLength``.
+        guard header.starts(with: [0x50, 0x4B, 0x03, 0x04]) else { return nil }
+        var start = [UInt8](repeating: 0, count: Self.zipScanLength)
+        let read = (try? start.withUnsafeMutableBytes { try descriptor.read(fromAbsoluteOffset: 0, into: $0) }) ?? 0
+        return MediaType.officeDocument(inZip: Array(start.prefix(read)))
     }
+
+    /// How much of a ZIP file ``sniff(_:beneath:)`` walks for the members of an office document.
+    static let zipScanLength = 1 << 20
 
     /// Why a file is not ready to be taken yet, or `nil` when it is: a process still has it open for writing (a
     /// writer idle for longer than the quiet period), it is empty (SMB and FTP clients create a file at 0 bytes,

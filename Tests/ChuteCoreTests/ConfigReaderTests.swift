@@ -187,7 +187,7 @@ private let unknownKeyCases: [(String, String)] = [
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
-        "rules.yaml:9:27: unknown key 'gpu' in 'concurrency'; allowed keys: image, video, audio, document"
+        "rules.yaml:9:27: unknown key 'gpu' in 'concurrency'; allowed keys: image, video, audio, document, pdf"
     ),
 ]
 
@@ -224,7 +224,10 @@ private let badRuleValueCases: [(String, String)] = [
         "onConflict: replace",
         "rules.yaml:8:17: unknown value 'replace' for 'onConflict'; expected one of: rename, skip, overwrite"
     ),
-    ("type: photo", "rules.yaml:8:11: unknown type 'photo' for 'type'; known types: image, video, audio, document"),
+    (
+        "type: photo",
+        "rules.yaml:8:11: unknown type 'photo' for 'type'; known types: image, video, audio, document, pdf"
+    ),
     (
         "rename: \"{stem}.{extension}\"",
         "rules.yaml:8:13: invalid name template '{stem}.{extension}': unknown placeholder {extension}; "
@@ -835,7 +838,7 @@ private let badSettingsValueCases: [(String, String)] = [
                        limits:  timeout 30m, memory 2GB, duration ≤ 3h
 
                 Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs
-                Concurrency: image auto, video 1, audio auto, document auto
+                Concurrency: image auto, video 1, audio auto, document auto, pdf auto
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
                 Status API: socket .chute/api.sock beside the journal, no TCP
@@ -959,6 +962,19 @@ private let badSettingsValueCases: [(String, String)] = [
             rawDepth: 16
             metadata: location
             tiles: 2x3
+          - name: papers
+            match: "*.pdf"
+            to: pdf
+            output: out/papers
+            pages: "1-3,x2"
+            split: "1,2-z"
+            compress: true
+            password: open-sesame
+          - name: slides
+            match: "*.pdf"
+            to: png
+            output: out/slides
+            dpi: 96
         settings:
           quietPeriod: 1s
           incompleteTimeout: 2m
@@ -1005,6 +1021,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "rawDepth": "raw depth 16", "start": "start at 1:30", "end": "end at 2:00", "duration": "lasting 20",
         "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
         "speed": "speed 2×", "mute": "mute", "loudness": "loudness -16 LUFS", "coverArt": "coverArt drop",
+        "pages": "pages 1-3,x2", "split": "split into 1,2-z", "compress": "compress", "password": "password given",
+        "dpi": "96 dpi",
         "rename": "{stem}-small.{ext}",
         "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",
@@ -1027,6 +1045,7 @@ private let badSettingsValueCases: [(String, String)] = [
 
     @Test func everyKeyTheFileSetsShows() throws {
         let summary = ConfigSummary.render(try parsed(Self.file), file: "rules.yaml", registry: Engines.registry)
+        #expect(!summary.contains("open-sesame"), "the summary shows the rule's password")
         let parts = summary.components(separatedBy: "\nRules (")
         let settingsStart = try #require(summary.range(of: "\nSettings: "))
         let watches = try #require(parts.first)

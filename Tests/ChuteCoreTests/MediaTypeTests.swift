@@ -114,7 +114,7 @@ private func tiff(
         #expect(MediaType.mp4.category == .video)
         #expect(MediaType.matroska.category == .video)
         #expect(MediaType.wav.category == .audio)
-        #expect(MediaType.pdf.category == .document)
+        #expect(MediaType.pdf.category == .pdf)
         // Text that poses as media has no category, so a `type:` filter never lets it through.
         #expect(MediaType.playlist.category == nil)
         #expect(MediaType.svg.category == nil)

@@ -4,6 +4,16 @@ import Testing
 
 /// A sidecar carries text from hostile files (decoder messages and warnings); it is escaped and bounded.
 @Suite struct SidecarTests {
+    @Test func secretsAreRecordedHiddenAndNeverPrinted() throws {
+        let options: ConversionOptions = ["password": .text("open-sesame"), "compress": .bool(true)]
+        let parameters = Sidecar.Parameters(format: "pdf", options: options)
+        #expect(parameters.options["password"] == CommonOptions.hiddenValue)
+        #expect(parameters.options["compress"] == .bool(true))
+        let encoded = String(decoding: try JSONEncoder().encode(parameters), as: UTF8.self)
+        #expect(!encoded.contains("open-sesame"))
+        #expect(!"\(options)".contains("open-sesame") && !String(reflecting: options).contains("open-sesame"))
+    }
+
     @Test func messagesAndWarningsAreEscapedAndBounded() throws {
         let hostile = "bad\nstatus: completed\u{1B}[2J" + String(repeating: "x", count: 3000)
         let sidecar = Sidecar(

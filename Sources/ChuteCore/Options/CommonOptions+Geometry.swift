@@ -54,14 +54,16 @@ extension CommonOptions {
         summary: "Turn the picture clockwise by this many degrees (negative: anticlockwise). Images: multiples of 90 "
             + "move the pixels exactly; other angles enlarge the canvas to hold the whole turned image and fill its "
             + "corners with `background`. Video: multiples of 90 only; mp4 and mov turn it by the display matrix "
-            + "(the packets are copied when nothing else changes), other containers by turning the pixels.",
+            + "(the packets are copied when nothing else changes), other containers by turning the pixels. PDF: "
+            + "multiples of 90 only; every page (of those `pages` keeps) turns by its `/Rotate`, the content untouched.",
         stage: .rotate,
         check: { degrees, context in
-            guard context.format.category == .video, degrees.truncatingRemainder(dividingBy: 90) != 0 else {
+            guard context.format.category != .image, degrees.truncatingRemainder(dividingBy: 90) != 0 else {
                 return nil
             }
             return OptionProblem(
-                "a video turns by a multiple of 90 degrees (90, 180, 270, or negative), found \(OptionValue.number(degrees))"
+                "a \(context.format.category == .pdf ? "PDF page" : "video") turns by a multiple of 90 degrees "
+                    + "(90, 180, 270, or negative), found \(OptionValue.number(degrees))"
             )
         },
         show: { "rotate \(OptionValue.number($0))°" }

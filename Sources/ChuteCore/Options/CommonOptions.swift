@@ -49,9 +49,16 @@ package enum CommonOptions {
             + "GPS directory, XMP that holds a location and the IPTC location fields of an image, or the location "
             + "tags of a video or audio file. A JPEG, PNG or WebP kept in its format, or a video or audio file whose "
             + "streams already suit the target, with no other option loses its metadata without a re-encode; an "
-            + "image's sidecar lists the kinds removed (never their values).",
+            + "image's sidecar lists the kinds removed (never their values). From a PDF, `strip` removes the "
+            + "document information dictionary (title, author, dates, producer), the XMP of the document and its "
+            + "pages and the editors' private data, and writes the whole file anew, so that no old value survives "
+            + "as an unreferenced object; a PDF has no `location`.",
         default: "`keep`",
         stage: .metadata,
+        check: { policy, context in
+            guard context.format.category == .pdf, policy == .location else { return nil }
+            return OptionProblem("a PDF holds no location to remove; use 'metadata: strip' or 'keep'")
+        },
         show: { "metadata \($0.rawValue)" }
     )
 
@@ -85,4 +92,27 @@ package enum CommonOptions {
         },
         show: { "at most \(ValueParsing.describe(bytes: Int64($0)))" }
     )
+}
+
+extension CommonOptions {
+    /// `password`: what opens an encrypted input.
+    package static let password = RuleOption<String>(
+        "password",
+        .text(
+            TextSyntax(name: "the password, as text") { text in
+                text.isEmpty ? "an empty password opens nothing that needs one; leave the key out" : nil
+            }
+        ),
+        summary: "The user or owner password that opens an encrypted PDF. Without it an encrypted PDF (even one "
+            + "that opens without a password but restricts changes) fails as `encrypted`; with it the output is "
+            + "written unencrypted. Sidecars, logs and `chute check` never show it.",
+        stage: .decode,
+        show: { _ in "password given" }
+    )
+
+    /// The keys whose values are secrets: sidecars record them as ``hiddenValue``.
+    package static let secretKeys: Set<String> = [Self.password.key]
+
+    /// What a sidecar records for a secret.
+    package static let hiddenValue = OptionValue.text("(hidden)")
 }

@@ -40,3 +40,16 @@ package struct ConversionOptions: Sendable, Hashable, Codable, ExpressibleByDict
     /// Whether no option is set.
     package var isEmpty: Bool { self.values.isEmpty }
 }
+
+extension ConversionOptions: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The values by key, in key order, with secrets (``CommonOptions/secretKeys``) hidden: a config is printed
+    /// whole in debug logs (service-lifecycle describes its services).
+    package var description: String {
+        let values = self.values.sorted { $0.key < $1.key }.map { key, value in
+            "\(key): \(CommonOptions.secretKeys.contains(key) ? CommonOptions.hiddenValue : value)"
+        }
+        return "[\(values.joined(separator: ", "))]"
+    }
+
+    package var debugDescription: String { self.description }
+}

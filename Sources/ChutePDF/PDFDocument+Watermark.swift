@@ -1,0 +1,170 @@
+import CQPDF
+import ChuteCore
+
+extension PDFDocument {
+    /// A line of text to lay on every page.
+    struct Watermark: Sendable {
+        /// The text in Latin-1 (WinAnsi) bytes, which the standard Helvetica font shows without embedding a font.
+        var text: [UInt8]
+        var position: Gravity
+        /// From 0 (invisible) to 1 (opaque).
+        var opacity: Double
+        /// The text's width as a fraction of the page's width.
+        var size: Double
+
+        /// The text of a rule's `watermark`, or `nil` when it has a character beyond Latin-1.
+        init?(_ text: String, position: Gravity, opacity: Double, size: Double) {
+            var bytes: [UInt8] = []
+            for scalar in text.unicodeScalars {
+                guard scalar.value <= 0xFF else { return nil }
+                bytes.append(UInt8(scalar.value))
+            }
+            self.text = bytes
+            self.position = position
+            self.opacity = opacity
+            self.size = size
+        }
+
+        /// Helvetica's advance widths of the characters 32 to 126, in thousandths of the font size (its AFM file).
+        private static let widths: [Int] = [
+            278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278, 556, 556, 556, 556, 556,
+            556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556, 1015, 667, 667, 722, 722, 667, 611, 778, 722, 278,
+            500, 667, 556, 833, 722, 778, 667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469,
+            556, 333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500,
+            278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584,
+        ]
+
+        /// The text's width at a font size of 1 (characters beyond ASCII counted as a digit is).
+        var width: Double {
+            Double(self.text.reduce(0) { $0 + ((32...126).contains($1) ? Self.widths[Int($1) - 32] : 556) }) / 1000
+        }
+
+        /// The content that draws it in a page of `box` (x0, y0, x1, y1, in points): white with a dark outline,
+        /// as the image engine draws it, in the graphics state `/ChuteWatermarkState` (its opacity) and the font
+        /// `/ChuteWatermarkFont`. It starts with `Q`, closing the `q` put before the page's own content.
+        func content(in box: (Double, Double, Double, Double)) -> [UInt8] {
+            let (width, height) = (box.2 - box.0, box.3 - box.1)
+            let margin = 0.02 * min(width, height)
+            let fontSize = min(self.size * width / max(self.width, 0.001), height / 2)
+            let textWidth = self.width * fontSize
+            // Helvetica's cap height is 0.718 and its descender 0.207 of the font size.
+            let x: Double
+            switch self.position {
+            case .west, .northwest, .southwest: x = box.0 + margin
+            case .east, .northeast, .southeast: x = box.2 - margin - textWidth
+            case .center, .north, .south: x = box.0 + (width - textWidth) / 2
+            }
+            let y: Double
+            switch self.position {
+            case .north, .northeast, .northwest: y = box.3 - margin - 0.718 * fontSize
+            case .south, .southeast, .southwest: y = box.1 + margin + 0.207 * fontSize
+            case .center, .east, .west: y = box.1 + (height - 0.718 * fontSize) / 2
+            }
+            let number = PDFDocument.number
+            var escaped: [UInt8] = []
+            for byte in self.text {
+                if byte == UInt8(ascii: "(") || byte == UInt8(ascii: ")") || byte == UInt8(ascii: "\\") {
+                    escaped.append(UInt8(ascii: "\\"))
+                }
+                escaped.append(byte)
+            }
+            let head =
+                "Q\nq /ChuteWatermarkState gs 1 g 0.2 G \(number(max(fontSize * 0.03, 0.3))) w 2 Tr\n"
+                + "BT /ChuteWatermarkFont \(number(fontSize)) Tf \(number(x)) \(number(y)) Td ("
+            return Array(head.utf8) + escaped + Array(") Tj ET Q\n".utf8)
+        }
+    }
+
+    /// Lays `watermark` on every page, over its content, which is left as it is (its text stays selectable): the
+    /// page's content is put between `q` and `Q`, so that whatever it changes in the graphics state cannot move
+    /// the watermark, and the watermark's own content follows, with its font (Helvetica, not embedded) and opacity
+    /// in the page's resources. It is placed in the page's own coordinates (its media box): on a page turned by
+    /// `/Rotate` it turns with the page. The corresponding C functions are `qpdf_oh_new_stream`,
+    /// `qpdf_oh_replace_stream_data` and `qpdf_oh_replace_key`.
+    ///
+    /// - Throws: ``PDFError`` with code `pages`.
+    func addWatermark(_ watermark: Watermark) throws(PDFError) {
+        let handle = self.handle
+        let opacity = Self.number(watermark.opacity)
+        for page in try self.pages() {
+            let box = self.mediaBox(of: page)
+            let contents = qpdf_oh_new_array(handle)
+            qpdf_oh_append_item(handle, contents, self.makeStream(Array("q\n".utf8)))
+            let old = qpdf_oh_get_key(handle, page, "/Contents")
+            if qpdf_oh_is_array(handle, old) != QPDF_FALSE {
+                for index in 0..<qpdf_oh_get_array_n_items(handle, old) {
+                    qpdf_oh_append_item(handle, contents, qpdf_oh_get_array_item(handle, old, index))
+                }
+            } else if qpdf_oh_is_stream(handle, old) != QPDF_FALSE {
+                qpdf_oh_append_item(handle, contents, old)
+            }
+            qpdf_oh_append_item(handle, contents, self.makeStream(watermark.content(in: box)))
+            qpdf_oh_replace_key(handle, page, "/Contents", contents)
+
+            let resources = self.dictionary(at: "/Resources", in: page)
+            qpdf_oh_replace_key(
+                handle,
+                self.dictionary(at: "/Font", in: resources),
+                "/ChuteWatermarkFont",
+                qpdf_oh_parse(
+                    handle,
+                    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+                )
+            )
+            qpdf_oh_replace_key(
+                handle,
+                self.dictionary(at: "/ExtGState", in: resources),
+                "/ChuteWatermarkState",
+                qpdf_oh_parse(handle, "<< /Type /ExtGState /ca \(opacity) /CA \(opacity) >>")
+            )
+            try self.check(.pages, "qpdf_oh_replace_key")
+        }
+    }
+
+    /// A number as PDF content writes it, with three decimals: `-12.5` → `-12.500` (never an exponent).
+    static func number(_ value: Double) -> String {
+        let thousandths = Int((value * 1000).rounded())
+        let whole = abs(thousandths) / 1000
+        let fraction = String(abs(thousandths) % 1000)
+        return (thousandths < 0 ? "-" : "") + "\(whole)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+
+    /// The page's media box (x0, y0, x1, y1), or US Letter when it has none that reads.
+    private func mediaBox(of page: qpdf_oh) -> (Double, Double, Double, Double) {
+        let box = qpdf_oh_get_key(self.handle, page, "/MediaBox")
+        guard qpdf_oh_is_array(self.handle, box) != QPDF_FALSE, qpdf_oh_get_array_n_items(self.handle, box) == 4 else {
+            return (0, 0, 612, 792)
+        }
+        let values = (0..<4).map {
+            qpdf_oh_get_numeric_value(self.handle, qpdf_oh_get_array_item(self.handle, box, $0))
+        }
+        return (
+            min(values[0], values[2]), min(values[1], values[3]), max(values[0], values[2]), max(values[1], values[3])
+        )
+    }
+
+    /// The dictionary at `key` in `holder`, made (empty) when there is none.
+    private func dictionary(at key: String, in holder: qpdf_oh) -> qpdf_oh {
+        let value = qpdf_oh_get_key(self.handle, holder, key)
+        if qpdf_oh_is_dictionary(self.handle, value) != QPDF_FALSE { return value }
+        let made = qpdf_oh_new_dictionary(self.handle)
+        qpdf_oh_replace_key(self.handle, holder, key, made)
+        return made
+    }
+
+    /// A new stream holding `data`, unfiltered (a full rewrite with `compress` compresses it).
+    private func makeStream(_ data: [UInt8]) -> qpdf_oh {
+        let stream = qpdf_oh_new_stream(self.handle)
+        data.withUnsafeBytes { bytes in
+            qpdf_oh_replace_stream_data(
+                self.handle,
+                stream,
+                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                bytes.count,
+                qpdf_oh_new_null(self.handle),
+                qpdf_oh_new_null(self.handle)
+            )
+        }
+        return stream
+    }
+}

@@ -1,0 +1,94 @@
+import ChuteCore
+
+extension EngineKind {
+    /// The PDF engine's lane.
+    package static let pdf = EngineKind(rawValue: "pdf")
+}
+
+/// The PDF engine's rule keys, each declared once; the engine reads them as `request.options[PDFOptions.split]`.
+package enum PDFOptions {
+    /// `pages`: keep, leave out and reorder pages.
+    package static let pages = RuleOption<String>(
+        "pages",
+        .text(
+            TextSyntax(name: PageRanges.grammarName, pattern: PageRanges.pattern) { text in
+                do throws(PageRanges.Problem) {
+                    _ = try PageRanges(parsing: text)
+                    return nil
+                } catch {
+                    return error.message
+                }
+            }
+        ),
+        summary: "The pages of the output, in this order: ranges such as `1-3,5` (a page twice appears twice; "
+            + "`z` is the last page, `z-1` every page backwards), and `xN` or `xA-B` to leave pages out (`1-z,x2`, "
+            + "or simply `x2`, is every page but the second). A page past the end fails the job. The outline, "
+            + "forms and other document-level parts stay.",
+        stage: .crop,
+        show: { "pages \($0)" }
+    )
+
+    /// `split`: one output per page, or per range.
+    package static let split = RuleOption<String>(
+        "split",
+        .text(
+            TextSyntax(name: "`pages`, or page ranges such as `1-3,4-10`") { text in
+                guard text != Self.everyPage else { return nil }
+                do throws(PageRanges.Problem) {
+                    let ranges = try PageRanges(parsing: text)
+                    return ranges.excludes ? "split takes ranges to write, not pages to leave out (x…)" : nil
+                } catch {
+                    return error.message
+                }
+            }
+        ),
+        summary: "Write several PDFs instead of one: `pages` makes one per page, ranges such as `1-3,4-10` one per "
+            + "range (named `-p1to3`, `-p4to10`; a single page `-p5`), at most 100, listed in one sidecar and "
+            + "committed together or not at all. Applies after `pages` and `rotate`, to the pages they leave.",
+        stage: .tile,
+        show: { $0 == Self.everyPage ? "one PDF per page" : "split into \($0)" }
+    )
+
+    /// The value of `split` that makes one output per page.
+    package static let everyPage = "pages"
+
+    /// `compress`: rewrite a PDF smaller.
+    package static let compress = RuleOption<Bool>(
+        "compress",
+        .flag,
+        summary: "Rewrite the PDF smaller: objects packed into object streams, and every stream compressed with "
+            + "general-purpose filters decoded and compressed again (images compressed as JPEG, JBIG2, CCITT or "
+            + "JPEG 2000 are kept as they are; qpdf does not resample images). The sidecar's `details` give "
+            + "`bytesBefore` and `bytesAfter`; when the rewrite is not smaller and no other option changes the "
+            + "file, the source's own bytes are written and `compressed` says so.",
+        default: "`false`",
+        stage: .encode,
+        show: { $0 ? "compress" : "no compression" }
+    )
+
+    /// `dpi`: the resolution of pages rendered as images.
+    package static let dpi = RuleOption<Double>(
+        "dpi",
+        .number(NumberRange(from: 10, upTo: 1200, wording: "dots per inch from 10 to 1200")),
+        summary: "From a PDF to `png`: each page (of those `pages` keeps) becomes one image at this resolution, "
+            + "drawn by poppler on white and turned as the page's `/Rotate` says; a page of 8.5 × 11 inches at 150 "
+            + "dpi is 1275 × 1650 pixels. The images are named `-p1`, `-p2`, … (at most 100), in one sidecar.",
+        default: "`150`",
+        stage: .resize,
+        formats: ["png"],
+        show: { "\(OptionValue.number($0)) dpi" }
+    )
+
+    /// The resolution of rendered pages when the rule gives no `dpi`.
+    static let defaultDPI = 150.0
+
+    /// The operations' keys, in the order the docs list them.
+    static let specs: [OptionSpec] = [
+        Self.pages.spec, CommonOptions.rotate.spec, Self.split.spec, Self.compress.spec, CommonOptions.metadata.spec,
+        CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec, CommonOptions.watermark.spec,
+        CommonOptions.watermarkPosition.spec, CommonOptions.watermarkOpacity.spec, CommonOptions.watermarkSize.spec,
+    ]
+
+    /// The keys that apply when a PDF's pages are rendered as images.
+    static let renderingKeys: Set<String> = [Self.pages.key, CommonOptions.password.key, Self.dpi.key]
+}

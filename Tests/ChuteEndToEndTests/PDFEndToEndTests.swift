@@ -1,0 +1,364 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// The PDF engine on the real daemon, with PDFs written at test time and from the shared corpus: split into ranges,
+/// pages kept and turned, compress, metadata strip, and encrypted and damaged files that fail cleanly while the
+/// daemon goes on.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct PDFEndToEndTests {
+    /// A daemon with one PDF rule (its keys indented by four spaces) after the sentinel rule.
+    private static func harness(_ keys: String) throws -> DaemonHarness {
+        try DaemonHarness(
+            afterSentinels: """
+                  - name: pdf
+                    match: "*.pdf"
+                    to: pdf
+                    output: ./outbox
+                \(keys)
+                """
+        )
+    }
+
+    /// Writes `name` in a staging folder and moves it into the inbox in one rename.
+    private static func drop(_ bytes: [UInt8], as name: String, into harness: DaemonHarness) throws {
+        let staging = try harness.directory.makeDirectory("staging-\(name)")
+        try Data(bytes).write(to: URL(fileURLWithPath: staging.appending(name).string))
+        try harness.moveIn([name], from: staging)
+    }
+
+    /// The numbered pages `page 1` … `page N`.
+    private static func numberedPages(_ count: Int) -> [String] {
+        (1...count).map { "page \($0)" }
+    }
+
+    /// The page count `pdfinfo` gives.
+    private static func pageCount(_ path: FilePath) throws -> Int? {
+        let info = try CommandLineTool.run(["pdfinfo", path.string]).standardOutput
+        let line = info.split(separator: "\n").first { $0.hasPrefix("Pages:") }
+        return line.flatMap { Int($0.dropFirst("Pages:".count).trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// The text of each page, as `pdftotext` extracts it.
+    private static func pageTexts(_ path: FilePath) throws -> [String] {
+        let text = try CommandLineTool.run(["pdftotext", "-layout", path.string, "-"]).standardOutput
+        return text.split(separator: "\u{0C}", omittingEmptySubsequences: false).dropLast()
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    @Test func splitIntoRangesWritesOnePDFPerRangeInOneSidecar() async throws {
+        let harness = try Self.harness("    split: \"1-3,4-10\"")
+        defer { harness.stop() }
+        try await harness.start()
+        try Self.drop(PDFFixtures.make(pages: Self.numberedPages(10)), as: "report.pdf", into: harness)
+
+        let sidecars = try await harness.waitForSidecars(1)
+        let sidecar = try #require(sidecars["report.pdf.chute.json"], "\(sidecars.keys)")
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        let names = ["report-p1to3.pdf", "report-p4to10.pdf"]
+        #expect(sidecar.outputs?.map(\.path) == names.map { harness.outbox.appending($0).string })
+        let first = harness.outbox.appending(names[0])
+        let second = harness.outbox.appending(names[1])
+        #expect(try Self.pageCount(first) == 3)
+        #expect(try Self.pageCount(second) == 7)
+        #expect(try Self.pageTexts(first) == Self.numberedPages(3))
+        #expect(try Self.pageTexts(second) == Array(Self.numberedPages(10)[3...]))
+        #expect(sidecar.details["inputPages"] == "10")
+        #expect(harness.temporaryFiles().isEmpty, "\(harness.temporaryFiles())")
+    }
+
+    @Test func splitPagesWritesOnePDFPerPage() async throws {
+        let harness = try Self.harness("    split: pages")
+        defer { harness.stop() }
+        try await harness.start()
+        try Self.drop(PDFFixtures.make(pages: Self.numberedPages(3)), as: "memo.pdf", into: harness)
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["memo.pdf.chute.json"])
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        for page in 1...3 {
+            let path = harness.outbox.appending("memo-p\(page).pdf")
+            #expect(try Self.pageTexts(path) == ["page \(page)"])
+        }
+    }
+
+    @Test func pagesAreKeptInTheRulesOrderAndTurned() async throws {
+        let harness = try Self.harness(
+            """
+                pages: "3,1"
+                rotate: 90
+            """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        try Self.drop(PDFFixtures.make(pages: Self.numberedPages(3)), as: "scan.pdf", into: harness)
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["scan.pdf.chute.json"])
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        let output = harness.outbox.appending("scan.pdf")
+        #expect(try Self.pageTexts(output) == ["page 3", "page 1"])
+        let info = try CommandLineTool.run(["pdfinfo", "-f", "1", "-l", "2", output.string]).standardOutput
+        let rotations = info.split(separator: "\n").filter { $0.contains("rot:") }
+            .map { $0.split(separator: " ").last.map(String.init) }
+        #expect(rotations == ["90", "90"], "\(info)")
+    }
+
+    @Test func compressShrinksAndNeverGrowsAFile() async throws {
+        let harness = try Self.harness("    compress: true")
+        defer { harness.stop() }
+        try await harness.start()
+        // Uncompressed page content shrinks; a file qpdf already packed at zlib's best level does not, and is kept.
+        let loose = PDFFixtures.make(pages: Self.numberedPages(4), filler: 400)
+        let packedPath = harness.directory.appending("packed.pdf")
+        let loosePath = harness.directory.appending("loose.pdf")
+        try Data(loose).write(to: URL(fileURLWithPath: loosePath.string))
+        try CommandLineTool.run([
+            "qpdf", "--object-streams=generate", "--recompress-flate", "--compression-level=9", loosePath.string,
+            packedPath.string,
+        ])
+        let packed = try [UInt8](Data(contentsOf: URL(fileURLWithPath: packedPath.string)))
+        try Self.drop(loose, as: "loose.pdf", into: harness)
+        try Self.drop(packed, as: "packed.pdf", into: harness)
+        var names = ["loose.pdf", "packed.pdf"]
+        let scan = Corpus.folder.appending("pdf/pdf_scanned_image_only.pdf")
+        if Corpus.isPresent {
+            try Self.drop(
+                try [UInt8](Data(contentsOf: URL(fileURLWithPath: scan.string))),
+                as: "scan.pdf",
+                into: harness
+            )
+            names.append("scan.pdf")
+        }
+
+        let sidecars = try await harness.waitForSidecars(names.count)
+        for name in names {
+            let sidecar = try #require(sidecars["\(name).chute.json"])
+            #expect(sidecar.status == .completed, "\(name): \(String(describing: sidecar.error))")
+            let before = try #require(sidecar.details["bytesBefore"].flatMap(Int.init))
+            let after = try #require(sidecar.details["bytesAfter"].flatMap(Int.init))
+            print(
+                "compress \(name): \(before) bytes before, \(after) after; compressed: \(sidecar.details["compressed"] ?? "")"
+            )
+            #expect(after <= before)
+            let output = harness.outbox.appending(name)
+            #expect(try Self.pageCount(output) != nil)
+            // It still renders.
+            try CommandLineTool.run([
+                "pdftoppm", "-r", "20", "-f", "1", "-l", "1", "-png", output.string,
+                harness.directory.appending("render-\(name)").string,
+            ])
+        }
+        let looseSidecar = try #require(sidecars["loose.pdf.chute.json"])
+        #expect(looseSidecar.details["compressed"] == "yes")
+        #expect(Int(looseSidecar.details["bytesAfter"] ?? "")! * 4 < loose.count)
+        #expect(
+            try Self.pageTexts(harness.outbox.appending("loose.pdf")).map { $0.prefix(6) }
+                == Self.numberedPages(4).map { $0.prefix(6) }
+        )
+        let packedSidecar = try #require(sidecars["packed.pdf.chute.json"])
+        #expect(packedSidecar.details["compressed"]?.hasPrefix("no: ") == true, "\(packedSidecar.details)")
+        let packedOutput = try [UInt8](
+            Data(contentsOf: URL(fileURLWithPath: harness.outbox.appending("packed.pdf").string))
+        )
+        #expect(packedOutput == packed, "a rewrite that is not smaller keeps the source's bytes")
+    }
+
+    @Test func stripLeavesNoInfoOrXMP() async throws {
+        let harness = try Self.harness("    metadata: strip")
+        defer { harness.stop() }
+        try await harness.start()
+        let metadata = PDFFixtures.Metadata(title: "QuarterlySecrets", author: "JaneDoeAuthor")
+        try Self.drop(PDFFixtures.make(pages: ["body text"], metadata: metadata), as: "memo.pdf", into: harness)
+        var names = ["memo.pdf"]
+        if Corpus.isPresent {
+            let path = Corpus.folder.appending("pdf/pdf_xmp_and_info.pdf")
+            try Self.drop(
+                try [UInt8](Data(contentsOf: URL(fileURLWithPath: path.string))),
+                as: "excel.pdf",
+                into: harness
+            )
+            names.append("excel.pdf")
+        }
+
+        let sidecars = try await harness.waitForSidecars(names.count)
+        for name in names {
+            let sidecar = try #require(sidecars["\(name).chute.json"])
+            #expect(sidecar.status == .completed, "\(name): \(String(describing: sidecar.error))")
+            #expect(sidecar.details["metadataRemoved"] == "Info, XMP", "\(name): \(sidecar.details)")
+            let output = harness.outbox.appending(name)
+            let exif = try CommandLineTool.run(["exiftool", "-a", "-G1", output.string]).standardOutput
+            let kept = exif.split(separator: "\n").filter { line in
+                line.hasPrefix("[XMP")
+                    || ["Author", "Title", "Creator", "Producer", "Create Date", "Modify Date"]
+                        .contains { line.hasPrefix("[PDF]") && line.contains(" \($0) ") }
+            }
+            #expect(kept.isEmpty, "\(name): exiftool still finds \(kept)")
+            let trailer = try CommandLineTool.run(["qpdf", "--show-object=trailer", output.string]).standardOutput
+            #expect(!trailer.contains("/Info"), "\(name): \(trailer)")
+            let xref = try CommandLineTool.run(["qpdf", "--show-xref", output.string]).standardOutput
+            #expect(!xref.isEmpty)
+            let json = try CommandLineTool.run(["qpdf", "--json", "--json-key=qpdf", output.string]).standardOutput
+            #expect(!json.contains("/Metadata") && !json.contains("/Author") && !json.contains("/Producer"), "\(name)")
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: harness.outbox.appending("memo.pdf").string))
+        #expect(
+            bytes.range(of: Data("QuarterlySecrets".utf8)) == nil && bytes.range(of: Data("JaneDoeAuthor".utf8)) == nil
+        )
+        #expect(try Self.pageTexts(harness.outbox.appending("memo.pdf")) == ["body text"])
+    }
+
+    @Test func encryptedAndDamagedPDFsFailCleanlyAndTheDaemonGoesOn() async throws {
+        let harness = try Self.harness("")
+        defer { harness.stop() }
+        try await harness.start()
+        let plain = harness.directory.appending("plain.pdf")
+        let locked = harness.directory.appending("locked.pdf")
+        try PDFFixtures.write(at: plain, pages: ["confidential"])
+        try CommandLineTool.run(["qpdf", "--encrypt", "user-pw", "owner-pw", "256", "--", plain.string, locked.string])
+        try Self.drop(
+            try [UInt8](Data(contentsOf: URL(fileURLWithPath: locked.string))),
+            as: "locked.pdf",
+            into: harness
+        )
+        // A PDF header over noise: nothing qpdf can rebuild a file from.
+        let noise = Array("%PDF-1.7\n".utf8) + (0..<8000).map { UInt8(truncatingIfNeeded: ($0 &* 7919) ^ ($0 >> 3)) }
+        try Self.drop(noise, as: "noise.pdf", into: harness)
+
+        let failed = try await harness.waitForSidecars(2)
+        let lockedSidecar = try #require(failed["locked.pdf.chute.json"], "\(failed.keys)")
+        #expect(lockedSidecar.status == .failed)
+        #expect(lockedSidecar.error?.code == "encrypted", "\(String(describing: lockedSidecar.error))")
+        print("encrypted: \(lockedSidecar.error?.message ?? "")")
+        let noiseSidecar = try #require(failed["noise.pdf.chute.json"])
+        #expect(noiseSidecar.status == .failed)
+        #expect(noiseSidecar.error?.code == "corruptInput", "\(String(describing: noiseSidecar.error))")
+        print("damaged: \(noiseSidecar.error?.message ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("locked.pdf").string))
+        #expect(harness.temporaryFiles().isEmpty, "\(harness.temporaryFiles())")
+
+        // The daemon goes on with the next file.
+        try Self.drop(PDFFixtures.make(pages: ["after"]), as: "next.pdf", into: harness)
+        let all = try await harness.waitForSidecars(3)
+        #expect(all["next.pdf.chute.json"]?.status == .completed)
+        #expect(try Self.pageTexts(harness.outbox.appending("next.pdf")) == ["after"])
+    }
+
+    @Test func pagesBecomePNGImagesAtTheRulesDPI() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: pages-as-images
+                    match: "*.pdf"
+                    to: png
+                    pages: "1,3"
+                    dpi: 72
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let deck = PDFFixtures.make(pages: Self.numberedPages(3))
+        let reference = harness.directory.appending("reference.pdf")
+        try Data(deck).write(to: URL(fileURLWithPath: reference.string))
+        try Self.drop(deck, as: "deck.pdf", into: harness)
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["deck.png.chute.json"])
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        #expect(sidecar.engine == "pdf")
+        let names = ["deck-p1.png", "deck-p3.png"]
+        #expect(sidecar.outputs?.map(\.path) == names.map { harness.outbox.appending($0).string })
+        for name in names {
+            let path = harness.outbox.appending(name)
+            // A page of 612 × 792 points at 72 dpi.
+            let info = try Fixtures.identify(path)
+            #expect(info.format == "PNG" && info.width == 612 && info.height == 792, "\(name): \(info)")
+            // The page is drawn: not blank, and as poppler's own pdftoppm draws it.
+            let mean = try CommandLineTool.run([Fixtures.convert, path.string, "-format", "%[fx:mean]", "info:"])
+            let brightness = try #require(Double(mean.standardOutput.trimmingCharacters(in: .whitespaces)))
+            #expect(brightness < 1 && brightness > 0.9, "\(name): mean \(brightness)")
+            let page = String(name.dropFirst("deck-p".count).prefix(1))
+            let drawn = harness.directory.appending("pdftoppm-\(page)")
+            try CommandLineTool.run([
+                "pdftoppm", "-r", "72", "-f", page, "-l", page, "-singlefile", "-png", reference.string, drawn.string,
+            ])
+            let compared = try CommandLineTool.run(
+                ["compare-im6.q16", "-metric", "RMSE", path.string, drawn.string + ".png", "null:"],
+                check: false
+            )
+            let difference = compared.standardError.split(separator: "(").last.flatMap { Double($0.dropLast()) }
+            #expect(difference.map { $0 < 0.02 } == true, "\(name) differs from pdftoppm's: \(compared.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("deck-p2.png").string))
+    }
+
+    @Test func aWatermarkShowsOnTheRenderedPageAndTheTextUnderneathStaysSelectable() async throws {
+        let harness = try Self.harness(
+            """
+                watermark: "DRAFT (internal)"
+                watermarkPosition: center
+                watermarkSize: 0.6
+                watermarkOpacity: 0.8
+            """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let memo = PDFFixtures.make(pages: ["page 1", "page 2"])
+        let original = harness.directory.appending("original.pdf")
+        try Data(memo).write(to: URL(fileURLWithPath: original.string))
+        try Self.drop(memo, as: "memo.pdf", into: harness)
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["memo.pdf.chute.json"])
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        let output = harness.outbox.appending("memo.pdf")
+        // The original text is still there to select, and so is the watermark's, on each page.
+        let texts = try Self.pageTexts(output)
+        #expect(texts.count == 2)
+        for (index, text) in texts.enumerated() {
+            #expect(text.contains("page \(index + 1)") && text.contains("DRAFT (internal)"), "\(text)")
+        }
+        // The rendered page differs from the original's in the middle, where the watermark is drawn.
+        for (name, pdf) in [("before", original), ("after", output)] {
+            try CommandLineTool.run([
+                "pdftoppm", "-r", "36", "-f", "1", "-l", "1", "-singlefile", "-png", pdf.string,
+                harness.directory.appending(name).string,
+            ])
+        }
+        let compared = try CommandLineTool.run(
+            [
+                "compare-im6.q16", "-metric", "AE", "-fuzz", "10%",
+                harness.directory.appending("before.png").string, harness.directory.appending("after.png").string,
+                "null:",
+            ],
+            check: false
+        )
+        let changed = Int(compared.standardError.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        print("watermark: \(changed) pixels of the 306x396 rendering changed")
+        #expect(changed > 500, "the watermark does not show: \(compared.standardError)")
+    }
+
+    @Test func thePasswordOfTheRuleOpensAnEncryptedPDFAndIsNeverRecorded() async throws {
+        let harness = try Self.harness("    password: user-pw")
+        defer { harness.stop() }
+        try await harness.start()
+        let plain = harness.directory.appending("plain.pdf")
+        let locked = harness.directory.appending("locked.pdf")
+        try PDFFixtures.write(at: plain, pages: ["confidential"])
+        try CommandLineTool.run(["qpdf", "--encrypt", "user-pw", "owner-pw", "256", "--", plain.string, locked.string])
+        try Self.drop(
+            try [UInt8](Data(contentsOf: URL(fileURLWithPath: locked.string))),
+            as: "locked.pdf",
+            into: harness
+        )
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["locked.pdf.chute.json"])
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        #expect(try Self.pageTexts(harness.outbox.appending("locked.pdf")) == ["confidential"])
+        let raw = try String(
+            contentsOfFile: harness.outbox.appending("locked.pdf.chute.json").string,
+            encoding: .utf8
+        )
+        #expect(!raw.contains("user-pw"), "the sidecar shows the password")
+        let leaks = harness.daemon?.logLines(containing: "user-pw") ?? []
+        #expect(leaks.isEmpty, "the log shows the password: \(leaks)")
+    }
+}
