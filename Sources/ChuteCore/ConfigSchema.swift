@@ -184,5 +184,6 @@ package enum ConfigSchema {
         "gracePeriod": Self.duration, "workerJobs": Self.positiveInteger,
         "niceness": .object(["type": .string("integer"), "minimum": .integer(0), "maximum": .integer(19)]),
         "ioPriority": .object(["type": .array([.string("string"), .string("integer")])]),
+        "cpuBudget": Self.positiveInteger, "memoryBudget": Self.byteSize, "agingLimit": Self.duration,
     ]) { first, _ in first }
 }

@@ -4,7 +4,7 @@ import ServiceLifecycle
 import SystemPackage
 
 /// The service that runs jobs: for each engine, as many lanes as its concurrency limit, each lane with one reused
-/// worker process.
+/// worker process; the queue's budget decides how many of them run a job at once.
 ///
 /// On graceful shutdown it stops handing out queued jobs, lets running jobs finish for up to the grace period, then
 /// cancels them (their workers are killed and their temporary files removed) and returns. Cancelled outright, it
@@ -90,7 +90,11 @@ package struct JobRuntime: Service {
                         launchFailure = error
                     }
                 }
-                switch await runner.convert(job, worker: worker, launchFailure: launchFailure) {
+                let conversion = await runner.convert(job, worker: worker, launchFailure: launchFailure)
+                // The worker is done with the job: its cores go back to the budget while the output is renamed into
+                // place.
+                await self.queue.release(job)
+                switch conversion {
                 case .ended(let outcome):
                     await self.finish(job, outcome)
                 case .converted(let pending):

@@ -836,6 +836,7 @@ private let badSettingsValueCases: [(String, String)] = [
 
                 Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs
                 Concurrency: image auto, video 1, audio auto
+                Budget: CPU auto, memory auto, ageing limit 30s
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
                 """
@@ -967,6 +968,9 @@ private let badSettingsValueCases: [(String, String)] = [
           concurrency: {video: 1}
           niceness: 5
           ioPriority: idle
+          cpuBudget: 3
+          memoryBudget: 600MB
+          agingLimit: 45s
           jobTimeout: 2h
           memoryLimit: 2GB
           cpuTimeLimit: 10m
@@ -1014,7 +1018,8 @@ private let badSettingsValueCases: [(String, String)] = [
     private static let settingsShown: [String: String] = [
         "quietPeriod": "quiet period 1s", "incompleteTimeout": "waited for 2m", "retryDelay": "retry delay 45s",
         "gracePeriod": "grace period 20s", "workerJobs": "every 50 jobs", "concurrency": "video 1",
-        "niceness": "niceness 5", "ioPriority": "I/O priority idle", "jobTimeout": "timeout 2h",
+        "niceness": "niceness 5", "ioPriority": "I/O priority idle", "cpuBudget": "CPU 3",
+        "memoryBudget": "memory 600MB", "agingLimit": "ageing limit 45s", "jobTimeout": "timeout 2h",
         "memoryLimit": "memory 2GB", "cpuTimeLimit": "CPU time 10m", "maxOutputSize": "output ≤ 10GB",
         "maxPixels": "pixels ≤ 40000000", "maxFrames": "frames ≤ 50", "maxDuration": "duration ≤ 4h",
     ]
