@@ -35,13 +35,26 @@ package struct ChuteApplication {
         self.configFile = configFile
         self.journalPath = journal
         self.logger = logger
-        self.launcher = Self.launcher(for: workerExecutable, settings: config.settings)
+        self.launcher = Self.launcher(
+            for: workerExecutable,
+            settings: config.settings,
+            threads: Self.budget(config.settings).threads
+        )
     }
 
     /// The launcher that starts `executable worker --engine NAME` with the settings' scheduling priorities.
-    package static func launcher(for executable: FilePath, settings: Settings) -> WorkerLauncher {
+    ///
+    /// - Parameter threads: each engine's threads per job (`--threads`); an engine left out lets its library choose,
+    ///   as `chute convert`, which runs one job at a time, does.
+    package static func launcher(
+        for executable: FilePath,
+        settings: Settings,
+        threads: [EngineKind: Int] = [:]
+    ) -> WorkerLauncher {
         let priorities = ["--niceness", String(settings.niceness), "--io-priority", settings.ioPriority.description]
-        return WorkerLauncher(executable: executable) { engine in ["worker", "--engine", engine.rawValue] + priorities }
+        return WorkerLauncher(executable: executable) { engine in
+            ["worker", "--engine", engine.rawValue] + priorities + ["--threads", String(threads[engine] ?? 0)]
+        }
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.

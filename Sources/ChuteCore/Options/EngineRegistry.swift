@@ -53,7 +53,8 @@ package struct EngineDescriptor: Sendable {
     /// Other engines' formats it writes from the inputs it alone reads; the job's lane is chosen from the input's
     /// sniffed type (``TargetFormat/engine(reading:)``).
     package var alsoWrites: [AlsoWrites]
-    /// Makes the engine in a worker process; the argument is how many threads its library may use per job.
+    /// Makes the engine in a worker process; the argument is how many threads its library may use per job (the
+    /// daemon's ``EngineRegistry/threadsPerJob(cpuBudget:)``), or 0 to let the library choose (`chute convert`).
     package var make: @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
 
     package init(
