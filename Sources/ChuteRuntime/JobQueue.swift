@@ -72,9 +72,13 @@ package actor JobQueue {
 
     /// Waits for the next job of a lane that the budget and its rule's limit allow to start.
     ///
+    /// - Parameter finished: the lane's last job, whose worker is done with it: its cores go back to the budget now,
+    ///   while the lane waits, so that the next job is chosen among every waiting lane, this one included. Given back
+    ///   any earlier, they would go to whatever another lane waits for, even a dearer job than this lane's next.
     /// - Returns: the job, now counted as running; `nil` once the queue is closed or the calling task is cancelled
     ///   (a lane whose service is cancelled outright must end, not wait for a job or a close that never come).
-    package func next(for engine: EngineKind) async -> Job? {
+    package func next(for engine: EngineKind, releasing finished: Job? = nil) async -> Job? {
+        if let finished { self.schedule.release(finished) }
         guard !Task.isCancelled, case .accepting = self.state else { return nil }
         let id = self.nextWaiterID
         self.nextWaiterID += 1
@@ -97,18 +101,14 @@ package actor JobQueue {
         self.waiters[engine]!.remove(at: index).continuation.resume(returning: nil)
     }
 
-    /// Gives back the cores of a job whose worker is done with it, while its output is still being committed.
-    package func release(_ job: Job) {
-        self.schedule.release(job)
-        self.dispatch()
-    }
-
-    /// Records that a job handed out by ``next(for:)`` is over.
+    /// Records that a job handed out by ``next(for:releasing:)`` is over: its source may be queued again, and its
+    /// memory and its place in its rule's limit are given back. Its cores are given back by its lane, when it asks for
+    /// its next job.
     package func complete(_ job: Job) {
         self.activePaths.remove(job.source)
-        self.schedule.finish(job)
+        self.schedule.end(job)
         self.running -= 1
-        // A finished job may unblock a job of its rule, or one waiting for its share of the budget.
+        // A finished job may unblock a job of its rule, or one waiting for memory.
         self.dispatch()
     }
     /// Whether a source is queued or running.

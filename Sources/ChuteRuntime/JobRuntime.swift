@@ -77,7 +77,9 @@ package struct JobRuntime: Service {
         let runner = JobRunner(journal: self.journal, logger: self.logger)
         var worker: WorkerProcess?
         await withDiscardingTaskGroup { commits in
-            while let job = await self.queue.next(for: engine) {
+            // The last job's cores go back to the budget when the lane asks for its next one.
+            var finished: Job?
+            while let job = await self.queue.next(for: engine, releasing: finished) {
                 if let current = worker, current.isDead || current.jobCount >= self.settings.workerJobs {
                     await current.shutDown()
                     worker = nil
@@ -91,9 +93,9 @@ package struct JobRuntime: Service {
                     }
                 }
                 let conversion = await runner.convert(job, worker: worker, launchFailure: launchFailure)
-                // The worker is done with the job: its cores go back to the budget while the output is renamed into
-                // place.
-                await self.queue.release(job)
+                // The worker is done with the job: its cores are free for the lane's next job while the output is
+                // renamed into place.
+                finished = job
                 switch conversion {
                 case .ended(let outcome):
                     await self.finish(job, outcome)

@@ -127,7 +127,7 @@ struct JobSchedule {
     }
 
     /// Gives back the cores of a job whose worker is done with it, while its output is committed; its memory and its
-    /// place in its rule's limit stay taken until ``finish(_:)``. Calling it again does nothing.
+    /// place in its rule's limit stay taken until ``end(_:)``. Calling it again does nothing.
     ///
     /// The memory is kept through the commit, which is short beside a job that needs much of it, so that two jobs
     /// the memory budget keeps apart never overlap, not even in their sidecars' times.
@@ -140,6 +140,12 @@ struct JobSchedule {
     /// limit.
     mutating func finish(_ job: Job) {
         self.release(job)
+        self.end(job)
+    }
+
+    /// Records that a started job is over but for its cores: its memory and its place in its rule's limit are given
+    /// back; ``release(_:)`` gives back the cores.
+    mutating func end(_ job: Job) {
         if let memory = self.holdingMemory.removeValue(forKey: job.id) {
             self.memoryInUse -= memory
         }

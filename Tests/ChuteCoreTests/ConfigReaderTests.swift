@@ -182,8 +182,8 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-            + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, jobTimeout, memoryLimit, "
-            + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration"
+            + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
+            + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -628,8 +628,8 @@ private let badSettingsValueCases: [(String, String)] = [
                 "rules.yaml:21:16: invalid duration 'soon' for 'quietPeriod': expected a number and a unit "
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-                    + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, jobTimeout, memoryLimit, "
-                    + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration",
+                    + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
+                    + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration",
             ]
         )
     }
