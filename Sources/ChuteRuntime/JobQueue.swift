@@ -85,7 +85,8 @@ package actor JobQueue {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 self.waiters[engine, default: []].append(Waiter(id: id, continuation: continuation))
-                // The schedule picks among every waiting lane, so that a job kept for by the ageing limit is seen.
+                // The schedule picks among every waiting lane: the cheapest job may be another lane's, and so may a
+                // job the ageing limit keeps the budget for.
                 self.dispatch()
             }
         } onCancel: {
@@ -111,6 +112,7 @@ package actor JobQueue {
         // A finished job may unblock a job of its rule, or one waiting for memory.
         self.dispatch()
     }
+
     /// Whether a source is queued or running.
     package func isActive(_ source: FilePath) -> Bool {
         self.activePaths.contains(source)
