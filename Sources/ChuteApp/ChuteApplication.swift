@@ -36,13 +36,26 @@ package struct ChuteApplication {
         self.configFile = configFile
         self.journalPath = journal
         self.logger = logger
-        self.launcher = Self.launcher(for: workerExecutable, settings: config.settings)
+        self.launcher = Self.launcher(
+            for: workerExecutable,
+            settings: config.settings,
+            threads: Self.budget(config.settings).threads
+        )
     }
 
     /// The launcher that starts `executable worker --engine NAME` with the settings' scheduling priorities.
-    package static func launcher(for executable: FilePath, settings: Settings) -> WorkerLauncher {
+    ///
+    /// - Parameter threads: each engine's threads per job (`--threads`); an engine left out lets its library choose,
+    ///   as `chute convert`, which runs one job at a time, does.
+    package static func launcher(
+        for executable: FilePath,
+        settings: Settings,
+        threads: [EngineKind: Int] = [:]
+    ) -> WorkerLauncher {
         let priorities = ["--niceness", String(settings.niceness), "--io-priority", settings.ioPriority.description]
-        return WorkerLauncher(executable: executable) { engine in ["worker", "--engine", engine.rawValue] + priorities }
+        return WorkerLauncher(executable: executable) { engine in
+            ["worker", "--engine", engine.rawValue] + priorities + ["--threads", String(threads[engine] ?? 0)]
+        }
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
@@ -71,11 +84,20 @@ package struct ChuteApplication {
             }
         }
         let watcher = try DirectoryWatcher(specs: self.watchSpecs(), logger: self.logger)
+        let budget = Self.budget(self.config.settings)
+        self.logger.info(
+            "Scheduler budget",
+            metadata: [
+                "cpu": "\(budget.cpu)", "memory": "\(budget.memory)",
+                "memory.text": "\(ValueParsing.describe(bytes: budget.memory))",
+                "agingLimit": "\(ValueParsing.describe(budget.agingLimit))",
+            ]
+        )
         // One stream of job events feeds the status board, and through it and directly the status API.
         let events = JobEvents()
         let board = JobStatusBoard(events: events)
         let cancellations = JobCancellations()
-        let queue = JobQueue(events: events)
+        let queue = JobQueue(budget: budget, logger: self.logger, events: events)
         let intake = Intake(config: self.config, queue: queue, journal: journal, logger: self.logger, events: events)
         let runtime = JobRuntime(
             queue: queue,
@@ -84,10 +106,7 @@ package struct ChuteApplication {
             journal: journal,
             settings: self.config.settings,
             // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
-            lanes: Engines.registry.lanes(
-                settings: self.config.settings,
-                cores: ProcessInfo.processInfo.activeProcessorCount
-            ),
+            lanes: Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu),
             logger: self.logger,
             events: events,
             cancellations: cancellations
@@ -132,6 +151,28 @@ package struct ChuteApplication {
         )
         try await group.run()
         self.logger.info("Chute stopped")
+    }
+
+    /// The scheduler's budget from the settings: `cpuBudget` cores (default: the machine's), `memoryBudget` bytes
+    /// (default: half the memory of the machine, or of the daemon's cgroup if that has less), each engine's threads
+    /// per job (``EngineRegistry/threadsPerJob(cpuBudget:)``) and `agingLimit`.
+    package static func budget(_ settings: Settings) -> SchedulerBudget {
+        let cpu = settings.cpuBudget ?? ProcessInfo.processInfo.activeProcessorCount
+        return SchedulerBudget(
+            cpu: cpu,
+            memory: settings.memoryBudget ?? Self.availableMemory() / 2,
+            threads: Engines.registry.threadsPerJob(cpuBudget: cpu),
+            agingLimit: settings.agingLimit
+        )
+    }
+
+    /// The machine's memory (`/proc/meminfo`'s `MemTotal`, which `physicalMemory` reads), or the daemon's cgroup v2
+    /// limit (`memory.max`) when that is lower: a container's share is what the jobs may use.
+    private static func availableMemory() -> Int64 {
+        let machine = Int64(clamping: ProcessInfo.processInfo.physicalMemory)
+        let limit = (try? String(contentsOfFile: "/sys/fs/cgroup/memory.max", encoding: .utf8))
+            .flatMap { Int64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        return min(machine, limit ?? .max)
     }
 
     /// One spec per watched folder; output, done and quarantine folders inside a watched tree are excluded, so that

@@ -33,11 +33,15 @@ struct SignalService: Service {
                 running = await self.reload(running)
             } else {
                 let counts = await self.queue.counts
+                let used = await self.queue.budgetInUse
+                let budget = self.queue.budget
                 self.logger.info(
                     "Status",
                     metadata: [
                         "queued": "\(counts.queued)", "running": "\(counts.running)",
                         "rules": "\(running.rules.count)", "pid": "\(getpid())",
+                        "cpu.used": "\(used.cpu)", "cpu.budget": "\(budget.cpu)",
+                        "memory.used": "\(used.memory)", "memory.budget": "\(budget.memory)",
                     ]
                 )
             }

@@ -14,8 +14,14 @@ package enum WorkerMain {
     ///   - descriptor: the engine to run.
     ///   - niceness: the CPU scheduling niceness to take.
     ///   - ioPriority: the I/O scheduling to take.
+    ///   - threads: the threads the engine's library may use per job (``EngineDescriptor/make``); 0 lets it choose.
     /// - Returns: the process exit status: 0 when the input closed.
-    package static func run(engine descriptor: EngineDescriptor, niceness: Int, ioPriority: IOPriority) -> Int32 {
+    package static func run(
+        engine descriptor: EngineDescriptor,
+        niceness: Int,
+        ioPriority: IOPriority,
+        threads: Int
+    ) -> Int32 {
         // A process group of its own, which the supervisor kills whole: whatever a library starts (a helper
         // process) ends with the job's timeout, and with this worker when the supervisor exits. Foundation's
         // Process already starts each child as the leader of a new group; this does not depend on it.
@@ -35,8 +41,9 @@ package enum WorkerMain {
         for problem in WorkerSandbox.enter(niceness: niceness, ioPriority: ioPriority) {
             FileHandle.standardError.write(Data("chute worker: \(problem)\n".utf8))
         }
-        // One job at a time per worker, and several workers side by side: one library thread per job.
-        let engine = descriptor.make(1)
+        // One job at a time per worker, and several workers side by side: the threads the daemon's CPU budget gives
+        // a job of this engine.
+        let engine = descriptor.make(threads)
         let encoder = JSONEncoder()
         func send(_ reply: WorkerReply) {
             guard var line = try? encoder.encode(reply) else { return }

@@ -141,9 +141,18 @@ package struct Settings: Sendable, Equatable {
     /// `ioPriority` (`idle`, or a best-effort level from 0, highest, to 7, lowest; default 7): the worker processes'
     /// I/O scheduling.
     package var ioPriority = IOPriority.bestEffort(7)
-    /// `concurrency` (map of engine name to int, default: each engine's, from the cores: image = cores,
-    /// video = max(1, cores/2), audio = cores): how many jobs each engine runs at once.
+    /// `concurrency` (map of engine name to int, default: each engine's, from the CPU budget: image = budget,
+    /// video = max(1, budget/2), audio = budget): how many jobs each engine runs at once, within the CPU budget.
     package var concurrency: [EngineKind: Int] = [:]
+    /// `cpuBudget` (int, default: the number of cores): the cores the running jobs share across every engine; a job
+    /// takes as many as its library's threads (a video transcode half the budget, other jobs one).
+    package var cpuBudget: Int?
+    /// `memoryBudget` (byte size, default: half the machine's memory): the estimated peak memory of the running jobs'
+    /// workers stays within it; a job that cannot fit alone runs alone.
+    package var memoryBudget: Int64?
+    /// `agingLimit` (duration, default 30s): how long a queued job may be passed by cheaper ones; once it has waited
+    /// this long, no job queued after it starts before it.
+    package var agingLimit: Duration = .seconds(30)
     /// `workerJobs` (int, default 200): a worker process is replaced after this many jobs, bounding whatever a C
     /// library leaks.
     package var workerJobs: Int = 200

@@ -35,7 +35,7 @@ extension ConfigReader.Walker {
     /// The keys of `settings:`.
     static let settingsKeys =
         ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "concurrency", "niceness"]
-        + ["ioPriority"] + JobLimits.keys + ["api"]
+        + ["ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys + ["api"]
 
     /// Reads the whole configuration.
     ///
@@ -639,6 +639,19 @@ extension ConfigReader.Walker {
         }
         if let entry = fields["workerJobs"] {
             settings.workerJobs = self.positiveInteger(entry) ?? settings.workerJobs
+        }
+        if let entry = fields["cpuBudget"] {
+            settings.cpuBudget = self.positiveInteger(entry)
+        }
+        if let entry = fields["memoryBudget"], let bytes = self.byteSize(entry) {
+            if bytes > 0 {
+                settings.memoryBudget = bytes
+            } else {
+                self.report("'memoryBudget' must be more than 0", at: entry.value)
+            }
+        }
+        if let entry = fields["agingLimit"] {
+            settings.agingLimit = self.duration(entry) ?? settings.agingLimit
         }
         if let entry = fields["concurrency"] {
             let engines = self.registry.engines.map(\.kind)

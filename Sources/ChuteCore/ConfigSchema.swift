@@ -185,5 +185,6 @@ package enum ConfigSchema {
         "niceness": .object(["type": .string("integer"), "minimum": .integer(0), "maximum": .integer(19)]),
         "ioPriority": .object(["type": .array([.string("string"), .string("integer")])]),
         "api": Self.closed(["socket": Self.string, "listen": Self.string, "tokenFile": Self.string]),
+        "cpuBudget": Self.positiveInteger, "memoryBudget": Self.byteSize, "agingLimit": Self.duration,
     ]) { first, _ in first }
 }

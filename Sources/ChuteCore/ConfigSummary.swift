@@ -194,6 +194,9 @@ package enum ConfigSummary {
                 + "grace period \(ValueParsing.describe(settings.gracePeriod)), "
                 + "new worker every \(settings.workerJobs) jobs",
             "Concurrency: " + lanes.joined(separator: ", "),
+            "Budget: CPU \(settings.cpuBudget.map(String.init) ?? "auto"), memory "
+                + "\(settings.memoryBudget.map { ValueParsing.describe(bytes: $0) } ?? "auto"), "
+                + "ageing limit \(ValueParsing.describe(settings.agingLimit))",
             "Job limits: " + Self.describe(settings.limits).joined(separator: ", "),
             "Workers: niceness \(settings.niceness), I/O priority \(settings.ioPriority), no network",
             "Status API: socket " + (settings.api.socket?.string ?? ".chute/api.sock beside the journal")

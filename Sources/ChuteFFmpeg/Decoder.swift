@@ -2,7 +2,7 @@ import CFFmpeg
 
 /// Owns one `AVCodecContext` that decodes one input stream.
 ///
-/// The decoder is told the stream's time base, uses as many threads as the machine has, and refuses frames larger
+/// The decoder is told the stream's time base, uses the threads ``CodecThreads`` gives it, and refuses frames larger
 /// than ``pixelLimit``, which the stream's header is checked against first.
 /// The corresponding C functions are `avcodec_find_decoder`, `avcodec_open2` and `avcodec_free_context`.
 struct Decoder: ~Copyable {
@@ -45,7 +45,7 @@ struct Decoder: ~Copyable {
         if status >= 0 {
             context.pointee.pkt_timebase = stream.pointee.time_base
             context.pointee.max_pixels = Int64(Self.pixelLimit)
-            context.pointee.thread_count = 0
+            context.pointee.thread_count = CodecThreads.perCodec
             status = avcodec_open2(context, codec, nil)
         }
         if status < 0 {

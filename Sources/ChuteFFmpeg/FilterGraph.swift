@@ -5,7 +5,7 @@ import CFFmpeg
 /// Video graphs rotate, scale (bicubic, as the `ffmpeg` CLI does), limit the frame rate and convert the pixel
 /// format; audio graphs resample and convert the sample format and channel layout, and hand out frames of the size
 /// the encoder needs. The chain is built only from numbers and FFmpeg's own format names, never from file names or
-/// metadata. Auto-inserted conversions use as many threads as the machine has.
+/// metadata. The graph's filters use the threads ``CodecThreads`` gives them.
 ///
 /// The corresponding C functions are `avfilter_graph_alloc`, `avfilter_graph_parse_ptr`, `avfilter_graph_config`
 /// and `avfilter_graph_free`.
@@ -47,6 +47,7 @@ struct FilterGraph: ~Copyable {
         do throws(FFmpegError) {
             // The scale filters that format negotiation inserts use the same flags as the CLI's.
             graph.pointee.scale_sws_opts = av_strdup("flags=bicubic")
+            graph.pointee.nb_threads = CodecThreads.perCodec
             let source = try Self.makeSource(in: graph, input: input, isAudio: isAudio)
             var sink: UnsafeMutablePointer<AVFilterContext>?
             try FFmpegError.check(

@@ -274,8 +274,12 @@ extension MediaEngine {
             EngineDescriptor.AlsoWrites(["jpg", "png"], from: [.video], options: MediaOptions.posterKeys),
             EngineDescriptor.AlsoWrites(["webp", "gif"], from: [.video], options: MediaOptions.stickerKeys),
         ],
-        // FFmpeg's codecs pick their own thread counts, as the `ffmpeg` CLI does.
-        make: { _ in MediaEngine(kind: .video) }
+        // The worker's codecs get the threads the daemon's CPU budget gives a video job; 0 (`chute convert`) lets
+        // FFmpeg pick, as the `ffmpeg` CLI does.
+        make: { threads in
+            CodecThreads.set(threads)
+            return MediaEngine(kind: .video)
+        }
     )
 
     /// What the audio engine writes and takes.
@@ -317,6 +321,9 @@ extension MediaEngine {
             CommonOptions.metadata.spec, CommonOptions.strip.spec, MediaOptions.coverArt.spec,
             MediaOptions.speed.spec, MediaOptions.loudness.spec,
         ],
-        make: { _ in MediaEngine(kind: .audio) }
+        make: { threads in
+            CodecThreads.set(threads)
+            return MediaEngine(kind: .audio)
+        }
     )
 }

@@ -5,7 +5,8 @@ import ChuteCore
 ///
 /// The encoder is set up the way the `ffmpeg` CLI sets it up for the same options (time base of one frame at the
 /// guessed frame rate, the graph's size, pixel format and aspect ratio, the source's colour description, as many
-/// threads as the machine has), so that Chute's output matches the CLI's bit for bit. Timestamps pass through: a
+/// threads as the machine has unless ``CodecThreads`` says), so that Chute's output matches the CLI's bit for bit (the
+/// daemon's workers, given fewer threads by the CPU budget, match `ffmpeg -threads N`). Timestamps pass through: a
 /// frame whose time rounds onto its predecessor's is dropped, and none is ever duplicated, so a file with a gap of
 /// hours does not become hours of repeated frames.
 final class VideoTranscoder: StreamTranscoder {
@@ -106,7 +107,7 @@ final class VideoTranscoder: StreamTranscoder {
             encoder.pointee.sample_aspect_ratio = av_buffersink_get_sample_aspect_ratio(sink)
             encoder.pointee.time_base = av_inv_q(frameRate)
             encoder.pointee.framerate = frameRate
-            encoder.pointee.thread_count = 0
+            encoder.pointee.thread_count = CodecThreads.perCodec
             encoder.pointee.color_primaries = parameters.color_primaries
             encoder.pointee.color_trc = parameters.color_trc
             encoder.pointee.colorspace = parameters.color_space

@@ -272,6 +272,7 @@ extension ImageEngine {
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
             ImageOptions.tiles.spec,
         ],
-        make: { threads in ImageEngine(threadsPerJob: threads) }
+        // ImageMagick runs one OpenMP thread per job unless told more: the lanes already use every core.
+        make: { threads in ImageEngine(threadsPerJob: max(1, threads)) }
     )
 }

@@ -1,8 +1,9 @@
 import ChuteCore
+import Logging
 import SystemPackage
 
-/// The in-memory queue of jobs: one FIFO lane per engine, with the per-rule concurrency limits applied when a lane
-/// hands out work.
+/// The in-memory queue of jobs: one lane per engine, with one CPU and memory budget across the lanes, cheap jobs
+/// first (``JobSchedule``), and the per-rule concurrency limits applied when a lane is handed work.
 ///
 /// A source path is never queued twice at once: ``submit(_:)`` refuses a path that is already queued or running.
 package actor JobQueue {
@@ -12,12 +13,17 @@ package actor JobQueue {
     }
 
     private var state = State.accepting
-    private var lanes: [EngineKind: [Job]] = [:]
+    private var schedule: JobSchedule
     private var activePaths: Set<FilePath> = []
-    private var runningPerRule: [String: Int] = [:]
     private var waiters: [EngineKind: [Waiter]] = [:]
     private var nextWaiterID = 0
     private var running = 0
+    /// The budget shared by every lane.
+    package nonisolated let budget: SchedulerBudget
+    /// The reason each waiting job was last logged with, so that a job waiting for the budget is logged once per
+    /// reason rather than at every take.
+    private var announced: [String: String] = [:]
+    private let logger: Logger?
 
     /// A lane waiting in ``next(for:)``.
     private struct Waiter {
@@ -27,37 +33,66 @@ package actor JobQueue {
 
     private let events: JobEvents
 
-    /// - Parameter events: where each job's `queued` event goes, before any lane can start it.
-    package init(events: JobEvents = JobEvents()) {
+    /// - Parameters:
+    ///   - budget: the cores and memory the running jobs share, and the ageing limit.
+    ///   - logger: where jobs waiting for the budget are logged, and why.
+    ///   - events: where each job's `queued` event goes, before any lane can start it.
+    package init(budget: SchedulerBudget = .unlimited, logger: Logger? = nil, events: JobEvents = JobEvents()) {
+        self.budget = budget
+        self.schedule = JobSchedule(budget: budget)
+        self.logger = logger
         self.events = events
     }
 
-    /// Adds a job to its engine's lane.
+    /// Estimates a job's demand from its file's headers (``JobDemand``), then adds it to the queue.
     ///
     /// - Returns: `false` when the queue is closed or the same source is already queued or running.
     @discardableResult
-    package func submit(_ job: Job) -> Bool {
+    package nonisolated func submit(_ job: Job) async -> Bool {
+        let threads = self.budget.threads(job.engine)
+        let (source, root, sniffed, size) = (job.source, job.root, job.sniffed, job.fingerprint.size)
+        let demand = await Blocking.run {
+            let header = sniffed.map { SourceInspector.header(of: source, type: $0, beneath: root) } ?? MediaHeader()
+            return JobDemand.estimate(category: sniffed?.category, size: size, header: header, threads: threads)
+        }
+        return await self.enqueue(job, demand: demand)
+    }
+
+    /// Adds a job whose demand is known.
+    private func enqueue(_ job: Job, demand: JobDemand) -> Bool {
         guard case .accepting = self.state, !self.activePaths.contains(job.source) else { return false }
         self.activePaths.insert(job.source)
-        self.lanes[job.engine, default: []].append(job)
+        self.schedule.enqueue(job, demand: demand, at: .now)
+        self.logger?.debug(
+            "Job cost estimated",
+            metadata: [
+                "job.id": "\(job.id)", "cost": "\(Self.rounded(demand.cost))", "cpu": "\(demand.cpu)",
+                "memory": "\(demand.memory)",
+            ]
+        )
         self.events.publish(JobEvent(.queued, of: job))
-        self.dispatch(job.engine)
+        self.dispatch()
         return true
     }
 
-    /// Waits for the next job of a lane that its rule's limit allows to start.
+    /// Waits for the next job of a lane that the budget and its rule's limit allow to start.
     ///
+    /// - Parameter finished: the lane's last job, whose worker is done with it: its cores go back to the budget now,
+    ///   while the lane waits, so that the next job is chosen among every waiting lane, this one included. Given back
+    ///   any earlier, they would go to whatever another lane waits for, even a dearer job than this lane's next.
     /// - Returns: the job, now counted as running; `nil` once the queue is closed or the calling task is cancelled
     ///   (a lane whose service is cancelled outright must end, not wait for a job or a close that never come).
-    package func next(for engine: EngineKind) async -> Job? {
-        guard !Task.isCancelled else { return nil }
-        if let job = self.takeStartable(engine) { return job }
-        guard case .accepting = self.state else { return nil }
+    package func next(for engine: EngineKind, releasing finished: Job? = nil) async -> Job? {
+        if let finished { self.schedule.release(finished) }
+        guard !Task.isCancelled, case .accepting = self.state else { return nil }
         let id = self.nextWaiterID
         self.nextWaiterID += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 self.waiters[engine, default: []].append(Waiter(id: id, continuation: continuation))
+                // The schedule picks among every waiting lane: the cheapest job may be another lane's, and so may a
+                // job the ageing limit keeps the budget for.
+                self.dispatch()
             }
         } onCancel: {
             // Runs on the cancelling thread: the waiter is removed on the actor, after it was added (the actor runs
@@ -72,26 +107,24 @@ package actor JobQueue {
         self.waiters[engine]!.remove(at: index).continuation.resume(returning: nil)
     }
 
-    /// Records that a job handed out by ``next(for:)`` is over.
+    /// Records that a job handed out by ``next(for:releasing:)`` is over: its source may be queued again, and its
+    /// memory and its place in its rule's limit are given back. Its cores are given back by its lane, when it asks for
+    /// its next job.
     package func complete(_ job: Job) {
         self.activePaths.remove(job.source)
-        self.runningPerRule[job.rule.name, default: 1] -= 1
+        self.schedule.end(job)
         self.running -= 1
-        // A finished job may unblock a job of its rule waiting in the same lane.
-        self.dispatch(job.engine)
+        // A finished job may unblock a job of its rule, or one waiting for memory.
+        self.dispatch()
     }
 
     /// Takes a queued job out of its lane, as a request to cancel it does.
     ///
     /// - Returns: the job, or `nil` when no queued job has this id (it may be running already).
     package func withdraw(_ jobID: String) -> Job? {
-        for (engine, lane) in self.lanes {
-            guard let index = lane.firstIndex(where: { $0.id == jobID }) else { continue }
-            let job = self.lanes[engine]!.remove(at: index)
-            self.activePaths.remove(job.source)
-            return job
-        }
-        return nil
+        guard let job = self.schedule.remove(jobID: jobID) else { return nil }
+        self.activePaths.remove(job.source)
+        return job
     }
 
     /// Whether a source is queued or running.
@@ -101,7 +134,7 @@ package actor JobQueue {
 
     /// How many jobs are waiting and how many are running.
     package var counts: (queued: Int, running: Int) {
-        (self.lanes.values.reduce(0) { $0 + $1.count }, self.running)
+        (self.schedule.queuedCount, self.running)
     }
 
     /// How many lanes are waiting for work.
@@ -113,33 +146,62 @@ package actor JobQueue {
     /// lane gets `nil`. Running jobs are not touched.
     package func close() {
         self.state = .closed
-        for job in self.lanes.values.joined() { self.activePaths.remove(job.source) }
-        self.lanes = [:]
+        for job in self.schedule.removeAll() { self.activePaths.remove(job.source) }
+        self.announced = [:]
         for waiter in self.waiters.values.joined() { waiter.continuation.resume(returning: nil) }
         self.waiters = [:]
     }
 
-    private func dispatch(_ engine: EngineKind) {
-        while var waiting = self.waiters[engine], !waiting.isEmpty, let job = self.takeStartable(engine) {
-            let waiter = waiting.removeFirst()
-            self.waiters[engine] = waiting
+    /// The cores and memory the running jobs hold, against the budget.
+    package var budgetInUse: (cpu: Int, memory: Int64) {
+        (self.schedule.cpuInUse, self.schedule.memoryInUse)
+    }
+
+    /// Hands jobs to waiting lanes for as long as the schedule starts one.
+    private func dispatch() {
+        guard case .accepting = self.state else { return }
+        let now = ContinuousClock.now
+        while true {
+            let idle = Set(self.waiters.compactMap { $0.value.isEmpty ? nil : $0.key })
+            guard !idle.isEmpty else { return }
+            let (taken, waits) = self.schedule.take(idle: idle, at: now)
+            for (job, wait) in waits { self.announce(job, wait) }
+            guard let job = taken else { return }
+            self.announced[job.id] = nil
+            self.running += 1
+            let waiter = self.waiters[job.engine]!.removeFirst()
             waiter.continuation.resume(returning: job)
         }
     }
 
-    private func takeStartable(_ engine: EngineKind) -> Job? {
-        guard case .accepting = self.state else { return nil }
-        guard
-            let index = self.lanes[engine]?.firstIndex(where: { job in
-                job.rule.concurrency.map { self.runningPerRule[job.rule.name, default: 0] < $0 } ?? true
-            })
-        else { return nil }
-        // Removed in place: a copy of the lane taken out of the dictionary would make `remove(at:)` copy every
-        // queued job (with their retains and releases) on each dequeue, quadratic in the queue's length; with
-        // 10,000 files dropped at once that was a sixth of the supervisor's time (Benchmarks/soak.sh under perf).
-        let job = self.lanes[engine]!.remove(at: index)
-        self.runningPerRule[job.rule.name, default: 0] += 1
-        self.running += 1
-        return job
+    /// Logs that a job waits for the budget, once per reason.
+    private func announce(_ job: Job, _ wait: JobSchedule.Wait) {
+        guard let logger = self.logger else { return }
+        var metadata: Logger.Metadata = ["job.id": "\(job.id)", "engine": "\(job.engine.rawValue)"]
+        let reason: String
+        switch wait {
+        case .cpu(let needed, let free):
+            reason = "cpu"
+            metadata["cpu.needed"] = "\(needed)"
+            metadata["cpu.free"] = "\(free)"
+            metadata["cpu.budget"] = "\(self.budget.cpu)"
+        case .memory(let needed, let free):
+            reason = "memory"
+            metadata["memory.needed"] = "\(needed)"
+            metadata["memory.free"] = "\(free)"
+            metadata["memory.budget"] = "\(self.budget.memory)"
+        }
+        guard self.announced[job.id] != reason else { return }
+        self.announced[job.id] = reason
+        if reason == "cpu" {
+            // Common whenever more work is queued than cores: for debugging the order, not for the operator.
+            logger.debug("Job waits for the CPU budget", metadata: metadata)
+        } else {
+            logger.info("Job waits for the memory budget", metadata: metadata)
+        }
+    }
+
+    private static func rounded(_ seconds: Double) -> Double {
+        (seconds * 1000).rounded() / 1000
     }
 }

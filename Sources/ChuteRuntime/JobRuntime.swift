@@ -5,7 +5,7 @@ import ServiceLifecycle
 import SystemPackage
 
 /// The service that runs jobs: for each engine, as many lanes as its concurrency limit, each lane with one reused
-/// worker process.
+/// worker process; the queue's budget decides how many of them run a job at once.
 ///
 /// On graceful shutdown it stops handing out queued jobs, lets running jobs finish for up to the grace period, then
 /// cancels them (their workers are killed and their temporary files removed) and returns. Cancelled outright, it
@@ -91,7 +91,9 @@ package struct JobRuntime: Service {
         )
         var worker: WorkerProcess?
         await withDiscardingTaskGroup { commits in
-            while let job = await self.queue.next(for: engine) {
+            // The last job's cores go back to the budget when the lane asks for its next one.
+            var finished: Job?
+            while let job = await self.queue.next(for: engine, releasing: finished) {
                 if let current = worker, current.isDead || current.jobCount >= self.settings.workerJobs {
                     await current.shutDown()
                     worker = nil
@@ -109,9 +111,12 @@ package struct JobRuntime: Service {
                 if let pid = worker?.pid {
                     self.cancellations.register(job.id) { kill(pid, SIGKILL) }
                 }
-                let converted = await runner.convert(job, worker: worker, launchFailure: launchFailure)
+                let conversion = await runner.convert(job, worker: worker, launchFailure: launchFailure)
                 self.cancellations.unregister(job.id)
-                switch converted {
+                // The worker is done with the job: its cores are free for the lane's next job while the output is
+                // renamed into place.
+                finished = job
+                switch conversion {
                 case .ended(let outcome):
                     await self.finish(job, outcome)
                 case .converted(let pending):

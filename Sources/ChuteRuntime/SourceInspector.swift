@@ -137,6 +137,22 @@ package enum SourceInspector {
         return size > 0 && Self.judge(descriptor, size: size, type: type) == .whole
     }
 
+    /// What a file's headers say about its size as media (``MediaHeader``), for the scheduler's estimates; empty when
+    /// the file cannot be read.
+    ///
+    /// - Parameters:
+    ///   - type: the type sniffed from the file's first bytes.
+    ///   - root: the watched folder, below which the path is looked up without following links.
+    package static func header(of path: FilePath, type: MediaType, beneath root: FilePath? = nil) -> MediaHeader {
+        guard let (descriptor, size) = Self.openRegularFile(path, beneath: root) else { return MediaHeader() }
+        defer { try? descriptor.close() }
+        return MediaHeader.read(type, size: size) { offset, count in
+            var bytes = [UInt8](repeating: 0, count: count)
+            let read = bytes.withUnsafeMutableBytes { try? descriptor.read(fromAbsoluteOffset: offset, into: $0) }
+            return read.map { Array(bytes.prefix($0)) }
+        }
+    }
+
     /// ``Completeness/judge(_:size:read:)`` on an open file, reading it with `pread`; `.unknown` without a type.
     private static func judge(_ descriptor: FileDescriptor, size: Int64, type: MediaType?) -> Completeness {
         guard let type else { return .unknown }

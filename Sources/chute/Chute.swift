@@ -235,6 +235,9 @@ extension Chute {
         @Option(name: .customLong("io-priority"), help: "I/O scheduling: idle, or a best-effort level from 0 to 7.")
         var ioPriority = Settings().ioPriority.description
 
+        @Option(help: "Threads the engine's library may use per job; 0 lets the library choose.")
+        var threads = 0
+
         func run() throws {
             guard let engine = Engines.registry.engine(EngineKind(rawValue: self.engine)) else {
                 throw ValidationError("unknown engine '\(self.engine)'")
@@ -245,7 +248,15 @@ extension Chute {
             guard let ioPriority = IOPriority(self.ioPriority) else {
                 throw ValidationError("--io-priority must be idle or a level from 0 to 7")
             }
-            let status = WorkerMain.run(engine: engine, niceness: self.niceness, ioPriority: ioPriority)
+            guard self.threads >= 0 else {
+                throw ValidationError("--threads must be 0 or more")
+            }
+            let status = WorkerMain.run(
+                engine: engine,
+                niceness: self.niceness,
+                ioPriority: ioPriority,
+                threads: self.threads
+            )
             if status != 0 { throw ExitCode(status) }
         }
     }

@@ -182,8 +182,8 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-            + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, jobTimeout, memoryLimit, "
-            + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api"
+            + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
+            + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -631,8 +631,8 @@ private let badSettingsValueCases: [(String, String)] = [
                 "rules.yaml:21:16: invalid duration 'soon' for 'quietPeriod': expected a number and a unit "
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-                    + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, jobTimeout, memoryLimit, "
-                    + "cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api",
+                    + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
+                    + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api",
             ]
         )
     }
@@ -839,6 +839,7 @@ private let badSettingsValueCases: [(String, String)] = [
 
                 Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs
                 Concurrency: image auto, video 1, audio auto, document auto, pdf auto
+                Budget: CPU auto, memory auto, ageing limit 30s
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
                 Status API: socket .chute/api.sock beside the journal, no TCP
@@ -984,6 +985,9 @@ private let badSettingsValueCases: [(String, String)] = [
           concurrency: {video: 1}
           niceness: 5
           ioPriority: idle
+          cpuBudget: 3
+          memoryBudget: 600MB
+          agingLimit: 45s
           jobTimeout: 2h
           memoryLimit: 2GB
           cpuTimeLimit: 10m
@@ -1037,7 +1041,8 @@ private let badSettingsValueCases: [(String, String)] = [
     private static let settingsShown: [String: String] = [
         "quietPeriod": "quiet period 1s", "incompleteTimeout": "waited for 2m", "retryDelay": "retry delay 45s",
         "gracePeriod": "grace period 20s", "workerJobs": "every 50 jobs", "concurrency": "video 1",
-        "niceness": "niceness 5", "ioPriority": "I/O priority idle", "jobTimeout": "timeout 2h",
+        "niceness": "niceness 5", "ioPriority": "I/O priority idle", "cpuBudget": "CPU 3",
+        "memoryBudget": "memory 600MB", "agingLimit": "ageing limit 45s", "jobTimeout": "timeout 2h",
         "memoryLimit": "memory 2GB", "cpuTimeLimit": "CPU time 10m", "maxOutputSize": "output ≤ 10GB",
         "maxPixels": "pixels ≤ 40000000", "maxFrames": "frames ≤ 50", "maxDuration": "duration ≤ 4h",
         "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token",

@@ -37,6 +37,7 @@ struct LifecycleEndToEndTests {
         daemon.send(SIGUSR1)
         let status = try await daemon.waitForLog("msg=Status ")
         #expect(status[0].contains("queued=0") && status[0].contains("running=0"), "\(status[0])")
+        #expect(status[0].contains("cpu.used=0") && status[0].contains("memory.used=0"), "\(status[0])")
 
         try Self.edit(harness.configPath, replacing: "quality: 0.85", with: "quality: 0.30")
         daemon.send(SIGHUP)

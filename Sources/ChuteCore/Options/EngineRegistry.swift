@@ -53,7 +53,8 @@ package struct EngineDescriptor: Sendable {
     /// Other engines' formats it writes from the inputs it alone reads; the job's lane is chosen from the input's
     /// sniffed type (``TargetFormat/engine(reading:)``).
     package var alsoWrites: [AlsoWrites]
-    /// Makes the engine in a worker process; the argument is how many threads its library may use per job.
+    /// Makes the engine in a worker process; the argument is how many threads its library may use per job (the
+    /// daemon's ``EngineRegistry/threadsPerJob(cpuBudget:)``), or 0 to let the library choose (`chute convert`).
     package var make: @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
 
     package init(
@@ -155,11 +156,27 @@ package struct EngineRegistry: Sendable {
         self.engines.first { $0.kind == kind }
     }
 
-    /// The number of jobs each engine runs at once: the settings' value, else the engine's default for the machine.
+    /// The number of jobs each engine runs at once: the settings' value, else the engine's default for the CPU budget
+    /// (`cores`, the number of cores unless `cpuBudget` says).
     package func lanes(settings: Settings, cores: Int) -> [EngineKind: Int] {
         Dictionary(
             uniqueKeysWithValues: self.engines.map { engine in
                 (engine.kind, settings.concurrency[engine.kind] ?? engine.concurrency.jobs(cores: cores))
+            }
+        )
+    }
+
+    /// The threads each engine's library gets per job, which are also the cores a job of that engine takes from the
+    /// CPU budget: half the budget (at least one) for engines whose libraries use several threads per job
+    /// (``EngineDescriptor/DefaultConcurrency/perTwoCores``, the video encoders), so that a long transcode always
+    /// leaves cores to the jobs queued behind it; one for the others.
+    package func threadsPerJob(cpuBudget: Int) -> [EngineKind: Int] {
+        Dictionary(
+            uniqueKeysWithValues: self.engines.map { engine in
+                switch engine.concurrency {
+                case .perCore: (engine.kind, 1)
+                case .perTwoCores: (engine.kind, max(1, cpuBudget / 2))
+                }
             }
         )
     }

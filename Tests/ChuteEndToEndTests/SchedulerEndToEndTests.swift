@@ -1,0 +1,138 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// The scheduler on the real daemon: cheap jobs before dear ones under one CPU budget, and jobs too large for the
+/// memory budget kept apart. Order and overlap come from the sidecars' start and end times and from the log, never
+/// from how long anything took.
+@Suite(.serialized, .timeLimit(.minutes(8)))
+struct SchedulerEndToEndTests {
+    /// A sidecar's start and end.
+    private static func interval(_ sidecar: Sidecar) throws -> ClosedRange<Date> {
+        let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        return try format.parse(sidecar.startedAt)...format.parse(sidecar.endedAt)
+    }
+
+    /// Fifty photos and a two-minute 1080p film dropped together, the film right behind the photos: the photos,
+    /// cheaper, all come out before the film's transcode ends. Without a shared budget and a cost order, the film
+    /// starts at once and its transcode's threads take most of the cores from the photos, which come out after it.
+    @Test func photosDroppedWithAFilmAreAllDoneBeforeItsTranscodeEnds() async throws {
+        // The ageing limit is raised so that the film, queued behind fifty photos on a loaded machine, is not started
+        // beside them by it: the ageing is the unit tests' (JobScheduleTests); here the order of costs is tested.
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: sentinels
+                    match: "zz-sentinel-*.png"
+                    to: jpg
+                    output: ./outbox
+                  - name: photos
+                    match: "*.jpg"
+                    to: webp
+                    onDuplicate: convert
+                    output: ./outbox
+                  - name: films
+                    match: "*.avi"
+                    to: mp4
+                    preset: ultrafast
+                    output: ./outbox
+                """,
+            settings: "  agingLimit: 10m"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        // Two minutes of 1080p at 4 frames a second, in MPEG-4 Part 2, which the mp4 rule re-encodes with x264.
+        try CommandLineTool.run([
+            "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "testsrc2=size=1920x1080:rate=4:duration=120", "-c:v", "mpeg4", "-q:v", "8",
+            staging.appending("film.avi").string,
+        ])
+        try Fixtures.makeImage(at: staging.appending("photo.jpg"), width: 2000, height: 1500)
+        let photos = (1...50).map { String(format: "photo-%02d.jpg", $0) }
+        for name in photos {
+            try FileManager.default.copyItem(
+                atPath: staging.appending("photo.jpg").string,
+                toPath: staging.appending(name).string
+            )
+        }
+        try harness.moveIn(photos, from: staging)
+        // The film comes once every photo is queued (some may be done already), as behind an upload of photos: the
+        // photos still queued then are cheaper, and go first.
+        let daemon = try #require(harness.daemon)
+        try await daemon.waitForLog("Job queued", "rule.name=photos", count: photos.count, timeout: 120)
+        try harness.moveIn(["film.avi"], from: staging)
+
+        let sidecars = try await harness.waitForSidecars(51, timeout: 420)
+        let film = try #require(sidecars["film.mp4.chute.json"])
+        #expect(film.status == .completed)
+        #expect(film.details["mode"] == "transcode")
+        let filmEnd = try Self.interval(film).upperBound
+        var late: [String] = []
+        for name in photos {
+            let sidecar = try #require(sidecars[name.replacingOccurrences(of: ".jpg", with: ".webp.chute.json")])
+            #expect(sidecar.status == .completed)
+            if try Self.interval(sidecar).upperBound >= filmEnd { late.append(name) }
+        }
+        #expect(late.isEmpty, "\(late.count) of 50 photos were done after the film's transcode ended: \(late)")
+        let probe = try MediaFixtures.probe(harness.outbox.appending("film.mp4"))
+        #expect(abs((probe.duration ?? 0) - 120) < 1)
+        #expect(try Fixtures.identify(harness.outbox.appending("photo-50.webp")).format == "WEBP")
+    }
+
+    /// With a 600 MB memory budget, a 100-megapixel PNG and a 4K clip, each estimated above the budget, run one after
+    /// the other, never at once, and both complete; the log says which waited for memory.
+    @Test func jobsTooLargeForTheMemoryBudgetNeverRunAtOnce() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: posters
+                    match: "*.png"
+                    to: jpg
+                    width: 2000
+                    output: ./outbox
+                  - name: clips
+                    match: "*.mp4"
+                    to: mp4
+                    height: 1080
+                    preset: ultrafast
+                    output: ./outbox
+                """,
+            settings: "  memoryBudget: 600MB"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try CommandLineTool.run([
+            "ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0x336699:size=10000x10000",
+            "-frames:v", "1", staging.appending("poster.png").string,
+        ])
+        try MediaFixtures.makeClip(
+            at: staging.appending("clip.mp4"),
+            width: 3840,
+            height: 2160,
+            seconds: 2,
+            rate: 10,
+            codecArguments: MediaFixtures.h264AAC
+        )
+        try harness.moveIn(["poster.png", "clip.mp4"], from: staging)
+
+        let sidecars = try await harness.waitForSidecars(2, timeout: 300)
+        let poster = try #require(sidecars["poster.jpg.chute.json"])
+        let clip = try #require(sidecars["clip.mp4.chute.json"])
+        #expect(poster.status == .completed, "\(String(describing: poster.error))")
+        #expect(clip.status == .completed, "\(String(describing: clip.error))")
+        let (posterTime, clipTime) = (try Self.interval(poster), try Self.interval(clip))
+        #expect(
+            !posterTime.overlaps(clipTime),
+            "the poster ran \(poster.startedAt) to \(poster.endedAt), the clip \(clip.startedAt) to \(clip.endedAt)"
+        )
+        let daemon = try #require(harness.daemon)
+        let second = posterTime.lowerBound < clipTime.lowerBound ? clip : poster
+        let waits = daemon.logLines(containing: "Job waits for the memory budget", "job.id=\(second.jobID)")
+        #expect(waits.count == 1, "\(daemon.log.suffix(30).joined(separator: "\n"))")
+        #expect(try Fixtures.identify(harness.outbox.appending("poster.jpg")).width == 2000)
+        let video = try MediaFixtures.probe(harness.outbox.appending("clip.mp4")).streams("video").first
+        #expect(video?["height"] as? Int == 1080)
+    }
+}
