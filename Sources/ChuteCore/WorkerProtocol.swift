@@ -21,6 +21,9 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
     package var root: FilePath?
     /// Whether the input may be a hard link (its watch's `allowHardLinks`).
     package var allowsHardLinks: Bool
+    /// The threads the job's codecs may use, chosen by the daemon's scheduler when the job starts; `nil` keeps the
+    /// worker's own (`chute worker --threads`). Engines whose library takes a thread count per job (FFmpeg's) read it.
+    package var threads: Int?
 
     package init(
         jobID: String,
@@ -31,7 +34,8 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
         options: ConversionOptions,
         limits: JobLimits = JobLimits(),
         root: FilePath? = nil,
-        allowsHardLinks: Bool = false
+        allowsHardLinks: Bool = false,
+        threads: Int? = nil
     ) {
         self.jobID = jobID
         self.engine = engine
@@ -42,6 +46,7 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
         self.limits = limits
         self.root = root
         self.allowsHardLinks = allowsHardLinks
+        self.threads = threads
     }
 }
 

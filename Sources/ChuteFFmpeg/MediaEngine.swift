@@ -71,6 +71,11 @@ package struct MediaEngine: ConversionEngine {
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
         _ = FFmpegLibrary.shared
+        if let threads = request.threads {
+            // The scheduler's choice for this job (every core for a job that started alone); one job at a time runs
+            // in a worker, so the process-wide count is this job's.
+            CodecThreads.set(threads)
+        }
         // Anything logged before this job (a previous one's last words) is not this job's.
         _ = FFmpegLog.takeMessages()
         // A picture is written from a video only: a poster frame or a sticker (``FrameWriter``).
@@ -379,6 +384,9 @@ package struct MediaEngine: ConversionEngine {
         ]
         if plan.isRemux {
             details["note"] = "every stream was copied without re-encoding"
+        } else {
+            // What each codec was given: the scheduler's share, or FFmpeg's own choice (a thread per core).
+            details["codecThreads"] = CodecThreads.perCodec == 0 ? "auto" : "\(CodecThreads.perCodec)"
         }
         if let inputDuration {
             details["inputDuration"] = Self.decimal(inputDuration)

@@ -23,6 +23,8 @@ package struct Job: Sendable, Identifiable {
     package var doneMarker: FilePath?
     /// Whether the source may be a hard link (its watch's `allowHardLinks`).
     package var allowsHardLinks: Bool
+    /// The threads its codecs get, set by the scheduler when it starts the job (``JobSchedule``).
+    package var threads: Int?
 
     package init(
         id: String = UUID().uuidString.lowercased(),

@@ -141,7 +141,8 @@ package struct JobRunner: Sendable {
             options: job.rule.options,
             limits: job.rule.limits,
             root: job.root,
-            allowsHardLinks: job.allowsHardLinks
+            allowsHardLinks: job.allowsHardLinks,
+            threads: job.threads
         )
         logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
         self.events.publish(JobEvent(.started, of: job))

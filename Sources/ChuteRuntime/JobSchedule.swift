@@ -201,8 +201,13 @@ struct JobSchedule {
         return nil
     }
 
+    /// Starts a queued job. A job that starts with no other holding cores gets every core of the budget for its
+    /// threads while it holds only its own share: a film alone is encoded as fast as the `ffmpeg` program, and a photo
+    /// dropped after it still finds its share free (the two then share the cores for the photo's second or so).
     private mutating func start(_ number: Int) -> Job {
-        let entry = self.entries.removeValue(forKey: number)!
+        var entry = self.entries.removeValue(forKey: number)!
+        let alone = self.holdingCPU.isEmpty && self.budget.cpu != .max
+        entry.job.threads = alone ? max(entry.demand.cpu, self.budget.cpu) : entry.demand.cpu
         self.holdingCPU[entry.job.id] = entry.demand.cpu
         self.holdingMemory[entry.job.id] = entry.demand.memory
         self.cpuInUse += entry.demand.cpu

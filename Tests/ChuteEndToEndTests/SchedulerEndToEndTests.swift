@@ -131,6 +131,8 @@ struct SchedulerEndToEndTests {
         let second = posterTime.lowerBound < clipTime.lowerBound ? clip : poster
         let waits = daemon.logLines(containing: "Job waits for the memory budget", "job.id=\(second.jobID)")
         #expect(waits.count == 1, "\(daemon.log.suffix(30).joined(separator: "\n"))")
+        // Alone on the machine, the clip's codecs get every core of the budget, though it holds only its share.
+        #expect(clip.details["codecThreads"] == "\(ProcessInfo.processInfo.activeProcessorCount)")
         #expect(try Fixtures.identify(harness.outbox.appending("poster.jpg")).width == 2000)
         let video = try MediaFixtures.probe(harness.outbox.appending("clip.mp4")).streams("video").first
         #expect(video?["height"] as? Int == 1080)

@@ -85,6 +85,24 @@ import Testing
         #expect(schedule.cpuInUse == 1)
     }
 
+    /// A job that starts with nothing else running gets every core of the budget for its threads, but holds only its
+    /// share: a photo dropped after a film still starts beside it, with the threads of its share.
+    @Test func aJobStartingAloneGetsEveryCoreForItsThreadsButHoldsItsShare() throws {
+        let rule = try Self.rule("r")
+        var schedule = JobSchedule(budget: Self.budget(cpu: 4))
+        schedule.enqueue(Self.job("film", rule: rule), demand: JobDemand(cost: 600, cpu: 2, memory: 10), at: self.at(0))
+        let film = try #require(schedule.take(idle: [.image], at: self.at(1)).job)
+        #expect(film.threads == 4)
+        #expect(schedule.cpuInUse == 2)
+        schedule.enqueue(Self.job("photo", rule: rule), demand: JobDemand(cost: 1, cpu: 1, memory: 10), at: self.at(2))
+        schedule.enqueue(Self.job("clip", rule: rule), demand: JobDemand(cost: 9, cpu: 2, memory: 10), at: self.at(2))
+        let photo = try #require(schedule.take(idle: [.image], at: self.at(3)).job)
+        #expect(photo.id == "photo" && photo.threads == 1)
+        schedule.finish(film)
+        let clip = try #require(schedule.take(idle: [.image], at: self.at(4)).job)
+        #expect(clip.id == "clip" && clip.threads == 2)
+    }
+
     @Test func aJobThatDoesNotFitTheMemoryWaitsAndOneThatCannotFitAloneRunsAlone() throws {
         let rule = try Self.rule("r")
         var schedule = JobSchedule(budget: Self.budget(cpu: 4, memory: 600))
