@@ -158,35 +158,7 @@ package struct DocumentEngine: ConversionEngine {
         guard let bytes = FileManager.default.contents(atPath: written.string) else {
             throw ConversionFailure(.outputFailed, "LibreOffice wrote no output")
         }
-        let descriptor = open(output.string, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            let error = Errno(rawValue: errno)
-            if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
-            throw ConversionFailure.writing("cannot create output", error)
-        }
-        var failure: ConversionFailure?
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let count = write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = ConversionFailure.writing("cannot write output", Errno(rawValue: errno))
-                    return
-                }
-                done += count
-            }
-        }
-        if failure == nil, fsync(descriptor) != 0 {
-            failure = ConversionFailure.writing("cannot flush output", Errno(rawValue: errno))
-        }
-        if close(descriptor) != 0, failure == nil {
-            failure = ConversionFailure.writing("cannot close output", Errno(rawValue: errno))
-        }
-        if let failure {
-            unlink(output.string)
-            throw failure
-        }
+        try ExclusiveFile.write(bytes, at: output)
         return Int64(bytes.count)
     }
 
