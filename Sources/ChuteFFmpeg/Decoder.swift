@@ -45,7 +45,7 @@ struct Decoder: ~Copyable {
         if status >= 0 {
             context.pointee.pkt_timebase = stream.pointee.time_base
             context.pointee.max_pixels = Int64(Self.pixelLimit)
-            context.pointee.thread_count = CodecThreads.perCodec
+            context.pointee.thread_count = CodecThreads.decoder
             status = avcodec_open2(context, codec, nil)
         }
         if status < 0 {

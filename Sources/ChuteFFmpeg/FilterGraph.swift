@@ -47,7 +47,7 @@ struct FilterGraph: ~Copyable {
         do throws(FFmpegError) {
             // The scale filters that format negotiation inserts use the same flags as the CLI's.
             graph.pointee.scale_sws_opts = av_strdup("flags=bicubic")
-            graph.pointee.nb_threads = CodecThreads.perCodec
+            graph.pointee.nb_threads = CodecThreads.filter
             let source = try Self.makeSource(in: graph, input: input, isAudio: isAudio)
             var sink: UnsafeMutablePointer<AVFilterContext>?
             try FFmpegError.check(

@@ -386,7 +386,7 @@ package struct MediaEngine: ConversionEngine {
             details["note"] = "every stream was copied without re-encoding"
         } else {
             // What each codec was given: the scheduler's share, or FFmpeg's own choice (a thread per core).
-            details["codecThreads"] = CodecThreads.perCodec == 0 ? "auto" : "\(CodecThreads.perCodec)"
+            details["codecThreads"] = CodecThreads.limit == 0 ? "auto" : "\(CodecThreads.limit)"
         }
         if let inputDuration {
             details["inputDuration"] = Self.decimal(inputDuration)

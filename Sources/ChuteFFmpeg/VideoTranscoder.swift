@@ -107,7 +107,7 @@ final class VideoTranscoder: StreamTranscoder {
             encoder.pointee.sample_aspect_ratio = av_buffersink_get_sample_aspect_ratio(sink)
             encoder.pointee.time_base = av_inv_q(frameRate)
             encoder.pointee.framerate = frameRate
-            encoder.pointee.thread_count = CodecThreads.perCodec
+            encoder.pointee.thread_count = CodecThreads.encoder
             encoder.pointee.color_primaries = parameters.color_primaries
             encoder.pointee.color_trc = parameters.color_trc
             encoder.pointee.colorspace = parameters.color_space
