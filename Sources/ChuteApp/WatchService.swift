@@ -11,7 +11,13 @@ struct WatchService: Service {
         let events = self.watcher.events()
             .cancelOnGracefulShutdown()
             .map { event in
-                IntakeEvent(event.kind == .removed ? .removed : .appeared, path: event.path, root: event.root)
+                let change: IntakeEvent.Change =
+                    switch event.kind {
+                    case .written, .movedIn: .finished
+                    case .found: .appeared
+                    case .removed: .removed
+                    }
+                return IntakeEvent(change, path: event.path, root: event.root)
             }
         await self.intake.consume(events)
         self.watcher.stop()

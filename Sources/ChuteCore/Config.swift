@@ -156,6 +156,9 @@ package struct Settings: Sendable, Equatable {
     /// `workerJobs` (int, default 200): a worker process is replaced after this many jobs, bounding whatever a C
     /// library leaks.
     package var workerJobs: Int = 200
+    /// `workerIdle` (duration, default 30s): a worker that has had no job for this long exits and gives its memory
+    /// back; the lane's next job starts a new one.
+    package var workerIdle: Duration = .seconds(30)
     /// `api` (mapping): where the daemon's status API listens (``APISettings``).
     package var api = APISettings()
 

@@ -34,8 +34,8 @@ extension ConfigReader.Walker {
     }
     /// The keys of `settings:`.
     static let settingsKeys =
-        ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "concurrency", "niceness"]
-        + ["ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys + ["api"]
+        ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "workerIdle", "concurrency"]
+        + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys + ["api"]
 
     /// Reads the whole configuration.
     ///
@@ -639,6 +639,9 @@ extension ConfigReader.Walker {
         }
         if let entry = fields["workerJobs"] {
             settings.workerJobs = self.positiveInteger(entry) ?? settings.workerJobs
+        }
+        if let entry = fields["workerIdle"] {
+            settings.workerIdle = self.duration(entry) ?? settings.workerIdle
         }
         if let entry = fields["cpuBudget"] {
             settings.cpuBudget = self.positiveInteger(entry)

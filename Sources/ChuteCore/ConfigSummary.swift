@@ -192,7 +192,8 @@ package enum ConfigSummary {
                 + "incomplete files waited for \(ValueParsing.describe(settings.incompleteTimeout)), "
                 + "retry delay \(ValueParsing.describe(settings.retryDelay)), "
                 + "grace period \(ValueParsing.describe(settings.gracePeriod)), "
-                + "new worker every \(settings.workerJobs) jobs",
+                + "new worker every \(settings.workerJobs) jobs, an idle one exits after "
+                + ValueParsing.describe(settings.workerIdle),
             "Concurrency: " + lanes.joined(separator: ", "),
             "Budget: CPU \(settings.cpuBudget.map(String.init) ?? "auto"), memory "
                 + "\(settings.memoryBudget.map { ValueParsing.describe(bytes: $0) } ?? "auto"), "

@@ -7,8 +7,11 @@ import SystemPackage
 package struct IntakeEvent: Sendable, Equatable {
     /// What happened to the file.
     package enum Change: Sendable, Equatable {
-        /// Written, moved in or found by a scan.
+        /// Found by a scan, or brought back to be looked at again.
         case appeared
+        /// Closed after writing, or renamed into place: its writer says it is done with it. Such a file is taken at
+        /// once, without a quiet period, when no process has it open for writing and its structure shows it whole.
+        case finished
         /// Deleted or moved away.
         case removed
     }
@@ -77,6 +80,10 @@ package actor Intake {
     package private(set) var isPaused = false
     /// Files taken while intake was paused, with their watched folder; resuming queues them.
     private var held: [FilePath: FilePath] = [:]
+
+    /// How long a file whose writer said it is done waits before it is looked at: the closes of one writer that
+    /// closes twice in a row (ImageMagick does) make one look, not two.
+    static let finishedSettling = Duration.milliseconds(50)
 
     /// The longest wait before a postponed file is tried again.
     static let maximumRetryDelay = Duration.seconds(600)
@@ -303,12 +310,17 @@ package actor Intake {
             self.stability.forget(event.path)
             self.waitingSince[event.path] = nil
             self.waitingForMarker[event.path] = nil
-        case .appeared:
+        case .appeared, .finished:
             guard !self.produced.contains(event.path) else { break }
             let fingerprint = (try? SourceInspector.status(of: event.path, beneath: event.root))?.fingerprint
-            tickets.append(
-                (self.stability.touch(event.path, root: event.root, fingerprint: fingerprint), self.quietPeriod)
+            let finished = event.change == .finished
+            let ticket = self.stability.touch(
+                event.path,
+                root: event.root,
+                fingerprint: fingerprint,
+                finished: finished
             )
+            tickets.append((ticket, finished ? min(self.quietPeriod, Self.finishedSettling) : self.quietPeriod))
         }
         return tickets
     }
@@ -335,14 +347,17 @@ package actor Intake {
         case .changed(let newTicket):
             return (newTicket, self.quietPeriod)
         case .quiet(let root):
-            return await self.evaluate(path, root: root, status: status)
+            return await self.evaluate(path, root: root, status: status, finished: ticket.finished)
         }
     }
 
+    /// Decides what to do with a file that is quiet, or whose writer said it is done (`finished`): queue its job,
+    /// wait (for a marker, minAge, or until it is ready), or leave it.
     private func evaluate(
         _ path: FilePath,
         root: FilePath,
-        status: SourceInspector.Status
+        status: SourceInspector.Status,
+        finished: Bool
     ) async -> (StabilityTracker.Ticket, Duration)? {
         var logger = self.logger
         logger[metadataKey: "input.path"] = "\(LogText.escaped(path.string))"
@@ -417,7 +432,15 @@ package actor Intake {
                 self.events.publish(JobEvent(.waiting, jobID: nil, rule: rule.name, source: path, message: reason))
                 return nil
             }
-            if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed, beneath: root) }) {
+            if finished {
+                // Taken without a quiet period only on the kernel's word that nobody writes it and a whole structure;
+                // anything less waits for the quiet period and the checks below.
+                guard await Blocking.run({ SourceInspector.isFinished(path, type: sniffed, beneath: root) }) else {
+                    return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), self.quietPeriod)
+                }
+                logger.debug("Taken at once: closed by its writer, open for writing nowhere, and whole")
+            } else if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed, beneath: root) })
+            {
                 let now = ContinuousClock.now
                 let since = self.waitingSince[path] ?? now
                 if now - since < self.incompleteTimeout {

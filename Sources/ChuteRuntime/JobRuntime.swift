@@ -93,7 +93,7 @@ package struct JobRuntime: Service {
         await withDiscardingTaskGroup { commits in
             // The last job's cores go back to the budget when the lane asks for its next one.
             var finished: Job?
-            while let job = await self.queue.next(for: engine, releasing: finished) {
+            while let job = await self.next(for: engine, releasing: finished, worker: &worker) {
                 if let current = worker, current.isDead || current.jobCount >= self.settings.workerJobs {
                     await current.shutDown()
                     worker = nil
@@ -128,10 +128,49 @@ package struct JobRuntime: Service {
         await worker?.shutDown()
     }
 
+    /// The lane's next job, or `nil` once the queue is closed. A lane with a worker waits `settings.workerIdle` at
+    /// most: then the worker exits, giving its memory back, and the lane waits on without one.
+    private func next(for engine: EngineKind, releasing finished: Job?, worker: inout WorkerProcess?) async -> Job? {
+        guard let idle = worker else { return await self.queue.next(for: engine, releasing: finished) }
+        let queue = self.queue
+        let limit = self.settings.workerIdle
+        let waited: Job?? = await withTaskGroup(of: LaneWait.self) { group in
+            group.addTask { .job(await queue.next(for: engine, releasing: finished)) }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return .idle
+            }
+            guard case .job(let job) = await group.next() else {
+                // The idle time is over: stop waiting, unless a job reached the lane meanwhile.
+                group.cancelAll()
+                for await case .job(let job?) in group { return job }
+                return nil
+            }
+            group.cancelAll()
+            return job
+        }
+        if let waited { return waited }
+        self.logger.debug(
+            "Idle worker stopped",
+            metadata: ["engine": "\(engine.rawValue)", "worker.pid": "\(idle.pid)", "idle": "\(limit)"]
+        )
+        await idle.shutDown()
+        worker = nil
+        return await queue.next(for: engine, releasing: nil)
+    }
+
     /// Releases a finished job's place in the queue and tells the intake how it ended.
     private func finish(_ job: Job, _ outcome: JobOutcome) async {
         self.events.publish(JobEvent(ending: job, with: outcome))
         await self.queue.complete(job)
         await self.intake.jobFinished(job, outcome: outcome)
     }
+}
+
+/// What a lane waiting for its next job saw first.
+private enum LaneWait: Sendable {
+    /// The queue's answer: a job, or `nil` when it closed or the wait was cancelled.
+    case job(Job?)
+    /// The worker's idle time ran out.
+    case idle
 }

@@ -125,6 +125,21 @@ package enum SourceInspector {
         return chute_file_has_writers(descriptor.rawValue) == 1
     }
 
+    /// Whether a file can be taken without waiting for a quiet period: the kernel says no process has it open for
+    /// writing (a read lease was granted) and its structure shows it whole for its type (``Completeness``). `false`
+    /// wherever either cannot be told: a type without a structural check, a file of another user for a daemon
+    /// without CAP_LEASE, a network file system.
+    ///
+    /// - Parameters:
+    ///   - type: the type sniffed from the file's first bytes.
+    ///   - root: the watched folder, below which the path is looked up without following links.
+    package static func isFinished(_ path: FilePath, type: MediaType?, beneath root: FilePath? = nil) -> Bool {
+        guard let (descriptor, size) = Self.openRegularFile(path, beneath: root) else { return false }
+        defer { try? descriptor.close() }
+        return size > 0 && chute_file_has_writers(descriptor.rawValue) == 0
+            && Self.judge(descriptor, size: size, type: type) == .whole
+    }
+
     /// Whether a file's structure shows it whole for its type (``Completeness``), so that no writer that closes
     /// between chunks can still be adding to it; `false` when its type has no such check or it cannot be read.
     ///

@@ -10,6 +10,9 @@ package struct StabilityTracker: Sendable {
     package struct Ticket: Sendable, Hashable {
         package var path: FilePath
         package var generation: Int
+        /// Armed by an event that says the writer is done (closed after writing, renamed into place) rather than by
+        /// a scan or a change seen at the end of a period.
+        package var finished = false
     }
 
     private struct Entry {
@@ -25,11 +28,18 @@ package struct StabilityTracker: Sendable {
 
     /// Records a write or rename event and returns the ticket whose timer the caller must arm.
     ///
-    /// - Parameter fingerprint: the file's metadata now, compared again when the period ends.
-    package mutating func touch(_ path: FilePath, root: FilePath, fingerprint: SourceFingerprint?) -> Ticket {
+    /// - Parameters:
+    ///   - fingerprint: the file's metadata now, compared again when the period ends.
+    ///   - finished: whether the event says the writer is done with the file (``Ticket/finished``).
+    package mutating func touch(
+        _ path: FilePath,
+        root: FilePath,
+        fingerprint: SourceFingerprint?,
+        finished: Bool = false
+    ) -> Ticket {
         self.generation += 1
         self.entries[path] = Entry(root: root, generation: self.generation, fingerprint: fingerprint)
-        return Ticket(path: path, generation: self.generation)
+        return Ticket(path: path, generation: self.generation, finished: finished)
     }
 
     /// Forgets a file that was removed or renamed away: its armed ticket becomes stale.

@@ -182,7 +182,7 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-            + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
+            + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api"
     ),
     (
@@ -282,6 +282,7 @@ private let badSettingsValueCases: [(String, String)] = [
               gracePeriod: 1m
               jobTimeout: 1.5h
               workerJobs: 50
+              workerIdle: 5s
               concurrency: {image: 3, video: 1}
             """
         )
@@ -321,6 +322,7 @@ private let badSettingsValueCases: [(String, String)] = [
         #expect(config.settings.gracePeriod == .seconds(60))
         #expect(config.settings.limits.timeout == .seconds(5400))
         #expect(config.settings.workerJobs == 50)
+        #expect(config.settings.workerIdle == .seconds(5))
         #expect(config.settings.concurrency == [.image: 3, .video: 1])
     }
 
@@ -631,7 +633,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 "rules.yaml:21:16: invalid duration 'soon' for 'quietPeriod': expected a number and a unit "
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-                    + "retryDelay, gracePeriod, workerJobs, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
+                    + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api",
             ]
         )
@@ -837,7 +839,7 @@ private let badSettingsValueCases: [(String, String)] = [
                        failed:  source moved to /srv/chute/failed, with a reason file
                        limits:  timeout 30m, memory 2GB, duration ≤ 3h
 
-                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs
+                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs, an idle one exits after 30s
                 Concurrency: image auto, video 1, audio auto, document auto, pdf auto
                 Budget: CPU auto, memory auto, ageing limit 30s
                 Job limits: timeout 30m, memory 2GB
@@ -982,6 +984,7 @@ private let badSettingsValueCases: [(String, String)] = [
           retryDelay: 45s
           gracePeriod: 20s
           workerJobs: 50
+          workerIdle: 2m
           concurrency: {video: 1}
           niceness: 5
           ioPriority: idle
@@ -1040,7 +1043,8 @@ private let badSettingsValueCases: [(String, String)] = [
     /// What the summary's settings show for each settings key.
     private static let settingsShown: [String: String] = [
         "quietPeriod": "quiet period 1s", "incompleteTimeout": "waited for 2m", "retryDelay": "retry delay 45s",
-        "gracePeriod": "grace period 20s", "workerJobs": "every 50 jobs", "concurrency": "video 1",
+        "gracePeriod": "grace period 20s", "workerJobs": "every 50 jobs", "workerIdle": "idle one exits after 2m",
+        "concurrency": "video 1",
         "niceness": "niceness 5", "ioPriority": "I/O priority idle", "cpuBudget": "CPU 3",
         "memoryBudget": "memory 600MB", "agingLimit": "ageing limit 45s", "jobTimeout": "timeout 2h",
         "memoryLimit": "memory 2GB", "cpuTimeLimit": "CPU time 10m", "maxOutputSize": "output ≤ 10GB",

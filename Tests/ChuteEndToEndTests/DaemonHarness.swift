@@ -14,7 +14,13 @@ final class DaemonHarness {
 
     /// Writes a config whose rules are `rules` (YAML list items, indented by two spaces) watching `inbox`, with
     /// `watchOptions` (keys of the watch entry, indented by four spaces) and `settings` (indented by two).
-    init(rules: String, settings: String = "", gracePeriod: String = "10s", watchOptions: String = "") throws {
+    init(
+        rules: String,
+        settings: String = "",
+        gracePeriod: String = "10s",
+        quietPeriod: String = "300ms",
+        watchOptions: String = ""
+    ) throws {
         self.directory = try TemporaryDirectory(prefix: "e2e")
         self.inbox = try self.directory.makeDirectory("inbox")
         self.outbox = self.directory.appending("outbox")
@@ -26,7 +32,7 @@ final class DaemonHarness {
             rules:
             \(rules)
             settings:
-              quietPeriod: 300ms
+              quietPeriod: \(quietPeriod)
               gracePeriod: \(gracePeriod)
             \(settings)
             """

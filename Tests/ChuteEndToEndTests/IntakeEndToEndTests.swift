@@ -209,4 +209,42 @@ struct IntakeEndToEndTests {
         )
         #expect(harness.daemon?.logLines(containing: "Job queued").count == 3)
     }
+
+    /// A file that its writer closed, that no process holds open for writing and whose structure shows it whole is
+    /// taken without a quiet period; an MP3 without a Xing header (no structural end to check) still waits for one.
+    @Test func aWholeFileClosedByItsWriterIsTakenWithoutAQuietPeriod() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: photos
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                  - name: sound
+                    match: "*.mp3"
+                    to: wav
+                    output: ./outbox
+                """,
+            quietPeriod: "15s"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try CommandLineTool.run([
+            "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a",
+            "libmp3lame", "-write_xing", "0", staging.appending("plain.mp3").string,
+        ])
+        try FileManager.default.copyItem(
+            atPath: staging.appending("plain.mp3").string,
+            toPath: harness.inbox.appending("plain.mp3").string
+        )
+        try Fixtures.makeImage(at: harness.inbox.appending("photo.png"), width: 64, height: 48)
+        let daemon = try #require(harness.daemon)
+        try await daemon.waitForLog("Job completed", "photo.jpg", timeout: 60)
+        // The MP3, dropped first, is still in its quiet period: nothing but the photo was taken.
+        #expect(daemon.logLines(containing: "Job queued").count == 1)
+        #expect(!daemon.logLines(containing: "Taken at once", "photo.png").isEmpty)
+        let sidecars = try await harness.waitForSidecars(2)
+        #expect(sidecars["plain.wav.chute.json"]?.status == .completed)
+        #expect(daemon.logLines(containing: "Taken at once", "plain.mp3").isEmpty)
+    }
 }
