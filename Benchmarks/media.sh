@@ -123,6 +123,8 @@ rules:
 settings:
   quietPeriod: 100ms
   concurrency: {video: 1, audio: 1}
+  # Between two of its jobs, each worker waits while the CLI runs: it stays, warm, as a busy daemon's would.
+  workerIdle: 1h
 YAML
 "$chute" run --config "$work/daemon/rules.yaml" 2> "$work/daemon/log" &
 daemon=$!

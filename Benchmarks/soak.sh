@@ -79,6 +79,8 @@ rules:
     match: "*.png"
     to: jpg
     quality: 0.85
+    # The 10,000 files are copies of 10 pictures: convert each, rather than skip the copies of one already converted.
+    onDuplicate: convert
     output: ./outbox
 settings:
   quietPeriod: 100ms
