@@ -155,14 +155,16 @@ package struct ChuteApplication {
 
     /// The scheduler's budget from the settings: `cpuBudget` cores (default: the machine's), `memoryBudget` bytes
     /// (default: half the memory of the machine, or of the daemon's cgroup if that has less), each engine's threads
-    /// per job (``EngineRegistry/threadsPerJob(cpuBudget:)``) and `agingLimit`.
+    /// per job (``EngineRegistry/threadsPerJob(cpuBudget:)``), `agingLimit`, and the engines whose jobs' threads
+    /// plan for the whole budget (``EngineRegistry/multiThreadedEngines``).
     package static func budget(_ settings: Settings) -> SchedulerBudget {
         let cpu = settings.cpuBudget ?? ProcessInfo.processInfo.activeProcessorCount
         return SchedulerBudget(
             cpu: cpu,
             memory: settings.memoryBudget ?? Self.availableMemory() / 2,
             threads: Engines.registry.threadsPerJob(cpuBudget: cpu),
-            agingLimit: settings.agingLimit
+            agingLimit: settings.agingLimit,
+            multiThreaded: Engines.registry.multiThreadedEngines
         )
     }
 

@@ -133,12 +133,22 @@ package struct SchedulerBudget: Sendable, Equatable {
     /// How long a queued job may be passed by cheaper ones (`settings.agingLimit`); after that, no job queued after
     /// it starts before it.
     package var agingLimit: Duration
+    /// The engines whose libraries keep busy every core they are given for the whole of a long job (the video
+    /// encoders): a job of theirs gets for its threads every core that other such jobs do not hold.
+    package var multiThreaded: Set<EngineKind>
 
-    package init(cpu: Int, memory: Int64, threads: [EngineKind: Int], agingLimit: Duration) {
+    package init(
+        cpu: Int,
+        memory: Int64,
+        threads: [EngineKind: Int],
+        agingLimit: Duration,
+        multiThreaded: Set<EngineKind> = []
+    ) {
         self.cpu = cpu
         self.memory = memory
         self.threads = threads
         self.agingLimit = agingLimit
+        self.multiThreaded = multiThreaded
     }
 
     /// No limit but the lanes' and the rules' own: every job fits, and cheaper jobs may always go first.

@@ -49,6 +49,8 @@ struct JobSchedule {
     /// The cores and memory the running jobs hold.
     private(set) var cpuInUse = 0
     private(set) var memoryInUse: Int64 = 0
+    /// The cores held by running jobs of the budget's multi-threaded engines.
+    private var multiThreadedInUse = 0
 
     /// The most queued jobs of one lane looked at past the cheapest before a take gives up on that lane: jobs held back
     /// by their rule's limit or by memory are passed, but the queue is not scanned whole on every take.
@@ -134,6 +136,7 @@ struct JobSchedule {
     mutating func release(_ job: Job) {
         guard let cpu = self.holdingCPU.removeValue(forKey: job.id) else { return }
         self.cpuInUse -= cpu
+        if self.budget.multiThreaded.contains(job.engine) { self.multiThreadedInUse -= cpu }
     }
 
     /// Records that a started job is over: its cores if it still holds them, its memory and its place in its rule's
@@ -201,13 +204,27 @@ struct JobSchedule {
         return nil
     }
 
-    /// Starts a queued job. A job that starts with no other holding cores gets every core of the budget for its
-    /// threads while it holds only its own share: a film alone is encoded as fast as the `ffmpeg` program, and a photo
-    /// dropped after it still finds its share free (the two then share the cores for the photo's second or so).
+    /// Starts a queued job. Each job holds only its share of the cores, but its threads may be more: a job that starts
+    /// with no other holding cores gets every core of the budget, and a job of a multi-threaded engine (a video
+    /// transcode) every core that other such jobs do not hold, since its threads are set for the whole job and it
+    /// outlasts the short jobs beside it. So a film alone, or beside sounds and photos, is encoded as fast as by the
+    /// `ffmpeg` program once they are done, and a photo dropped after it still finds its share free (the two then
+    /// share the cores for the photo's second or so); two films never start more threads than the budget's cores.
     private mutating func start(_ number: Int) -> Job {
         var entry = self.entries.removeValue(forKey: number)!
-        let alone = self.holdingCPU.isEmpty && self.budget.cpu != .max
-        entry.job.threads = alone ? max(entry.demand.cpu, self.budget.cpu) : entry.demand.cpu
+        let share = entry.demand.cpu
+        let multiThreaded = self.budget.multiThreaded.contains(entry.job.engine)
+        entry.job.threads =
+            if self.budget.cpu == .max {
+                share
+            } else if self.holdingCPU.isEmpty {
+                max(share, self.budget.cpu)
+            } else if multiThreaded {
+                max(share, self.budget.cpu - self.multiThreadedInUse)
+            } else {
+                share
+            }
+        if multiThreaded { self.multiThreadedInUse += share }
         self.holdingCPU[entry.job.id] = entry.demand.cpu
         self.holdingMemory[entry.job.id] = entry.demand.memory
         self.cpuInUse += entry.demand.cpu

@@ -1,5 +1,6 @@
 import ChuteApp
 import ChuteCore
+import ChuteFFmpeg
 import ChuteMagick
 import SystemPackage
 import Testing
@@ -10,17 +11,17 @@ import Testing
 @Suite struct JobScheduleTests {
     private let start = ContinuousClock.now
 
-    private static func rule(_ name: String, concurrency: Int? = nil) throws -> Rule {
+    private static func rule(_ name: String, to format: String = "jpg", concurrency: Int? = nil) throws -> Rule {
         Rule(
             name: name,
             match: [try GlobPattern("*")],
-            to: try #require(Engines.registry.format(named: "jpg")),
+            to: try #require(Engines.registry.format(named: format)),
             output: "/out",
             concurrency: concurrency
         )
     }
 
-    private static func job(_ name: String, rule: Rule) -> Job {
+    private static func job(_ name: String, rule: Rule, sniffed: MediaType = .png) -> Job {
         Job(
             id: name,
             source: FilePath("/in/\(name)"),
@@ -28,7 +29,7 @@ import Testing
             rule: rule,
             plan: OutputPlan(directory: "/out", name: name + ".jpg"),
             fingerprint: SourceFingerprint(device: 1, inode: 1, size: 1, modifiedNanoseconds: 1),
-            sniffed: .png
+            sniffed: sniffed
         )
     }
 
@@ -101,6 +102,31 @@ import Testing
         schedule.finish(film)
         let clip = try #require(schedule.take(idle: [.image], at: self.at(4)).job)
         #expect(clip.id == "clip" && clip.threads == 2)
+    }
+
+    /// A film's threads are set for the whole job, which outlasts the sounds and photos beside it: it gets every core
+    /// that no other film holds, and holds only its share; a second film gets what the first leaves.
+    @Test func aFilmStartingBesideShortJobsGetsEveryCoreNoOtherFilmHolds() throws {
+        let (photos, films) = (try Self.rule("photos"), try Self.rule("films", to: "mp4"))
+        var budget = Self.budget(cpu: 4)
+        budget.multiThreaded = [.video]
+        var schedule = JobSchedule(budget: budget)
+        schedule.enqueue(Self.job("photo", rule: photos), demand: JobDemand(cost: 1, cpu: 1, memory: 1), at: self.at(0))
+        let photo = try #require(schedule.take(idle: [.image, .video], at: self.at(1)).job)
+        #expect(photo.threads == 4)
+        for name in ["film", "second"] {
+            schedule.enqueue(
+                Self.job(name, rule: films, sniffed: .mp4),
+                demand: JobDemand(cost: 600, cpu: 2, memory: 1),
+                at: self.at(2)
+            )
+        }
+        let film = try #require(schedule.take(idle: [.video], at: self.at(3)).job)
+        #expect(film.threads == 4)
+        schedule.finish(photo)
+        let second = try #require(schedule.take(idle: [.video], at: self.at(4)).job)
+        #expect(second.threads == 2)
+        #expect(schedule.cpuInUse == 4)
     }
 
     @Test func aJobThatDoesNotFitTheMemoryWaitsAndOneThatCannotFitAloneRunsAlone() throws {

@@ -181,6 +181,12 @@ package struct EngineRegistry: Sendable {
         )
     }
 
+    /// The engines whose libraries use several threads per job (``EngineDescriptor/DefaultConcurrency/perTwoCores``,
+    /// the video encoders).
+    package var multiThreadedEngines: Set<EngineKind> {
+        Set(self.engines.filter { $0.concurrency == .perTwoCores }.map(\.kind))
+    }
+
     /// The spec of a rule key, or `nil` when no engine takes it.
     package func option(_ key: String) -> OptionSpec? {
         self.options.first { $0.key == key }
