@@ -40,7 +40,9 @@ struct SourcePolicyEndToEndTests {
         #expect(sidecars["sub/a.jpg.chute.json"]?.status == .completed)
         #expect(sidecars["b.jpg.chute.json"]?.status == .completed)
         try await waitUntil("the sources to be moved") {
-            FileManager.default.fileExists(atPath: done.appending("b-1.png").string) ? true : nil
+            [done.appending("b-1.png"), done.appending("sub/a.png")].allSatisfy {
+                FileManager.default.fileExists(atPath: $0.string)
+            } ? true : nil
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: done.appending("sub/a.png").string)) == bytes)
         #expect(try String(contentsOfFile: done.appending("b.png").string, encoding: .utf8) == "an older file")
