@@ -4,10 +4,14 @@
 // The functions below take the place of the C library's own for the whole process (an executable's definitions
 // come first in the dynamic linker's lookup, for every shared library too) and forward to glibc's allocator through
 // its exported __libc_* entry points, so memory still comes from, and goes back to, the one glibc heap (free is not
-// replaced).
+// replaced). A thread whose stack the limit refuses counts too: pthread_create then fails with EAGAIN, which FFmpeg
+// passes on as "Resource temporarily unavailable" from whatever opened its threads.
+#define _GNU_SOURCE
 #include "CChuteLinux.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,6 +61,22 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
     }
     *result = pointer;
     return 0;
+}
+
+typedef int (*thread_creator)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*start)(void *), void *argument) {
+    static _Atomic(thread_creator) next;
+    thread_creator create = atomic_load_explicit(&next, memory_order_acquire);
+    if (create == NULL) {
+        create = (thread_creator)dlsym(RTLD_NEXT, "pthread_create");
+        atomic_store_explicit(&next, create, memory_order_release);
+    }
+    int result = create(thread, attributes, start, argument);
+    if (result == EAGAIN) {
+        atomic_fetch_add_explicit(&refused_allocations, 1, memory_order_relaxed);
+    }
+    return result;
 }
 
 unsigned long chute_refused_allocations(void) {

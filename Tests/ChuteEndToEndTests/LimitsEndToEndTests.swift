@@ -115,9 +115,9 @@ struct LimitsEndToEndTests {
         let size = try #require(sidecars["noise.png.chute.json"])
         #expect(size.error?.code == "limitExceeded")
         #expect(size.error?.message.contains("the output grew beyond the job's maxOutputSize") == true, "\(size)")
-        // A 4K clip scaled and encoded by x264, whose look-ahead alone needs more: the daemon's worker decodes on
-        // one thread (its share of the CPU budget), which a 4K decode alone fits in. Whatever the library made of the
-        // refused allocations (FFmpeg calls some of them invalid data), the worker counted them.
+        // A 4K clip scaled and encoded by x264, whose look-ahead alone needs more. Whatever the library made of the
+        // refused allocations (FFmpeg calls some of them invalid data, and a thread whose stack was refused "resource
+        // temporarily unavailable"), the worker counted them.
         let memory = try #require(sidecars["huge.mp4.chute.json"])
         #expect(memory.error?.code == "limitExceeded", "\(memory)")
         #expect(memory.error?.message.contains("beyond its memoryLimit of 128MB were refused") == true, "\(memory)")

@@ -73,9 +73,10 @@ int chute_open_beneath_by_component(int rootfd, const char *relative, int flags)
 /// Returns 0, or -1 with errno set.
 int chute_stat_beneath(const char *root, const char *relative, struct stat *info);
 
-/// How many allocations (malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign) the C library has refused
-/// in this process, from any code in it: Chute replaces those functions with ones that forward to glibc and count
-/// the refusals, which is how a worker knows that a failed job ran into its memory limit.
+/// How many allocations (malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign, and thread stacks: a
+/// pthread_create that failed with EAGAIN) the C library has refused in this process, from any code in it: Chute
+/// replaces those functions with ones that forward to glibc and count the refusals, which is how a worker knows that
+/// a failed job ran into its memory limit.
 unsigned long chute_refused_allocations(void);
 
 #endif
