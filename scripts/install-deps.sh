@@ -74,6 +74,8 @@ packages=(
     python3-jsonschema python3-yaml
     # The status API's end-to-end tests speak to its Unix socket with curl, a client independent of Chute's.
     curl
+    # The web page's end-to-end tests load it in headless Chromium, driven through the DevTools protocol.
+    chromium
 
     # The document engine: LibreOffice (Writer for DOC/DOCX/ODT/RTF/HTML/TXT, Calc and Impress for spreadsheets and
     # presentations to PDF), loaded into Chute's worker through LibreOfficeKit, whose C header is in
