@@ -77,6 +77,9 @@ packages=(
     # Benchmarks/w1.sh times the script users write by hand, inotifywait piped into convert and ffmpeg.
     inotify-tools
 
+    # The web page's end-to-end tests load it in headless Chromium, driven through the DevTools protocol.
+    chromium
+
     # The document engine: LibreOffice (Writer for DOC/DOCX/ODT/RTF/HTML/TXT, Calc and Impress for spreadsheets and
     # presentations to PDF), loaded into Chute's worker through LibreOfficeKit, whose C header is in
     # libreofficekit-dev. Writer and Impress without their GUI; Calc with it, and so libreoffice-core rather than

@@ -1,16 +1,27 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import SystemPackage
 
 /// Refuses every request that does not carry `Authorization: Bearer TOKEN` with the configured token, comparing in
 /// constant time: how long a refusal takes says nothing of how much of a guess was right.
+///
+/// With ``WebSessions``, a request without an `Authorization` header may instead carry the web page's session
+/// cookie; then a request that changes something (any method but GET and HEAD) must also carry the page's
+/// `X-Chute-Page` header, which a cross-site form cannot send and a cross-origin script cannot send without a CORS
+/// preflight that the API never grants: with the `SameSite=Strict` cookie, that keeps other pages from steering the
+/// daemon through a signed-in browser.
 struct BearerToken<Context: RequestContext>: RouterMiddleware {
     private let token: [UInt8]
+    private let sessions: WebSessions?
 
-    /// - Parameter token: the token, at least one byte.
-    init(_ token: [UInt8]) {
+    /// - Parameters:
+    ///   - token: the token, at least one byte.
+    ///   - sessions: the web page's sessions, whose cookie is taken as well; `nil` for the token alone.
+    init(_ token: [UInt8], sessions: WebSessions? = nil) {
         precondition(!token.isEmpty, "an empty token would let anyone in")
         self.token = token
+        self.sessions = sessions
     }
 
     func handle(
@@ -18,10 +29,20 @@ struct BearerToken<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-            Self.constantTimeEqual(Array(header.utf8.dropFirst(7)), self.token)
+        if let header = request.headers[.authorization] {
+            guard header.hasPrefix("Bearer "), Self.constantTimeEqual(Array(header.utf8.dropFirst(7)), self.token)
+            else {
+                throw APIProblem(status: .unauthorized, message: "a valid bearer token is required")
+            }
+            return try await next(request, context)
+        }
+        guard let sessions = self.sessions, let cookie = request.cookies[WebSessions.cookieName],
+            sessions.isValid(cookie.value)
         else {
             throw APIProblem(status: .unauthorized, message: "a valid bearer token is required")
+        }
+        if request.method != .get, request.method != .head, request.headers[WebPage.requestHeader] == nil {
+            throw APIProblem(status: .forbidden, message: "a request of the web page carries its X-Chute-Page header")
         }
         return try await next(request, context)
     }

@@ -8,7 +8,7 @@ import NIOCore
 import ServiceLifecycle
 import SystemPackage
 
-/// The status API's routes: JSON under `/api`, and the job events as server-sent events.
+/// The status API's routes: JSON under `/api`, the job events as server-sent events, and the web page (``WebPage``).
 ///
 /// It reads the live jobs from the ``JobStatusBoard`` and the finished ones from the ``Journal``, and steers the
 /// daemon only through the intake (pause, resume, queue a path, retry) and the running conversions (cancel). No
@@ -42,7 +42,10 @@ package struct StatusAPI: Sendable {
     /// The router with every route, behind a bearer token if given (on TCP).
     package func makeRouter(token: [UInt8]? = nil) -> Router<BasicRequestContext> {
         let router = Router()
-        if let token { router.add(middleware: BearerToken(token)) }
+        let sessions = token.map { WebSessions(token: $0) }
+        // Before the token's middleware, which applies only to the routes added after it: the page holds no data.
+        WebPage(sessions: sessions).addRoutes(to: router)
+        if let token { router.add(middleware: BearerToken(token, sessions: sessions)) }
         router.get("/api/health") { _, _ in try await self.health() }
         router.get("/api/status") { _, _ in try await self.status() }
         router.get("/api/jobs") { request, _ in try await self.jobs(request.uri.queryParameters) }
@@ -101,7 +104,8 @@ package struct StatusAPI: Sendable {
             since = date
         }
         let liveStates = ["waiting", "queued", "running"]
-        let known = liveStates + Journal.historyStates
+        // `finished`: the history alone, in every state (the web page's history, which a long queue must not fill).
+        let known = liveStates + Journal.historyStates + ["finished"]
         if let state, !known.contains(state) {
             throw Self.problem(.badRequest, "unknown state '\(state)'; one of: \(known.joined(separator: ", "))")
         }
@@ -116,9 +120,9 @@ package struct StatusAPI: Sendable {
             }
         }
         var page = Array(live.dropFirst(offset).prefix(limit))
-        if state == nil || Journal.historyStates.contains(state!), page.count < limit {
+        if state == nil || state == "finished" || Journal.historyStates.contains(state!), page.count < limit {
             let filter = Journal.HistoryFilter(
-                state: state,
+                state: state == "finished" ? nil : state,
                 rule: rule,
                 since: since,
                 text: text,

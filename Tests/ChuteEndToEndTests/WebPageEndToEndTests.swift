@@ -1,0 +1,402 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import SystemPackage
+import Testing
+
+/// The web page of the real daemon on TCP, in headless Chromium driven through the DevTools protocol: signed in
+/// with the token, it follows jobs live, retries and cancels them, and shows hostile file names as text.
+@Suite(.serialized, .timeLimit(.minutes(6)))
+struct WebPageEndToEndTests {
+    private static let token = "w3b-page-token"
+    /// A file name that would run its script if the page ever parsed a name as HTML.
+    private static let hostileName = "<img src=x onerror=window.pwned=1>.png"
+
+    /// What the page showed of one job over the page load: its source and every state its row took, in order.
+    private struct Seen: Decodable {
+        var id: String
+        var source: String
+        var states: [String]
+    }
+
+    /// A daemon with an image rule and a slow video rule, its API on TCP with a token.
+    private static func startDaemon() async throws -> (DaemonHarness, Int) {
+        let port = try Self.freePort()
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: photos
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                  - name: videos
+                    match: "*.mkv"
+                    to: mp4
+                    preset: veryslow
+                    output: ./outbox
+                """,
+            settings: """
+                  api:
+                    listen: 127.0.0.1:\(port)
+                    tokenFile: ./token
+                """
+        )
+        try "\(Self.token)\n".write(
+            toFile: harness.directory.appending("token").string,
+            atomically: true,
+            encoding: .utf8
+        )
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        return (harness, port)
+    }
+
+    /// A port on 127.0.0.1 that was free a moment ago: the kernel's pick for a listener that is closed at once.
+    private static func freePort() throws -> Int {
+        let listener = try LoopbackListener()
+        defer { listener.stop() }
+        return listener.port
+    }
+
+    private static func startBrowser() throws -> HeadlessChromium {
+        try #require(HeadlessChromium.isInstalled, "chromium is not installed: run scripts/install-deps.sh")
+        return try HeadlessChromium()
+    }
+
+    /// Waits until `expression` (awaited if it is a promise) is truthy in the page, and returns its value.
+    ///
+    /// - Parameter navigating: whether the page may be between two documents, where a script can find its
+    ///   context gone: such errors are then waited out (the last one is in the timeout's message).
+    @discardableResult
+    private static func until(
+        _ browser: HeadlessChromium,
+        _ what: String,
+        timeout: Double = 30,
+        navigating: Bool = false,
+        _ expression: String
+    ) async throws -> Any {
+        let last = LastError()
+        return try await waitUntil("\(what) (last error: \(last.error.map { "\($0)" } ?? "none"))", timeout: timeout) {
+            () -> Any? in
+            let value: Any?
+            do {
+                value = try browser.evaluate(expression)
+            } catch let error where navigating {
+                last.error = error
+                return nil
+            }
+            if value == nil || value is NSNull || (value as? Bool) == false { return nil }
+            return value
+        }
+    }
+
+    /// The latest error a wait saw, for its timeout's message.
+    private final class LastError {
+        var error: (any Error)?
+    }
+
+    /// Opens the page and signs in with the token, as a person would: the form, then the live page.
+    private static func signIn(_ browser: HeadlessChromium, port: Int) async throws {
+        let url = "http://127.0.0.1:\(port)/"
+        try browser.open(url)
+        try await Self.until(
+            browser,
+            "the page to load",
+            navigating: true,
+            "location.href === '\(url)' && document.readyState === 'complete'"
+        )
+        let title = try browser.evaluate("document.title") as? String
+        try #require(title == "Chute", "GET / did not serve the page")
+        try await Self.until(browser, "the sign-in form", "document.body.dataset.view === 'login'")
+        // Until then the API refuses the browser.
+        #expect(try browser.evaluate("fetch('/api/status').then(r => r.status)") as? Int == 401)
+        try browser.evaluate(
+            "document.getElementById('token').value = 'not-the-token';"
+                + "document.getElementById('login-form').requestSubmit()"
+        )
+        try await Self.until(
+            browser,
+            "a wrong token refused",
+            "document.getElementById('login-error').textContent.includes('not the token')"
+        )
+        try browser.evaluate(
+            "document.getElementById('token').value = '\(Self.token)';"
+                + "document.getElementById('login-form').requestSubmit()"
+        )
+        try await Self.until(browser, "the page to go live", "document.getElementById('live').dataset.live === 'on'")
+    }
+
+    /// Records, from now on, every state each job's row takes anywhere on the page.
+    private static func recordRows(_ browser: HeadlessChromium) throws {
+        try browser.evaluate(
+            """
+            {
+            window.chuteMarker = 'the same page load';
+            window.chuteSeen = {};
+            const record = () => {
+              for (const row of document.querySelectorAll('[data-job-id]')) {
+                const id = row.dataset.jobId;
+                if (!id) continue;
+                const seen = window.chuteSeen[id] || (window.chuteSeen[id] = { source: row.dataset.source, states: [] });
+                if (!seen.states.includes(row.dataset.state)) seen.states.push(row.dataset.state);
+              }
+            };
+            record();
+            new MutationObserver(record).observe(document.body, { subtree: true, childList: true, attributes: true });
+            }
+            """
+        )
+    }
+
+    private static func seen(_ browser: HeadlessChromium) throws -> [Seen] {
+        let text = try browser.evaluate(
+            "JSON.stringify(Object.entries(window.chuteSeen).map(([id, s]) => ({ id, source: s.source, states: s.states })))"
+        )
+        return try JSONDecoder().decode([Seen].self, from: Data((text as? String ?? "[]").utf8))
+    }
+
+    @Test func pageFollowsJobsLiveRetriesAFailureAndShowsNamesAsText() async throws {
+        let (harness, port) = try await Self.startDaemon()
+        defer { harness.stop() }
+        let browser = try Self.startBrowser()
+        defer { browser.stop() }
+        try await Self.signIn(browser, port: port)
+
+        // The session is an HttpOnly cookie, out of the script's reach; with the cookie alone, a change that lacks
+        // the page's header (as a form of another site would send it) is refused.
+        #expect(try browser.evaluate("document.cookie") as? String == "")
+        #expect(try browser.evaluate("fetch('/api/pause', { method: 'POST' }).then(r => r.status)") as? Int == 403)
+        #expect(try browser.evaluate("fetch('/api/health').then(r => r.json()).then(h => h.paused)") as? Bool == false)
+        // The same seen with curl: the cookie's attributes, and a sign-in without the page's header refused.
+        let login = "http://127.0.0.1:\(port)/ui/login"
+        let body = "{\"token\": \"\(Self.token)\"}"
+        let signedIn = try CommandLineTool.run(
+            ["curl", "-sS", "-D", "-", "-o", "/dev/null", "-H", "X-Chute-Page: 1", "--data-binary", body, login]
+        ).standardOutput
+        let cookie = signedIn.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") } ?? ""
+        for attribute in ["chute_session=", "HttpOnly", "SameSite=Strict", "Path=/"] {
+            #expect(cookie.contains(attribute), "\(signedIn)")
+        }
+        let headerless = try CommandLineTool.run(
+            ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--data-binary", body, login]
+        )
+        #expect(headerless.standardOutput == "403")
+        let wrong = try CommandLineTool.run(
+            [
+                "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", "X-Chute-Page: 1", "--data-binary",
+                "{\"token\": \"\(Self.token)x\"}", login,
+            ]
+        )
+        #expect(wrong.standardOutput == "401")
+        // On the Unix socket, the same page asks for nothing.
+        let socket = harness.directory.appending(".chute/api.sock").string
+        let page = try CommandLineTool.run(["curl", "-sS", "--unix-socket", socket, "http://chute/"]).standardOutput
+        #expect(page.contains("<title>Chute</title>"))
+        let session = try CommandLineTool.run(["curl", "-sS", "--unix-socket", socket, "http://chute/ui/session"])
+        #expect(session.standardOutput.contains("\"required\":false"), "\(session.standardOutput)")
+
+        // A photo dropped while the page is open: its row goes from queued to completed in the same page load.
+        try Self.recordRows(browser)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("sunset.png"), width: 96, height: 64)
+        try Fixtures.makeImage(at: staging.appending(Self.hostileName), width: 48, height: 48)
+        try harness.moveIn(["sunset.png", Self.hostileName], from: staging)
+        let sunset = try await waitUntil("sunset.png's row to show completed", timeout: 90) {
+            try Self.seen(browser).first { $0.source.hasSuffix("/sunset.png") && $0.states.contains("completed") }
+        }
+        #expect(["queued", "running"].contains(sunset.states.first ?? ""), "\(sunset.states)")
+        #expect(sunset.states.last == "completed", "\(sunset.states)")
+        #expect(try browser.evaluate("window.chuteMarker") as? String == "the same page load")
+
+        // The hostile name is shown as text: no element came out of it, and its handler never ran.
+        try await waitUntil("the hostile file's row to show completed", timeout: 90) {
+            try Self.seen(browser).first {
+                $0.source.hasSuffix("/" + Self.hostileName) && $0.states.contains("completed")
+            }
+        }
+        #expect(try browser.evaluate("document.querySelectorAll('img').length") as? Int == 0)
+        #expect(try browser.evaluate("typeof window.pwned") as? String == "undefined")
+        let names = try browser.evaluate("[...document.querySelectorAll('#history .name')].map(e => e.textContent)")
+        #expect((names as? [String] ?? []).contains(Self.hostileName), "\(String(describing: names))")
+
+        // The job's detail: input, outputs with their sizes, the sidecar.
+        try browser.evaluate("document.querySelector('#history [data-job-id=\"\(sunset.id)\"] .name').click()")
+        let detail = try await Self.until(
+            browser,
+            "the job's detail",
+            "document.getElementById('detail').open && document.querySelector('#detail pre.sidecar')"
+                + " && document.getElementById('detail-body').textContent"
+        )
+        let text = detail as? String ?? ""
+        #expect(text.contains(harness.inbox.appending("sunset.png").string), "\(text)")
+        #expect(text.contains(harness.outbox.appending("sunset.jpg").string + " ("), "\(text)")
+        #expect(text.contains("\"jobID\": \"\(sunset.id)\""), "\(text)")
+        try browser.evaluate("document.getElementById('detail-close').click()")
+
+        // A corrupt file fails, with its message and a Retry button, which queues it again.
+        try "not a picture".write(toFile: staging.appending("broken.png").string, atomically: true, encoding: .utf8)
+        try harness.moveIn(["broken.png"], from: staging)
+        let failure = try await Self.until(
+            browser,
+            "broken.png among the failures",
+            timeout: 90,
+            """
+            (() => {
+              const row = [...document.querySelectorAll('#failed .job')].find(r => r.dataset.source.endsWith('/broken.png'));
+              return row && [row.dataset.jobId, row.querySelector('.message').textContent];
+            })()
+            """
+        )
+        let failed = failure as? [String] ?? []
+        let failedID = try #require(failed.first)
+        #expect(failed.count == 2, "\(failed)")
+        #expect(failed.last?.isEmpty == false, "\(failed)")
+        try browser.evaluate("document.querySelector('#failed [data-job-id=\"\(failedID)\"] button.retry').click()")
+        let again = try await waitUntil("broken.png queued again", timeout: 90) {
+            try Self.seen(browser).first {
+                $0.source.hasSuffix("/broken.png") && $0.id != failedID && $0.states.contains("queued")
+            }
+        }
+        #expect(again.states.first == "queued", "\(again.states)")
+        try await Self.until(
+            browser,
+            "the first failure shown as retried",
+            "document.querySelector('#history [data-job-id=\"\(failedID)\"]')?.dataset.state === 'retried'"
+        )
+
+        // The history's filters: a part of the name, then a state.
+        try browser.evaluate(
+            "{ const t = document.getElementById('filter-text'); t.value = 'sunset'; t.dispatchEvent(new Event('input')) }"
+        )
+        try await Self.until(
+            browser,
+            "only sunset.png in the history",
+            """
+            (() => {
+              const rows = [...document.querySelectorAll('#history .job')];
+              return rows.length === 1 && rows[0].dataset.source.endsWith('/sunset.png');
+            })()
+            """
+        )
+        try browser.evaluate(
+            """
+            {
+              const t = document.getElementById('filter-text'); t.value = ''; t.dispatchEvent(new Event('input'));
+              const s = document.getElementById('filter-state'); s.value = 'failed'; s.dispatchEvent(new Event('input'));
+            }
+            """
+        )
+        try await Self.until(
+            browser,
+            "only failed jobs in the history",
+            """
+            (() => {
+              const rows = [...document.querySelectorAll('#history .job')];
+              return rows.length >= 1 && rows.every(r => r.dataset.state === 'failed')
+                && rows.every(r => r.dataset.source.endsWith('/broken.png'));
+            })()
+            """
+        )
+
+        // Pause and resume intake from the page.
+        try browser.evaluate("document.getElementById('pause').click()")
+        try await Self.until(
+            browser,
+            "intake paused",
+            "fetch('/api/health').then(r => r.json()).then(h => h.paused"
+                + " && document.getElementById('pause').textContent === 'Resume intake')"
+        )
+        try browser.evaluate("document.getElementById('pause').click()")
+        try await Self.until(
+            browser,
+            "intake resumed",
+            "fetch('/api/health').then(r => r.json()).then(h => !h.paused"
+                + " && document.getElementById('pause').textContent === 'Pause intake')"
+        )
+        #expect(try browser.evaluate("window.chuteMarker") as? String == "the same page load")
+    }
+
+    @Test func pageShowsARunningJobsProgressAndCancelsIt() async throws {
+        let (harness, port) = try await Self.startDaemon()
+        defer { harness.stop() }
+        let browser = try Self.startBrowser()
+        defer { browser.stop() }
+        try await Self.signIn(browser, port: port)
+        try Self.recordRows(browser)
+
+        // A few photos done, one failed, and a film converting.
+        let staging = try harness.directory.makeDirectory("staging")
+        let photos = ["beach.png", "forest.png", "harbour.png"]
+        for (index, name) in photos.enumerated() {
+            try Fixtures.makeImage(at: staging.appending(name), width: 320 + 160 * index, height: 240)
+        }
+        try "not a picture".write(toFile: staging.appending("scan.png").string, atomically: true, encoding: .utf8)
+        try harness.moveIn(photos + ["scan.png"], from: staging)
+        try await Self.until(
+            browser,
+            "three completed photos and a failure",
+            timeout: 90,
+            "document.querySelectorAll('#history .job[data-state=\"completed\"]').length === 3"
+                + " && document.querySelectorAll('#failed .job').length === 1"
+        )
+        try MediaFixtures.makeClip(
+            at: staging.appending("holiday.mkv"),
+            width: 640,
+            height: 360,
+            seconds: 60,
+            codecArguments: ["-c:v", "mpeg4", "-q:v", "5", "-c:a", "aac"]
+        )
+        try harness.moveIn(["holiday.mkv"], from: staging)
+        let label = try await Self.until(
+            browser,
+            "the film's progress bar with the time left",
+            timeout: 180,
+            """
+            (() => {
+              const row = document.querySelector('#running .job[data-source$="/holiday.mkv"]');
+              const label = row && row.querySelector('.pct').textContent;
+              return row && Number(row.dataset.progress) > 0 && label.includes('left') && label;
+            })()
+            """
+        )
+        #expect((label as? String)?.contains(" %") == true, "\(label)")
+
+        // The screenshot of the docs: the whole page, as wide as a laptop's window.
+        let height = try browser.evaluate("document.documentElement.scrollHeight") as? Int ?? 900
+        try browser.resize(width: 1200, height: height, mobile: false)
+        let png = try browser.screenshot(fullPage: false)
+        let file = harness.directory.appending("web.png")
+        try png.write(to: URL(fileURLWithPath: file.string))
+        let image = try Fixtures.identify(file)
+        #expect(image.format == "PNG" && image.width == 1200 && image.height == height, "\(image)")
+        if let keep = ProcessInfo.processInfo.environment["CHUTE_WEB_SCREENSHOT"] {
+            try png.write(to: URL(fileURLWithPath: keep))
+        }
+
+        // On a phone's screen the page fits its width: nothing scrolls sideways.
+        try browser.resize(width: 390, height: 844, mobile: true)
+        try await Self.until(
+            browser,
+            "the page laid out for a phone",
+            "window.innerWidth === 390 && document.documentElement.scrollWidth <= 390"
+        )
+        if let keep = ProcessInfo.processInfo.environment["CHUTE_WEB_SCREENSHOT_PHONE"] {
+            try browser.screenshot(fullPage: false).write(to: URL(fileURLWithPath: keep))
+        }
+        try browser.resize(width: 1200, height: 900, mobile: false)
+
+        // Cancel from the page: the row leaves the running jobs as cancelled, the sidecar says so.
+        try browser.evaluate(
+            "document.querySelector('#running .job[data-source$=\"/holiday.mkv\"] button.cancel').click()"
+        )
+        let film = try await waitUntil("the film's row to show cancelled", timeout: 60) {
+            try Self.seen(browser).first { $0.source.hasSuffix("/holiday.mkv") && $0.states.contains("cancelled") }
+        }
+        #expect(film.states.contains("running"), "\(film.states)")
+        #expect(try browser.evaluate("document.querySelectorAll('#running .job').length") as? Int == 0)
+        let sidecar = try await waitUntil("the cancelled film's sidecar") {
+            harness.sidecars()["holiday.mp4.chute.json"]
+        }
+        #expect(sidecar.status.rawValue == "cancelled")
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("holiday.mp4").string))
+    }
+}
