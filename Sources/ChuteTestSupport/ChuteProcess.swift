@@ -16,10 +16,15 @@ package final class ChuteProcess: Sendable {
     private let standardOutputLines = Mutex<[String]>([])
     private let closedStreams = Mutex<Int>(0)
 
-    /// Starts `chute` with `arguments` in `directory`.
-    package init(_ arguments: [String], in directory: FilePath? = nil, environment: [String: String] = [:]) throws {
+    /// Starts `chute` (or `executable`, a command that runs it) with `arguments` in `directory`.
+    package init(
+        _ arguments: [String],
+        in directory: FilePath? = nil,
+        environment: [String: String] = [:],
+        executable: FilePath = ChuteProcess.executable
+    ) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable.string)
+        process.executableURL = URL(fileURLWithPath: executable.string)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory.string) }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
