@@ -14,6 +14,12 @@ package enum CommandLineTool {
     package struct Failure: Error, CustomStringConvertible {
         package var command: [String]
         package var result: Result
+
+        package init(command: [String], result: Result) {
+            self.command = command
+            self.result = result
+        }
+
         package var description: String {
             "\(self.command.joined(separator: " ")) exited \(self.result.status): \(self.result.standardError)"
         }
