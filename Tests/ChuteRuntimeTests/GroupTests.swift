@@ -70,22 +70,28 @@ import Testing
         let key = GroupKey(folder: "/in/scans", device: 7, inode: 70, rule: "merge")
         let late = FilePath("/in/scans/3.pdf")
         let version = SourceFingerprint(device: 7, inode: 200, size: 5, modifiedNanoseconds: 9)
-        #expect(!ledger.reportsLate(late, fingerprint: version, in: key), "no group taken yet")
+        let beforeTaking = ledger.reportsLate(late, fingerprint: version, in: key)
+        #expect(!beforeTaking, "no group taken yet")
 
         ledger.record(key, jobID: "job-1", members: Self.members())
         #expect(ledger.job(of: key)?.jobID == "job-1")
         for member in Self.members() {
-            #expect(!ledger.reportsLate(member.path, fingerprint: member.fingerprint, in: key))
+            let reported = ledger.reportsLate(member.path, fingerprint: member.fingerprint, in: key)
+            #expect(!reported)
         }
-        #expect(ledger.reportsLate(late, fingerprint: version, in: key))
-        #expect(!ledger.reportsLate(late, fingerprint: version, in: key), "reported once")
+        let first = ledger.reportsLate(late, fingerprint: version, in: key)
+        let again = ledger.reportsLate(late, fingerprint: version, in: key)
+        #expect(first)
+        #expect(!again, "reported once")
         var rewritten = version
         rewritten.size += 1
-        #expect(ledger.reportsLate(late, fingerprint: rewritten, in: key), "a new version is reported again")
+        let newVersion = ledger.reportsLate(late, fingerprint: rewritten, in: key)
+        #expect(newVersion, "a new version is reported again")
         // A member written to after the group was taken is late in its new version too.
         var member = Self.members()[0]
         member.fingerprint.size += 1
-        #expect(ledger.reportsLate(member.path, fingerprint: member.fingerprint, in: key))
+        let changedMember = ledger.reportsLate(member.path, fingerprint: member.fingerprint, in: key)
+        #expect(changedMember)
 
         ledger.release(key)
         #expect(ledger.job(of: key) == nil)
