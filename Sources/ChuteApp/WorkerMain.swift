@@ -63,6 +63,12 @@ package enum WorkerMain {
             defer { WorkerSandbox.lift() }
             let refusals = WorkerSandbox.refusedAllocations()
             do throws(ConversionFailure) {
+                guard request.inputs == nil || engine.joinsInputs else {
+                    throw ConversionFailure(
+                        .unsupportedInput,
+                        "the \(engine.kind.rawValue) engine converts one file at a time, not a group of files"
+                    )
+                }
                 let report = try engine.convert(request) { progress in send(.progress(progress)) }
                 send(.finished(report))
             } catch {

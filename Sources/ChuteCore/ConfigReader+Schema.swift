@@ -26,6 +26,7 @@ extension ConfigReader.Walker {
         [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
             "maxAge", "owner", "group", "mode", "source", "doneFolder", "quarantine", "onDuplicate", "sidecars",
+            "groupBy",
         ]
         + JobLimits.keys
     /// The keys of one rule: the fixed ones and every engine's options.
@@ -215,6 +216,7 @@ extension ConfigReader.Walker {
             self.choice($0, of: DuplicatePolicy.self, expected: "skip or convert")
         }
         let sidecars = fields["sidecars"].flatMap { self.sidecarPlacement($0) }
+        let grouping = fields["groupBy"].flatMap { self.grouping($0, format: format) }
         guard let name, let match, let format, let output else { return nil }
         return Rule(
             name: name,
@@ -233,8 +235,24 @@ extension ConfigReader.Walker {
             quarantine: quarantine,
             limits: limits,
             onDuplicate: onDuplicate ?? .skip,
-            sidecars: sidecars ?? .besideOutput
+            sidecars: sidecars ?? .besideOutput,
+            grouping: grouping
         )
+    }
+
+    /// Reads `groupBy:`; only a target that joins several inputs into one output takes it (`pdf`, whose engine
+    /// appends the pages of each PDF in turn).
+    private mutating func grouping(_ entry: Entry, format: TargetFormat?) -> RuleGrouping? {
+        guard let grouping = self.choice(entry, of: RuleGrouping.self, expected: "folder") else { return nil }
+        if let format, format.category != .pdf {
+            self.report(
+                "'groupBy' makes one output of several files, which only 'to: pdf' does (PDFs merged), not "
+                    + "'to: \(format.name)'",
+                at: entry.value
+            )
+            return nil
+        }
+        return grouping
     }
 
     /// Reads `sidecars:`: `beside`, `failed-only`, or a folder (resolved as output folders are).

@@ -175,7 +175,7 @@ package enum ConfigSchema {
         "mode": .object(["type": .string("string"), "pattern": .string("^[0-7]{3,4}$")]),
         "source": Self.choice(SourcePolicy.Choice.allCases.map(\.rawValue)), "doneFolder": Self.string,
         "quarantine": Self.string, "onDuplicate": Self.choice(DuplicatePolicy.allCases.map(\.rawValue)),
-        "sidecars": Self.string,
+        "sidecars": Self.string, "groupBy": Self.choice(RuleGrouping.allCases.map(\.rawValue)),
     ]) { first, _ in first }
 
     /// The keys of `settings:` (`concurrency` comes from the registry's lanes).

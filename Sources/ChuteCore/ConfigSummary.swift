@@ -120,6 +120,9 @@ package enum ConfigSummary {
         if let concurrency = rule.concurrency {
             output += ", at most \(concurrency) at once"
         }
+        if rule.grouping == .folder {
+            output += ", one output per sub-folder (groupBy folder)"
+        }
         lines.append(indent + output)
         switch rule.sidecars {
         case .besideOutput: break

@@ -63,9 +63,17 @@ package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
     ///   - format: the target format.
     ///   - rule: the rule's name.
     ///   - date: the job's start date as `YYYY-MM-DD`.
+    ///   - isFolder: whether the source is a folder (a group, ``RuleGrouping``): its whole name is the stem, since a
+    ///     dot in a folder's name (`2024.11.25`) starts no extension.
     /// - Returns: the output file name, made safe by ``SafeName/sanitized(_:)``.
-    package func render(sourceName: String, format: TargetFormat, rule: String, date: String) -> String {
-        let (stem, sourceExt) = Self.split(sourceName)
+    package func render(
+        sourceName: String,
+        format: TargetFormat,
+        rule: String,
+        date: String,
+        isFolder: Bool = false
+    ) -> String {
+        let (stem, sourceExt) = isFolder ? (sourceName, "") : Self.split(sourceName)
         var result = ""
         for part in self.parts {
             switch part {

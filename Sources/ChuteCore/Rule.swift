@@ -41,6 +41,9 @@ package struct Rule: Sendable, Equatable {
     package var onDuplicate: DuplicatePolicy
     /// `sidecars` (`beside`, `failed-only` or a folder, default beside): where the sidecars go.
     package var sidecars: SidecarPlacement
+    /// `groupBy` (`folder`, default none): each sub-folder of the watched folder becomes one job, whose matching files
+    /// in natural name order make one output named after the folder.
+    package var grouping: RuleGrouping?
 
     package init(
         name: String,
@@ -59,7 +62,8 @@ package struct Rule: Sendable, Equatable {
         quarantine: FilePath? = nil,
         limits: JobLimits = JobLimits(),
         onDuplicate: DuplicatePolicy = .skip,
-        sidecars: SidecarPlacement = .besideOutput
+        sidecars: SidecarPlacement = .besideOutput,
+        grouping: RuleGrouping? = nil
     ) {
         self.name = name
         self.match = match
@@ -78,6 +82,7 @@ package struct Rule: Sendable, Equatable {
         self.limits = limits
         self.onDuplicate = onDuplicate
         self.sidecars = sidecars
+        self.grouping = grouping
     }
 }
 
@@ -107,6 +112,13 @@ extension Rule {
     package func writesSidecar(completed: Bool) -> Bool {
         !(completed && self.sidecars == .failedOnly)
     }
+}
+
+/// How a rule gathers several files into one job.
+package enum RuleGrouping: String, Sendable, Equatable, CaseIterable {
+    /// `folder`: a sub-folder dropped into the watched folder is one job once it is complete; the files below it
+    /// that the rule matches, in natural name order (``NaturalOrder``), make one output named after the folder.
+    case folder
 }
 
 /// What to do with a source whose content a rule already converted.

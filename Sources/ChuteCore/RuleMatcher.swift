@@ -126,6 +126,10 @@ package struct RuleMatcher: Sendable {
                 reasons.append("rule '\(rule.name)': only for \(rule.watches.map(\.string).joined(separator: ", "))")
                 continue
             }
+            guard rule.grouping == nil || !folders.isEmpty else {
+                reasons.append("rule '\(rule.name)': takes the files of a sub-folder together (groupBy), not one alone")
+                continue
+            }
             if let facts {
                 if let reason = Self.filterReason(rule.filters, facts: facts, now: now) {
                     reasons.append("rule '\(rule.name)': \(reason)")
@@ -152,6 +156,26 @@ package struct RuleMatcher: Sendable {
             return .matched(rule, OutputPlan(directory: directory, name: outputName), passedOver: reasons)
         }
         return reasons.isEmpty ? .noRule : .filtered(reasons: reasons)
+    }
+
+    /// The group folder of `path` for a rule with `groupBy: folder`: the sub-folder of the watched folder `root`
+    /// that the file is below, at any depth; `nil` for a file directly in `root`.
+    package static func groupFolder(of path: FilePath, root: FilePath) -> FilePath? {
+        var relative = path
+        guard relative.removePrefix(root), relative.components.count > 1, let first = relative.components.first else {
+            return nil
+        }
+        return root.appending(first)
+    }
+
+    /// Where the output of the group `folder` goes for `rule` (a rule a member matched, with its format resolved):
+    /// the rule's output folder, under the folder's name rendered as the rule's `rename` says.
+    package static func groupPlan(rule: Rule, folder: FilePath, date: String) -> OutputPlan {
+        let name = folder.lastComponent?.string ?? ""
+        return OutputPlan(
+            directory: rule.output,
+            name: rule.rename.render(sourceName: name, format: rule.to, rule: rule.name, date: date, isFolder: true)
+        )
     }
 
     private static func filterReason(_ filters: RuleFilters, facts: FileFacts, now: Date) -> String? {

@@ -77,6 +77,9 @@ package struct Sidecar: Sendable, Codable, Equatable {
     package var libraries: [String: String]
     package var parameters: Parameters
     package var source: Source
+    /// Every input of a group job (``RuleGrouping``), in the order they were joined, each with its size and SHA-256;
+    /// `nil` for a job of one file. ``source`` is then the folder, with the inputs' total size.
+    package var inputs: [Source]?
     /// The written output; for a job with several (`tiles`), the first of ``outputs``.
     package var output: Output?
     /// Every output of a job that wrote several, in order (`photo-r1c1.png` … `photo-r3c3.png`); `nil` for a job with
@@ -106,8 +109,10 @@ package struct Sidecar: Sendable, Codable, Equatable {
         error: Failure?,
         warnings: [String],
         details: [String: String],
-        outputs: [Output]? = nil
+        outputs: [Output]? = nil,
+        inputs: [Source]? = nil
     ) {
+        self.inputs = inputs
         self.chuteVersion = chuteVersion
         self.jobID = jobID
         self.status = status

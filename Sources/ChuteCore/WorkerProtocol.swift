@@ -24,6 +24,9 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
     /// The threads the job's codecs may use, chosen by the daemon's scheduler when the job starts; `nil` keeps the
     /// worker's own (`chute worker --threads`). Engines whose library takes a thread count per job (FFmpeg's) read it.
     package var threads: Int?
+    /// The inputs of a group job (``RuleGrouping``), in order, each below `root` as `input` is; `input` is the
+    /// first of them. `nil` for a job of one file, whose request carries no such key.
+    package var inputs: [FilePath]?
 
     package init(
         jobID: String,
@@ -35,8 +38,10 @@ package struct ConversionRequest: Sendable, Codable, Equatable {
         limits: JobLimits = JobLimits(),
         root: FilePath? = nil,
         allowsHardLinks: Bool = false,
-        threads: Int? = nil
+        threads: Int? = nil,
+        inputs: [FilePath]? = nil
     ) {
+        self.inputs = inputs
         self.jobID = jobID
         self.engine = engine
         self.input = input
@@ -238,6 +243,8 @@ package protocol ConversionEngine: Sendable {
     var kind: EngineKind { get }
     /// The C libraries behind this engine and their versions, for sidecars.
     var libraries: [String: String] { get }
+    /// Whether it joins the inputs of a group job into one output (see the extension's default).
+    var joinsInputs: Bool { get }
     /// Converts `request.input` into `request.output`, or into several parts beside it (``OutputPart``).
     ///
     /// - Parameters:
@@ -251,4 +258,10 @@ package protocol ConversionEngine: Sendable {
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure)
         -> ConversionReport
+}
+
+extension ConversionEngine {
+    /// Whether the engine joins the inputs of a group job (``ConversionRequest/inputs``) into one output; an engine
+    /// that does not is never given such a job (the worker refuses it). By default it does not.
+    package var joinsInputs: Bool { false }
 }

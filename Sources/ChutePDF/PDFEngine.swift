@@ -20,6 +20,9 @@ package struct PDFEngine: ConversionEngine {
 
     package var kind: EngineKind { .pdf }
 
+    /// A group of PDFs is merged: the pages of each, in order.
+    package var joinsInputs: Bool { true }
+
     /// `qpdf` and its release.
     package var libraries: [String: String] {
         ["qpdf": qpdf_get_qpdf_version().map { String(cString: $0) } ?? "unknown"]
@@ -54,27 +57,27 @@ package struct PDFEngine: ConversionEngine {
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
         let options = request.options
-        let bytes = try PDFFiles.readInput(request, limit: Self.inputByteLimit)
-        guard MediaType.sniff(bytes.prefix(MediaType.headerLength)) == .pdf else {
-            throw ConversionFailure(.unsupportedInput, "the content is not a PDF")
-        }
         let password = options[CommonOptions.password]
+        // The source's bytes; empty for a group, whose files merge(_:request:password:) reads.
+        let bytes: [UInt8]
         let document: PDFDocument
-        do {
-            document = try PDFDocument(reading: bytes, password: password)
-        } catch  where error.kind == .password && password == nil {
-            throw ConversionFailure(.encrypted, "the PDF is encrypted and the rule gives no password: \(error)")
-        } catch {
-            throw error.conversionFailure
-        }
-        if document.isEncrypted && password == nil {
-            throw ConversionFailure(
-                .encrypted,
-                "the PDF is encrypted (it opens without a password, but restricts what may be done with it); "
-                    + "give its owner password as the rule's password"
-            )
+        let sourceByteCount: Int
+        if let inputs = request.inputs {
+            guard request.format.category != .image else {
+                throw ConversionFailure(
+                    .unsupportedInput,
+                    "a group of PDFs is merged into one PDF, not drawn as images"
+                )
+            }
+            (document, sourceByteCount) = try Self.merge(inputs, request: request, password: password)
+            bytes = []
+        } else {
+            bytes = try PDFFiles.readInput(request, limit: Self.inputByteLimit)
+            document = try Self.open(bytes, password: password)
+            sourceByteCount = bytes.count
         }
         var report = ConversionReport(outputBytes: 0)
+        if let inputs = request.inputs { report.details["inputFiles"] = String(inputs.count) }
         let inputPages = try Self.run { () throws(PDFError) in try document.pageCount() }
         guard inputPages > 0 else { throw ConversionFailure(.corruptInput, "the PDF has no pages") }
         if let limit = request.limits.frames, inputPages > limit {
@@ -148,14 +151,15 @@ package struct PDFEngine: ConversionEngine {
             var output = try Self.run { () throws(PDFError) in try document.write(settings) }
             if settings.compress {
                 let onlyCompresses =
-                    options[PDFOptions.pages] == nil && options[CommonOptions.rotate] == nil && policy != .strip
+                    request.inputs == nil && options[PDFOptions.pages] == nil && options[CommonOptions.rotate] == nil
+                    && policy != .strip
                     && password == nil && options[CommonOptions.watermark] == nil
-                report.details["bytesBefore"] = String(bytes.count)
-                if output.count >= bytes.count && onlyCompresses {
+                report.details["bytesBefore"] = String(sourceByteCount)
+                if output.count >= sourceByteCount && onlyCompresses {
                     report.details["compressed"] =
                         "no: the rewrite was \(output.count) bytes, not smaller; the source's bytes were kept"
                     output = bytes
-                } else if output.count >= bytes.count {
+                } else if output.count >= sourceByteCount {
                     report.details["compressed"] =
                         "no: the rewrite is not smaller, but it is kept for the rule's other changes"
                 } else {
@@ -171,6 +175,74 @@ package struct PDFEngine: ConversionEngine {
         report.warnings = document.warnings().prefix(20).map { "qpdf: \($0)" }
         progress(JobProgress(fraction: 1))
         return report
+    }
+
+    /// Checks that `bytes` are a PDF and opens them with the rule's `password`.
+    ///
+    /// - Throws: `unsupportedInput` for content that is not a PDF; `encrypted` for a PDF the password does not open,
+    ///   or that is encrypted when the rule gives none; qpdf's failure otherwise.
+    private static func open(_ bytes: [UInt8], password: String?) throws(ConversionFailure) -> PDFDocument {
+        guard MediaType.sniff(bytes.prefix(MediaType.headerLength)) == .pdf else {
+            throw ConversionFailure(.unsupportedInput, "the content is not a PDF")
+        }
+        let document: PDFDocument
+        do {
+            document = try PDFDocument(reading: bytes, password: password)
+        } catch  where error.kind == .password && password == nil {
+            throw ConversionFailure(.encrypted, "the PDF is encrypted and the rule gives no password: \(error)")
+        } catch {
+            throw error.conversionFailure
+        }
+        if document.isEncrypted && password == nil {
+            throw ConversionFailure(
+                .encrypted,
+                "the PDF is encrypted (it opens without a password, but restricts what may be done with it); "
+                    + "give its owner password as the rule's password"
+            )
+        }
+        return document
+    }
+
+    /// Reads the PDFs of a group in order, each through its own descriptor as a single input is, and appends all
+    /// the pages of each to a new document (``PDFDocument/appendAllPages(of:)``).
+    ///
+    /// - Returns: the merged document and the size of all the files read.
+    /// - Throws: ``ConversionFailure`` naming the file of the group that failed (its name, and its place in the
+    ///   group), with that file's own failure.
+    private static func merge(
+        _ inputs: [FilePath],
+        request: ConversionRequest,
+        password: String?
+    ) throws(ConversionFailure) -> (PDFDocument, Int) {
+        var documents: [PDFDocument] = []
+        var total = 0
+        for (index, input) in inputs.enumerated() {
+            var one = request
+            one.input = input
+            one.inputs = nil
+            do throws(ConversionFailure) {
+                let bytes = try PDFFiles.readInput(one, limit: Self.inputByteLimit)
+                let document = try Self.open(bytes, password: password)
+                // qpdf rebuilds a damaged file from what it finds, which may be nothing.
+                guard try Self.run({ () throws(PDFError) in try document.pageCount() }) > 0 else {
+                    throw ConversionFailure(.corruptInput, "the PDF has no pages")
+                }
+                documents.append(document)
+                total += bytes.count
+            } catch {
+                throw ConversionFailure(
+                    error.code,
+                    "\(input.lastComponent?.string ?? input.string) (file \(index + 1) of \(inputs.count) of the "
+                        + "group): \(error.message)"
+                )
+            }
+        }
+        let merged = try Self.run { () throws(PDFError) -> PDFDocument in
+            let merged = try PDFDocument()
+            try merged.appendAllPages(of: documents)
+            return merged
+        }
+        return (merged, total)
     }
 
     /// Writes one PDF per page (`split: pages`) or per range of `split`, each a part beside `request.output`,

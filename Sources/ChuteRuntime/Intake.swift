@@ -80,6 +80,8 @@ package actor Intake {
     package private(set) var isPaused = false
     /// Files taken while intake was paused, with their watched folder; resuming queues them.
     private var held: [FilePath: FilePath] = [:]
+    /// The group folders taken (rules with `groupBy: folder`), for the files that arrive in them afterwards.
+    private var groups = GroupLedger()
 
     /// How long a file whose writer said it is done waits before it is looked at: the closes of one writer that
     /// closes twice in a row (ImageMagick does) make one look, not two.
@@ -257,6 +259,10 @@ package actor Intake {
 
     /// Records that a job ended, so its source is not taken again until it changes.
     package func jobFinished(_ job: Job, outcome: JobOutcome) async {
+        if job.isGroup {
+            await self.groupFinished(job, outcome: outcome)
+            return
+        }
         switch outcome {
         case .completed(let output, let others):
             self.handled[job.source] = job.fingerprint
@@ -362,6 +368,10 @@ package actor Intake {
         var logger = self.logger
         logger[metadataKey: "input.path"] = "\(LogText.escaped(path.string))"
         guard status.isRegularFile else {
+            // A group folder comes back here when its marker appears, or when its job is tried again.
+            if status.isDirectory, path.removingLastComponent() == root {
+                return await self.evaluateGroups(in: path, root: root, trigger: path)
+            }
             logger.info("Skipped: not a regular file")
             return nil
         }
@@ -398,6 +408,9 @@ package actor Intake {
         case .notYet(let rule, let after):
             logger.debug("Waiting for minAge", metadata: ["rule.name": "\(rule)"])
             return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), after)
+        case .matched(let rule, _, _) where rule.grouping == .folder:
+            guard let folder = RuleMatcher.groupFolder(of: path, root: root) else { return nil }
+            return await self.evaluateGroups(in: folder, root: root, trigger: path)
         case .matched(let rule, let plan, _):
             let job = Job(
                 source: path,
@@ -468,8 +481,14 @@ package actor Intake {
     }
 
     /// Arms the timer after which an ended job's source is moved, deleted or quarantined, if its rule says so: a quiet
-    /// period when the source's structure shows it whole, else `incompleteTimeout`.
+    /// period when the source's structure shows it whole, else `incompleteTimeout`. A group's files are moved or
+    /// deleted after a quiet period; a failed group is not quarantined (its files stay where they are).
     private func scheduleDisposal(_ job: Job, _ action: Disposal.Action) async {
+        if job.isGroup {
+            guard case .afterSuccess = action, job.rule.sourcePolicy != .keep else { return }
+            self.disposalContinuation.yield(Disposal(job: job, action: action, delay: self.quietPeriod))
+            return
+        }
         switch action {
         case .afterSuccess:
             guard job.rule.sourcePolicy != .keep else { return }
@@ -489,6 +508,10 @@ package actor Intake {
     /// Moves, deletes or quarantines an ended job's source if it is still the version the job took; a source that
     /// changed or went meanwhile is left alone (its new version is taken as a new file).
     private func dispose(_ disposal: Disposal) async {
+        if disposal.job.isGroup {
+            await self.disposeOfGroup(disposal)
+            return
+        }
         let job = disposal.job
         var logger = self.logger
         logger[metadataKey: "job.id"] = "\(job.id)"
@@ -528,5 +551,267 @@ package actor Intake {
             logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             return nil
         }
+    }
+}
+
+// MARK: - Groups
+
+extension Intake {
+    /// Looks at a group folder (rules with `groupBy: folder`) after one of its files, or the folder itself, was
+    /// quiet: each rule's group is taken once every file it matches is quiet and ready, the folder's `doneSuffix`
+    /// marker (`scans.done` beside `scans`) is there when the watch has a `doneSuffix`, and nothing was added to the
+    /// folder for a quiet period. A file found in a group already taken is reported, and starts no job.
+    ///
+    /// - Returns: a ticket and delay when the group must be looked at again (a file not ready, a folder that just
+    ///   changed); `nil` when a file still in its quiet period will bring it back, or when it was taken.
+    private func evaluateGroups(
+        in folder: FilePath,
+        root: FilePath,
+        trigger: FilePath
+    ) async -> (StabilityTracker.Ticket, Duration)? {
+        var logger = self.logger
+        logger[metadataKey: "group.path"] = "\(LogText.escaped(folder.string))"
+        guard let folderStatus = try? SourceInspector.status(of: folder, beneath: root), folderStatus.isDirectory
+        else { return nil }
+        let matcher = self.matcher
+        let allowsHardLinks = self.watches[root]?.allowHardLinks == true
+        let now = Date()
+        let date = now.formatted(.iso8601.year().month().day())
+        let candidates = await Blocking.run {
+            GroupListing.candidates(
+                in: folder,
+                root: root,
+                matcher: matcher,
+                allowsHardLinks: allowsHardLinks,
+                now: now,
+                date: date
+            )
+        }
+        let byRule = Dictionary(grouping: candidates, by: \.rule.name)
+        for name in byRule.keys.sorted() {
+            guard let files = byRule[name] else { continue }
+            let key = GroupKey(
+                folder: folder,
+                device: folderStatus.fingerprint.device,
+                inode: folderStatus.fingerprint.inode,
+                rule: name
+            )
+            if let wait = await self.evaluateGroup(key, files: files, root: root, trigger: trigger, logger: logger) {
+                return wait
+            }
+        }
+        return nil
+    }
+
+    /// Takes one rule's group of a folder when it is complete (``evaluateGroups(in:root:trigger:)``).
+    private func evaluateGroup(
+        _ key: GroupKey,
+        files: [GroupListing.Candidate],
+        root: FilePath,
+        trigger: FilePath,
+        logger: Logger
+    ) async -> (StabilityTracker.Ticket, Duration)? {
+        var logger = logger
+        logger[metadataKey: "rule.name"] = "\(key.rule)"
+        if self.groups.job(of: key) == nil {
+            // After a restart, the journal knows the groups taken before.
+            do {
+                if let record = try await self.journal.groupOutcome(
+                    of: key.folder,
+                    device: key.device,
+                    inode: key.inode,
+                    rule: key.rule
+                ), self.groups.job(of: key) == nil {
+                    self.groups.record(key, jobID: record.jobID, members: record.members)
+                    for member in record.members { self.handled[member.path] = member.fingerprint }
+                    logger.debug("Group already handled before a restart", metadata: ["job.id": "\(record.jobID)"])
+                }
+            } catch {
+                logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            }
+        }
+        if let taken = self.groups.job(of: key) {
+            self.reportLate(files, in: key, jobID: taken.jobID, logger: logger)
+            return nil
+        }
+        // A file still in its quiet period brings the group back when it ends.
+        if files.contains(where: { self.stability.isPending($0.path) }) { return nil }
+        if let watch = self.watches[root],
+            let reason = watch.markerWait(for: key.folder, exists: { access($0.string, F_OK) == 0 })
+        {
+            // Checked and recorded with no suspension between, so a marker event cannot slip in unseen.
+            self.waitingForMarker[key.folder] = root
+            logger.debug("Group waiting for a marker", metadata: ["reason": "\(LogText.escaped(reason))"])
+            self.events.publish(JobEvent(.waiting, jobID: nil, rule: key.rule, source: key.folder, message: reason))
+            return nil
+        }
+        for file in files {
+            let (path, type) = (file.path, file.sniffed)
+            guard let reason = await Blocking.run({ SourceInspector.notReady(path, type: type, beneath: root) }) else {
+                self.waitingSince[path] = nil
+                continue
+            }
+            let now = ContinuousClock.now
+            let since = self.waitingSince[path] ?? now
+            if now - since < self.incompleteTimeout {
+                self.waitingSince[path] = since
+                logger.debug(
+                    "Group waiting until a file is ready",
+                    metadata: ["input.path": "\(LogText.escaped(path.string))", "reason": "\(LogText.escaped(reason))"]
+                )
+                self.events.publish(JobEvent(.waiting, jobID: nil, rule: key.rule, source: key.folder, message: reason))
+                return (self.stability.touch(path, root: root, fingerprint: file.status.fingerprint), self.quietPeriod)
+            }
+            logger.warning(
+                "Taking a group whose file is still not ready after incompleteTimeout",
+                metadata: ["input.path": "\(LogText.escaped(path.string))", "reason": "\(LogText.escaped(reason))"]
+            )
+        }
+        // Nothing added, removed or written in the folder for a quiet period: `cp -r` may still be adding files
+        // that no event has reported yet.
+        var times = files.map { $0.status.fingerprint.modified }
+        if let folder = try? SourceInspector.status(of: key.folder, beneath: root) {
+            times.append(folder.fingerprint.modified)
+        }
+        if let newest = times.max() {
+            let age = Date().timeIntervalSince(newest)
+            let quiet =
+                Double(self.quietPeriod.components.seconds)
+                + Double(self.quietPeriod.components.attoseconds) / 1e18
+            if age < quiet {
+                let wait = Duration.milliseconds(Int64((quiet - age) * 1000) + 1)
+                let fingerprint = (try? SourceInspector.status(of: trigger, beneath: root))?.fingerprint
+                return (self.stability.touch(trigger, root: root, fingerprint: fingerprint), wait)
+            }
+        }
+        // Re-checked after the suspensions above: another file's settling may have taken the group meanwhile.
+        if let taken = self.groups.job(of: key) {
+            self.reportLate(files, in: key, jobID: taken.jobID, logger: logger)
+            return nil
+        }
+        if files.contains(where: { self.stability.isPending($0.path) }) { return nil }
+        guard let first = files.first else { return nil }
+        let ordered = GroupListing.ordered(files, below: key.folder)
+        let members = ordered.map {
+            GroupMember(path: $0.path, fingerprint: $0.status.fingerprint, sniffed: $0.sniffed)
+        }
+        if self.isPaused {
+            self.held[key.folder] = root
+            logger.debug("Intake paused; the group is held until it resumes")
+            return nil
+        }
+        var job = Job(
+            source: key.folder,
+            root: root,
+            rule: first.rule,
+            plan: RuleMatcher.groupPlan(
+                rule: first.rule,
+                folder: key.folder,
+                date: Date().formatted(.iso8601.year().month().day())
+            ),
+            fingerprint: SourceFingerprint(
+                device: key.device,
+                inode: key.inode,
+                size: members.reduce(0) { $0 + $1.fingerprint.size },
+                modifiedNanoseconds: members.map(\.fingerprint.modifiedNanoseconds).max() ?? 0
+            ),
+            sniffed: ordered.first?.sniffed,
+            doneMarker: self.watches[root]?.doneMarker(of: key.folder),
+            allowsHardLinks: self.watches[root]?.allowHardLinks == true
+        )
+        job.members = members
+        self.groups.record(key, jobID: job.id, members: members)
+        for member in members {
+            self.handled[member.path] = member.fingerprint
+            self.waitingSince[member.path] = nil
+        }
+        if await self.queue.submit(job) {
+            logger.info(
+                "Group queued",
+                metadata: ["job.id": "\(job.id)", "group.files": "\(members.count)"]
+            )
+        } else {
+            self.releaseGroup(job)
+        }
+        return nil
+    }
+
+    /// Logs each file of a taken group that its job did not take, once per version.
+    private func reportLate(_ files: [GroupListing.Candidate], in key: GroupKey, jobID: String, logger: Logger) {
+        for file in files where self.groups.reportsLate(file.path, fingerprint: file.status.fingerprint, in: key) {
+            self.handled[file.path] = file.status.fingerprint
+            logger.warning(
+                "A file arrived in a group already taken; it starts no job of its own",
+                metadata: ["input.path": "\(LogText.escaped(file.path.string))", "job.id": "\(jobID)"]
+            )
+        }
+    }
+
+    /// Forgets that a group was taken, so that its folder is looked at anew.
+    private func releaseGroup(_ job: Job) {
+        self.groups.release(GroupKey(of: job))
+        for member in job.members where self.handled[member.path] == member.fingerprint {
+            self.handled[member.path] = nil
+        }
+    }
+
+    /// Records that a group job ended: a completed group's files are moved or deleted as its rule says, a group
+    /// postponed is looked at again after its back-off, one cancelled by shutdown or vanished is forgotten.
+    private func groupFinished(_ job: Job, outcome: JobOutcome) async {
+        switch outcome {
+        case .completed(let output, let others):
+            self.produced.formUnion([output] + others)
+            self.postponements[job.source] = nil
+            await self.scheduleDisposal(job, .afterSuccess(output: output))
+        case .failed, .cancelledOnRequest:
+            self.postponements[job.source] = nil
+        case .postponed:
+            self.releaseGroup(job)
+            let count = self.postponements[job.source, default: 0]
+            self.postponements[job.source] = count + 1
+            let delay = min(self.retryDelay * (1 << min(count, 16)), Self.maximumRetryDelay)
+            self.logger.info(
+                "Trying the group again later",
+                metadata: ["group.path": "\(LogText.escaped(job.source.string))", "delay": "\(delay)"]
+            )
+            self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
+        case .cancelled, .vanished:
+            self.releaseGroup(job)
+        }
+    }
+
+    /// Moves or deletes the files of a completed group as its rule's `source` says, each only while it is still the
+    /// version the group took, then its marker and, once empty, its folder.
+    private func disposeOfGroup(_ disposal: Disposal) async {
+        let job = disposal.job
+        guard case .afterSuccess(let output) = disposal.action else { return }
+        var logger = self.logger
+        logger[metadataKey: "job.id"] = "\(job.id)"
+        logger[metadataKey: "rule.name"] = "\(job.rule.name)"
+        if job.members.contains(where: { SourceInspector.hasWriters($0.path, beneath: job.root) }) {
+            logger.debug("A file of the group is open for writing; moving or deleting the group waits")
+            self.disposalContinuation.yield(disposal)
+            return
+        }
+        for member in job.members {
+            var one = job
+            one.members = []
+            one.source = member.path
+            one.fingerprint = member.fingerprint
+            one.sniffed = member.sniffed
+            one.doneMarker = nil
+            var memberLogger = logger
+            memberLogger[metadataKey: "input.path"] = "\(LogText.escaped(member.path.string))"
+            guard let now = try? SourceInspector.status(of: member.path, beneath: job.root),
+                now.fingerprint == member.fingerprint
+            else {
+                memberLogger.info("Source changed or gone since its job; left alone")
+                continue
+            }
+            await JobRunner.disposeOfSource(one, output: output, logger: memberLogger)
+        }
+        if let marker = job.doneMarker { _ = unlink(marker.string) }
+        // Only succeeds once nothing is left in it.
+        _ = rmdir(job.source.string)
     }
 }

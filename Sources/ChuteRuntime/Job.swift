@@ -25,6 +25,13 @@ package struct Job: Sendable, Identifiable {
     package var allowsHardLinks: Bool
     /// The threads its codecs get, set by the scheduler when it starts the job (``JobSchedule``).
     package var threads: Int?
+    /// The files of a group job (a rule's `groupBy: folder`), in the order they are joined; empty for a job of one
+    /// file. A group's `source` is its folder, and its `fingerprint` the folder's device and inode with the
+    /// members' total size and newest modification time.
+    package var members: [GroupMember] = []
+
+    /// Whether the job joins the files of a group.
+    package var isGroup: Bool { !self.members.isEmpty }
 
     package init(
         id: String = UUID().uuidString.lowercased(),
@@ -51,6 +58,20 @@ package struct Job: Sendable, Identifiable {
     /// The engine lane the job runs in: the one that writes the rule's format from the sniffed content (a video to
     /// `jpg` runs in the video lane, a picture in the image lane).
     package var engine: EngineKind { self.rule.to.engine(reading: self.sniffed) }
+}
+
+/// One file of a group job, as it was when the group was taken.
+package struct GroupMember: Sendable, Codable, Equatable {
+    package var path: FilePath
+    package var fingerprint: SourceFingerprint
+    /// The type recognised from its first bytes.
+    package var sniffed: MediaType?
+
+    package init(path: FilePath, fingerprint: SourceFingerprint, sniffed: MediaType?) {
+        self.path = path
+        self.fingerprint = fingerprint
+        self.sniffed = sniffed
+    }
 }
 
 /// What identifies one version of a file: its inode, size, modification time and change time. New content at the

@@ -82,9 +82,18 @@ package struct JobRunner: Sendable {
         let started = Date()
         let clockStart = ContinuousClock.now
 
-        guard let status = try? SourceInspector.status(of: job.source, beneath: job.root), status.isRegularFile else {
+        guard let status = Self.currentStatus(of: job) else {
             logger.info("Source vanished before its job started")
             return .ended(.vanished)
+        }
+        if job.isGroup, let change = Self.changedMember(of: job) {
+            // The folder is looked at anew after the back-off, with the files it then holds.
+            let failure = ConversionFailure(.sourceBusy, "a file of the group changed after it was taken: \(change)")
+            logger.warning(
+                "Job postponed; it is tried again later",
+                metadata: ["error.code": "\(failure.code.rawValue)", "error": "\(LogText.escaped(failure.message))"]
+            )
+            return .ended(.postponed(failure))
         }
         guard status.fingerprint == job.fingerprint else {
             // Written again while the job waited in the queue: the new version is taken once it is quiet.
@@ -100,7 +109,7 @@ package struct JobRunner: Sendable {
         let duplicate = await self.earlierOutput(of: job, size: status.fingerprint.size, logger: logger)
         // The source is hashed while the worker converts it, so the worker never waits for the hash; unless a
         // possible duplicate needed the hash first.
-        async let hashing = Self.sha256(of: source, beneath: root, known: duplicate.hash)
+        async let hashing = Self.hashes(of: job, source: source, beneath: root, known: duplicate.hash)
         do {
             try await self.journal.begin(job)
         } catch {
@@ -114,12 +123,12 @@ package struct JobRunner: Sendable {
 
         guard status.fingerprint.size > 0 else {
             // Only taken once it stayed empty for incompleteTimeout: no engine has anything to read in it.
-            record.sha256 = await hashing
+            record.setHashes(await hashing)
             let failure = ConversionFailure(.corruptInput, "the file is empty (0 bytes), still after incompleteTimeout")
             return .ended(await self.fail(record, failure, logger))
         }
         guard let worker else {
-            record.sha256 = await hashing
+            record.setHashes(await hashing)
             return .ended(
                 await self.fail(record, launchFailure ?? ConversionFailure(.engineUnavailable, "no worker"), logger)
             )
@@ -128,21 +137,22 @@ package struct JobRunner: Sendable {
         do throws(ConversionFailure) {
             try OutputCommitter.makeDirectory(job.plan.directory, ownership: job.rule.ownership)
         } catch {
-            record.sha256 = await hashing
+            record.setHashes(await hashing)
             return .ended(await self.fail(record, error, logger))
         }
         let temporary = OutputCommitter.temporaryPath(for: job)
         let request = ConversionRequest(
             jobID: job.id,
             engine: job.engine,
-            input: job.source,
+            input: job.members.first?.path ?? job.source,
             output: temporary,
             format: job.rule.to,
             options: job.rule.options,
             limits: job.rule.limits,
             root: job.root,
             allowsHardLinks: job.allowsHardLinks,
-            threads: job.threads
+            threads: job.threads,
+            inputs: job.isGroup ? job.members.map(\.path) : nil
         )
         logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
         self.events.publish(JobEvent(.started, of: job))
@@ -156,7 +166,7 @@ package struct JobRunner: Sendable {
             nextEvent = now + Self.progressEventInterval
             events.publish(JobEvent(.progress, of: job, progress: min(1, max(0, progress.fraction))))
         }
-        record.sha256 = await hashing
+        record.setHashes(await hashing)
         switch outcome {
         case .cancelled where self.cancellations.wasRequested(job.id),
             .failed where self.cancellations.wasRequested(job.id):
@@ -192,7 +202,7 @@ package struct JobRunner: Sendable {
     ///
     /// - Returns: the earlier output if there is one, and the hash if it was computed.
     private func earlierOutput(of job: Job, size: Int64, logger: Logger) async -> (output: FilePath?, hash: String?) {
-        guard job.rule.onDuplicate == .skip else { return (nil, nil) }
+        guard job.rule.onDuplicate == .skip, !job.isGroup else { return (nil, nil) }
         let candidates: [(output: FilePath, sha256: String)]
         do {
             candidates = try await self.journal.completedOutputs(rule: job.rule.name, sourceSize: size)
@@ -204,6 +214,50 @@ package struct JobRunner: Sendable {
         guard !candidates.isEmpty else { return (nil, nil) }
         guard let hash = await Self.sha256(of: job.source, beneath: job.root, known: nil) else { return (nil, nil) }
         return (candidates.first { $0.sha256 == hash }?.output, hash)
+    }
+
+    /// The source's metadata now, if it is still there as the job needs it: a regular file, or for a group the same
+    /// folder, whose status then carries the group's fingerprint (its files are compared by ``changedMember(of:)``).
+    private static func currentStatus(of job: Job) -> SourceInspector.Status? {
+        guard let status = try? SourceInspector.status(of: job.source, beneath: job.root) else { return nil }
+        guard job.isGroup else { return status.isRegularFile ? status : nil }
+        guard status.isDirectory, status.fingerprint.device == job.fingerprint.device,
+            status.fingerprint.inode == job.fingerprint.inode
+        else { return nil }
+        return SourceInspector.Status(
+            fingerprint: job.fingerprint,
+            isRegularFile: false,
+            isDirectory: true,
+            linkCount: 1
+        )
+    }
+
+    /// The first file of a group that is gone or changed since the group was taken, in words; `nil` when every file
+    /// is as it was.
+    static func changedMember(of job: Job) -> String? {
+        for member in job.members {
+            guard let now = try? SourceInspector.status(of: member.path, beneath: job.root) else {
+                return "\(member.path) is gone"
+            }
+            if now.fingerprint != member.fingerprint { return "\(member.path) was written to" }
+        }
+        return nil
+    }
+
+    /// The SHA-256 of the source, or for a group of each of its files in order (the folder has none); computed on a
+    /// Dispatch thread unless it is `known`, `nil` for a file that cannot be read.
+    private static func hashes(
+        of job: Job,
+        source: FilePath,
+        beneath root: FilePath,
+        known: String?
+    ) async -> (source: String?, members: [String?]) {
+        guard job.isGroup else { return (await Self.sha256(of: source, beneath: root, known: known), []) }
+        var members: [String?] = []
+        for member in job.members {
+            members.append(await Self.sha256(of: member.path, beneath: root, known: nil))
+        }
+        return (nil, members)
     }
 
     /// The source's SHA-256, computed on a Dispatch thread unless it is `known`; `nil` when it cannot be read.
@@ -248,9 +302,7 @@ package struct JobRunner: Sendable {
         func removeTemporaries() {
             for temporary in temporaries { _ = unlink(temporary.string) }
         }
-        if let now = try? SourceInspector.status(of: job.source, beneath: job.root),
-            now.fingerprint != record.status.fingerprint
-        {
+        if job.isGroup ? Self.changedMember(of: job) != nil : Self.sourceChanged(job, from: record.status) {
             removeTemporaries()
             // Someone is still writing it: the new version is taken later, whole.
             let failure = ConversionFailure(
@@ -344,6 +396,12 @@ package struct JobRunner: Sendable {
         }
     }
 
+    /// Whether a single file's source has another fingerprint now than `status` (a source gone is not changed).
+    private static func sourceChanged(_ job: Job, from status: SourceInspector.Status) -> Bool {
+        guard let now = try? SourceInspector.status(of: job.source, beneath: job.root) else { return false }
+        return now.fingerprint != status.fingerprint
+    }
+
     /// Applies the rule's `source` policy after a completed job; a source that cannot be moved or deleted stays where
     /// it is, and the log says why.
     package static func disposeOfSource(_ job: Job, output: FilePath, logger: Logger) async {
@@ -369,7 +427,13 @@ package struct JobRunner: Sendable {
     /// alone for a while after the job (``Intake``).
     private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) async -> JobOutcome {
         var failure = failure
-        if !failure.isTransient, let now = try? SourceInspector.status(of: record.job.source, beneath: record.job.root),
+        if !failure.isTransient, record.job.isGroup, let change = Self.changedMember(of: record.job) {
+            failure = ConversionFailure(
+                .sourceBusy,
+                "a file of the group changed after it was taken: \(change) (\(failure.message))"
+            )
+        } else if !failure.isTransient, !record.job.isGroup,
+            let now = try? SourceInspector.status(of: record.job.source, beneath: record.job.root),
             now.fingerprint != record.job.fingerprint
         {
             failure = ConversionFailure(.sourceBusy, "the source changed after it was taken (\(failure.message))")
@@ -462,6 +526,8 @@ private struct Record: Sendable {
     var job: Job
     var status: SourceInspector.Status
     var sha256: String?
+    /// The SHA-256 of each file of a group job, in order.
+    var memberHashes: [String?] = []
     var started: Date
     var clockStart: ContinuousClock.Instant
     var libraries: [String: String] = [:]
@@ -475,6 +541,12 @@ private struct Record: Sendable {
         self.sha256 = sha256
         self.started = started
         self.clockStart = clockStart
+    }
+
+    /// Takes the hashes computed while the worker converted.
+    mutating func setHashes(_ hashes: (source: String?, members: [String?])) {
+        self.sha256 = hashes.source
+        self.memberHashes = hashes.members
     }
 
     var seconds: Double {
@@ -515,7 +587,18 @@ private struct Record: Sendable {
             error: failure.map { Sidecar.Failure(code: $0.code.rawValue, message: $0.message) },
             warnings: (self.report?.warnings ?? []) + self.warnings,
             details: self.report?.details ?? [:],
-            outputs: parts.isEmpty ? nil : parts
+            outputs: parts.isEmpty ? nil : parts,
+            inputs: self.job.isGroup
+                ? self.job.members.enumerated().map { index, member in
+                    Sidecar.Source(
+                        path: member.path.string,
+                        size: member.fingerprint.size,
+                        mtime: member.fingerprint.modified.formatted(iso),
+                        sha256: index < self.memberHashes.count ? self.memberHashes[index] : nil,
+                        sniffedType: member.sniffed?.rawValue
+                    )
+                }
+                : nil
         )
     }
 }

@@ -149,6 +149,13 @@ package final class Journal: Sendable {
                 table.add(column: "outputParts", .blob)
             }
         }
+        migrator.registerMigration("groups") { db in
+            // The files of a group job as JSON [GroupMember], in order: its `source` is the group's folder, so that a
+            // restart knows which files the group took and which arrived after it.
+            try db.alter(table: "job") { table in
+                table.add(column: "members", .blob)
+            }
+        }
         return migrator
     }
 
@@ -217,22 +224,70 @@ package final class Journal: Sendable {
         )
     }
 
-    /// Records that a job starts converting.
+    /// Records that a job starts converting; a group job with its members.
     package func begin(_ job: Job) async throws {
+        let members: Data? = try job.isGroup ? JSONEncoder().encode(job.members) : nil
         try await self.write { db in
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, changed, rule, state,
-                      outputFolder, updatedAt, startedAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)
+                      outputFolder, updatedAt, startedAt, members)
+                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)
                     """,
                 arguments: [
                     job.id, Self.bytes(job.source), Int64(bitPattern: job.fingerprint.device),
                     Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
                     job.fingerprint.modifiedNanoseconds, job.fingerprint.changedNanoseconds, job.rule.name,
                     Self.bytes(job.plan.directory),
-                    Date().timeIntervalSince1970, Date().timeIntervalSince1970,
+                    Date().timeIntervalSince1970, Date().timeIntervalSince1970, members,
                 ]
             )
+        }
+    }
+
+    /// The group job a rule ran on a folder, as the journal last recorded it.
+    package struct GroupRecord: Sendable, Equatable {
+        package var jobID: String
+        package var outcome: Outcome
+        /// The files it took, in order.
+        package var members: [GroupMember]
+    }
+
+    /// The completed, failed or cancelled group job of `rule` on the folder `folder` (this folder: its device and
+    /// inode), or `nil` when it has none. Files added to the folder since do not make it another group: a folder is
+    /// taken once.
+    package func groupOutcome(
+        of folder: FilePath,
+        device: UInt64,
+        inode: UInt64,
+        rule: String
+    ) async throws
+        -> GroupRecord?
+    {
+        try await self.database.read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT id, state, output, failureCode, failureMessage, members FROM job WHERE source = ?
+                      AND device = ? AND inode = ? AND rule = ? AND members IS NOT NULL
+                      AND state IN ('completed', 'failed', 'cancelled')
+                    ORDER BY updatedAt DESC
+                    """,
+                arguments: [Self.bytes(folder), Int64(bitPattern: device), Int64(bitPattern: inode), rule]
+            )
+            guard let row else { return nil }
+            let members = try JSONDecoder().decode([GroupMember].self, from: row["members"] as Data)
+            let state: String = row["state"]
+            let outcome: Outcome
+            if state == State.cancelled.rawValue {
+                outcome = .cancelled
+            } else if state == State.failed.rawValue {
+                let code = (row["failureCode"] as String?).flatMap(ConversionFailure.Code.init(rawValue:))
+                outcome = .failed(code.map { ConversionFailure($0, row["failureMessage"] ?? "") })
+            } else {
+                outcome = .completed(output: Self.path(row["output"]))
+            }
+            return GroupRecord(jobID: row["id"], outcome: outcome, members: members)
         }
     }
 

@@ -10,6 +10,8 @@ package enum SourceInspector {
     package struct Status: Sendable, Equatable {
         package var fingerprint: SourceFingerprint
         package var isRegularFile: Bool
+        /// Whether it is a folder (a group's, ``RuleGrouping``).
+        package var isDirectory = false
         /// How many names the file has: more than one for a hard link.
         package var linkCount: Int
     }
@@ -44,6 +46,7 @@ package enum SourceInspector {
         return Status(
             fingerprint: fingerprint,
             isRegularFile: info.st_mode & S_IFMT == S_IFREG,
+            isDirectory: info.st_mode & S_IFMT == S_IFDIR,
             linkCount: Int(info.st_nlink)
         )
     }

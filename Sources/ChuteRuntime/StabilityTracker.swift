@@ -61,6 +61,11 @@ package struct StabilityTracker: Sendable {
         return .quiet(root: entry.root)
     }
 
+    /// Whether `path` is in its quiet period: a write or rename event came, and the period has not ended.
+    package func isPending(_ path: FilePath) -> Bool {
+        self.entries[path] != nil
+    }
+
     /// The number of files in their quiet period.
     package var pendingCount: Int { self.entries.count }
 

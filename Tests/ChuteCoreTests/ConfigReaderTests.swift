@@ -973,6 +973,7 @@ private let badSettingsValueCases: [(String, String)] = [
             split: "1,2-z"
             compress: true
             password: open-sesame
+            groupBy: folder
           - name: slides
             match: "*.pdf"
             to: png
@@ -1037,6 +1038,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "owner": "owner 1026", "group": "group 100", "mode": "mode 640", "source": "source:  moved to",
         "doneFolder": "/srv/chute/done", "quarantine": "source moved to /srv/chute/failed",
         "onDuplicate": "on duplicate convert", "sidecars": "sidecars: in /srv/chute/meta", "jobTimeout": "timeout 5m",
+        "groupBy": "one output per sub-folder (groupBy folder)",
         "memoryLimit": "memory 3GB", "cpuTimeLimit": "CPU time 1.5m", "maxOutputSize": "output ≤ 8GB",
         "maxPixels": "pixels ≤ 50000000", "maxFrames": "frames ≤ 500", "maxDuration": "duration ≤ 3h",
     ]
