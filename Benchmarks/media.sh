@@ -37,7 +37,7 @@
 # The table shows medians of wall time, CPU time (user + sys) and peak RSS, and the Chute/ffmpeg ratios. Then it
 # checks that the outputs decode to the same thing: the MD5 of each decoded stream, and the video's PSNR when those
 # differ. Not a test: nothing here asserts on time. CHUTE_SCRATCH_PATH, when set, is passed to
-# `swift build --scratch-path` (a checkout shared by several builds).
+# `swift build --scratch-path` (a checkout shared by several builds); CHUTE=path/to/chute uses that binary instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-3}"
@@ -46,8 +46,12 @@ command -v /usr/bin/time >/dev/null || { echo "media.sh needs GNU time (apt-get 
 
 scratch=()
 [ -n "${CHUTE_SCRATCH_PATH:-}" ] && scratch=(--scratch-path "$CHUTE_SCRATCH_PATH")
-swift build -c release "${scratch[@]}" --product chute >/dev/null
-chute="$(swift build -c release "${scratch[@]}" --show-bin-path)/chute"
+if [ -n "${CHUTE:-}" ]; then
+    chute="$CHUTE"  # an existing build, such as a release build made earlier
+else
+    swift build -c release "${scratch[@]}" --product chute >/dev/null
+    chute="$(swift build -c release "${scratch[@]}" --show-bin-path)/chute"
+fi
 work="$(mktemp -d /tmp/chute-bench-media-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
