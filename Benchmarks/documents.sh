@@ -11,24 +11,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/install-deps.sh
+source Benchmarks/common.sh
 
 corpus="$(cd .. && pwd)/shared/corpus"
 [ -f "$corpus/MANIFEST.tsv" ] || { echo "no corpus at $corpus" >&2; exit 1; }
 
-# CHUTE=path/to/chute uses an existing build instead of a release build (LibreOffice does the work either way).
-if [ -n "${CHUTE:-}" ]; then
-    chute="$CHUTE"
-else
-    swift build -c release --product chute >/dev/null
-    chute="$(swift build -c release --show-bin-path)/chute"
-fi
+chute="$(release_binary chute)"
 work="$(mktemp -d /tmp/chute-bench-XXXXXX)"
 daemon=""
 trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
-calc() { awk "BEGIN { print $1 }"; }
 
 # The corpus documents that convert ("ok" in the manifest), the first 20 in manifest order, but for the web page
 # whose 84 remote resources soffice (which has the network) would try to fetch while Chute's workers cannot.

@@ -11,16 +11,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 count="${1:-50}"
 source scripts/install-deps.sh
+source Benchmarks/common.sh
 
-swift build -c release --product chute >/dev/null
-chute="$(swift build -c release --show-bin-path)/chute"
+chute="$(release_binary chute)"
 work="$(mktemp -d /tmp/chute-bench-XXXXXX)"
 daemon=""
 trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
-calc() { awk "BEGIN { print $1 }"; }
 
 echo "generating $count photos of 3000x2000 in $work/source ..." >&2
 mkdir -p "$work/source"

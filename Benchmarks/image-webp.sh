@@ -7,24 +7,18 @@
 #
 #   bash Benchmarks/image-webp.sh [COUNT]
 #
-# Prints wall times and ratios. Not a test: nothing here asserts on time. CHUTE_SCRATCH_PATH, when set, is passed to
-# `swift build --scratch-path`.
+# Prints wall times and ratios. Not a test: nothing here asserts on time. CHUTE=path/to/chute times
+# that build instead of making one (Benchmarks/common.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count="${1:-200}"
 source scripts/install-deps.sh
+source Benchmarks/common.sh
 
-scratch=()
-[ -n "${CHUTE_SCRATCH_PATH:-}" ] && scratch=(--scratch-path "$CHUTE_SCRATCH_PATH")
-swift build -c release "${scratch[@]}" --product chute >/dev/null
-chute="$(swift build -c release "${scratch[@]}" --show-bin-path)/chute"
+chute="$(release_binary chute)"
 work="$(mktemp -d /tmp/chute-bench-XXXXXX)"
 daemon=""
 trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
-calc() { awk "BEGIN { print $1 }"; }
 
 echo "generating $count JPEGs of 1500x1000 in $work/source ..." >&2
 mkdir -p "$work/source"

@@ -36,22 +36,16 @@
 #   since it started (a reused worker: its peak over the jobs so far, so at least that job's peak).
 # The table shows medians of wall time, CPU time (user + sys) and peak RSS, and the Chute/ffmpeg ratios. Then it
 # checks that the outputs decode to the same thing: the MD5 of each decoded stream, and the video's PSNR when those
-# differ. Not a test: nothing here asserts on time. CHUTE_SCRATCH_PATH, when set, is passed to
-# `swift build --scratch-path` (a checkout shared by several builds); CHUTE=path/to/chute uses that binary instead.
+# differ. Not a test: nothing here asserts on time. CHUTE=path/to/chute times that build
+# instead of making one (Benchmarks/common.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-3}"
 source scripts/install-deps.sh
+source Benchmarks/common.sh
 command -v /usr/bin/time >/dev/null || { echo "media.sh needs GNU time (apt-get install time)" >&2; exit 1; }
 
-scratch=()
-[ -n "${CHUTE_SCRATCH_PATH:-}" ] && scratch=(--scratch-path "$CHUTE_SCRATCH_PATH")
-if [ -n "${CHUTE:-}" ]; then
-    chute="$CHUTE"  # an existing build, such as a release build made earlier
-else
-    swift build -c release "${scratch[@]}" --product chute >/dev/null
-    chute="$(swift build -c release "${scratch[@]}" --show-bin-path)/chute"
-fi
+chute="$(release_binary chute)"
 work="$(mktemp -d /tmp/chute-bench-media-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 

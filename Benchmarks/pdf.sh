@@ -13,14 +13,11 @@ cd "$(dirname "$0")/.."
 count="${1:-200}"
 runs="${2:-3}"
 source scripts/install-deps.sh
+source Benchmarks/common.sh
 
-swift build -c release --product chute-pdf-merge >/dev/null
-merge="$(swift build -c release --show-bin-path)/chute-pdf-merge"
+merge="$(release_binary chute-pdf-merge)"
 work="$(mktemp -d /tmp/chute-bench-pdf-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
 
 corpus=../shared/corpus/pdf/pdf_multipage_text.pdf
 [ -f "$corpus" ] || { echo "the shared corpus ($corpus) is absent" >&2; exit 1; }

@@ -12,7 +12,7 @@
 #
 # Not a test: nothing here asserts on time. It counts files missed, failed or converted twice, and gives up waiting
 # when no job has finished for 120 s (or after CHUTE_SOAK_TIMEOUT seconds per round, default 3600).
-# CHUTE_SCRATCH_PATH, when set, is passed to `swift build --scratch-path` (a checkout shared by several builds).
+# CHUTE=path/to/chute times that build instead of making one (Benchmarks/common.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count="${1:-10000}"
@@ -20,18 +20,12 @@ sample="${2:-500}"
 rounds="${3:-1}"
 [ "$sample" -le "$count" ] || sample="$count"
 source scripts/install-deps.sh
+source Benchmarks/common.sh
 
-build=(swift build -c release)
-[ -n "${CHUTE_SCRATCH_PATH:-}" ] && build+=(--scratch-path "$CHUTE_SCRATCH_PATH")
-"${build[@]}" --product chute >/dev/null
-chute="$("${build[@]}" --show-bin-path)/chute"
+chute="$(release_binary chute)"
 work="$(mktemp -d /tmp/chute-soak-XXXXXX)"
 daemon=""
 trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
-calc() { awk "BEGIN { print $1 }"; }
 status_kb() { awk -v key="$2:" '$1 == key { print $2 }' "/proc/$1/status"; }  # $1 = pid, $2 = VmRSS, VmHWM, ...
 fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 # The kinds of a process's descriptors with their counts: pipe, socket, anon_inode:[pidfd], or the file (paths in

@@ -9,19 +9,18 @@
 #
 # The workload (651 MB, 2 to 4 minutes to make) is kept in W1_WORKLOAD (default /tmp/chute-w1-workload) and made only
 # when it is not there (its HEIC stills differ from workload.md5 with this machine's libheif, so a marker file beside
-# it says it is whole). CHUTE_SCRATCH_PATH, when set, is passed to `swift build --scratch-path`.
+# it says it is whole). CHUTE=path/to/chute times that build instead of making one (Benchmarks/common.sh).
 # Not a test: nothing here asserts on time. Run it on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-3}"
 bench="$(cd ../shared/bench && pwd)"
 source scripts/install-deps.sh
+source Benchmarks/common.sh
 command -v inotifywait >/dev/null || { echo "w1.sh needs inotifywait (apt-get install inotify-tools)" >&2; exit 1; }
 
-scratch=()
-[ -n "${CHUTE_SCRATCH_PATH:-}" ] && scratch=(--scratch-path "$CHUTE_SCRATCH_PATH")
-swift build -c release "${scratch[@]}" --product chute >/dev/null
-export CHUTE="$(swift build -c release "${scratch[@]}" --show-bin-path)/chute"
+CHUTE="$(release_binary chute)"
+export CHUTE
 
 workload="${W1_WORKLOAD:-/tmp/chute-w1-workload}"
 if [ ! -e "$workload.made" ]; then

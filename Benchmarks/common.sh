@@ -1,0 +1,20 @@
+# Sourced by the benchmark scripts: the binary to time, and the clock.
+#
+# `release_binary PRODUCT` prints the path of a release build of PRODUCT, building it first. For `chute`,
+# CHUTE=path/to/chute names an existing build to time instead (such as a release build made earlier, so that
+# nothing is compiled while a benchmark runs). CHUTE_SCRATCH_PATH, when set, is passed to
+# `swift build --scratch-path` (a checkout shared by several builds).
+release_binary() {
+    if [ "$1" = chute ] && [ -n "${CHUTE:-}" ]; then
+        echo "$CHUTE"
+        return
+    fi
+    local build=(swift build -c release)
+    [ -n "${CHUTE_SCRATCH_PATH:-}" ] && build+=(--scratch-path "$CHUTE_SCRATCH_PATH")
+    "${build[@]}" --product "$1" >/dev/null
+    echo "$("${build[@]}" --show-bin-path)/$1"
+}
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
+calc() { awk "BEGIN { print $1 }"; }
