@@ -144,7 +144,14 @@ package struct ChuteApplication {
         // runtime drains; the board reads events until the end.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [board, runtime, WatchService(watcher: watcher, intake: intake), signalService, api],
+                services: [
+                    board, runtime, WatchService(watcher: watcher, intake: intake), signalService, api,
+                    HistoryPruning(
+                        journal: journal,
+                        retention: self.config.settings.historyRetention,
+                        logger: self.logger
+                    ),
+                ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: self.logger
             )

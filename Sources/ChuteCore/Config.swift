@@ -159,6 +159,10 @@ package struct Settings: Sendable, Equatable {
     /// `workerIdle` (duration, default 30s): a worker that has had no job for this long exits and gives its memory
     /// back; the lane's next job starts a new one.
     package var workerIdle: Duration = .seconds(30)
+    /// `historyRetention` (duration, default 90d): how long the journal keeps a finished job for the history (the
+    /// status API, the web page, `chute jobs`). An older row is deleted only once its source has gone or changed:
+    /// while the same file is still there, its row is what keeps it from being converted again.
+    package var historyRetention: Duration = .seconds(90 * 86_400)
     /// `api` (mapping): where the daemon's status API listens (``APISettings``).
     package var api = APISettings()
 

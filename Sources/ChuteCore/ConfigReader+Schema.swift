@@ -36,7 +36,8 @@ extension ConfigReader.Walker {
     /// The keys of `settings:`.
     static let settingsKeys =
         ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "workerIdle", "concurrency"]
-        + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys + ["api"]
+        + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
+        + ["historyRetention", "api"]
 
     /// Reads the whole configuration.
     ///
@@ -673,6 +674,13 @@ extension ConfigReader.Walker {
         }
         if let entry = fields["agingLimit"] {
             settings.agingLimit = self.duration(entry) ?? settings.agingLimit
+        }
+        if let entry = fields["historyRetention"], let retention = self.duration(entry) {
+            if retention > .zero {
+                settings.historyRetention = retention
+            } else {
+                self.report("'historyRetention' must be longer than 0", at: entry.value)
+            }
         }
         if let entry = fields["concurrency"] {
             let engines = self.registry.engines.map(\.kind)

@@ -186,5 +186,6 @@ package enum ConfigSchema {
         "ioPriority": .object(["type": .array([.string("string"), .string("integer")])]),
         "api": Self.closed(["socket": Self.string, "listen": Self.string, "tokenFile": Self.string]),
         "cpuBudget": Self.positiveInteger, "memoryBudget": Self.byteSize, "agingLimit": Self.duration,
+        "historyRetention": Self.duration,
     ]) { first, _ in first }
 }

@@ -196,7 +196,8 @@ package enum ConfigSummary {
                 + "retry delay \(ValueParsing.describe(settings.retryDelay)), "
                 + "grace period \(ValueParsing.describe(settings.gracePeriod)), "
                 + "new worker every \(settings.workerJobs) jobs, an idle one exits after "
-                + ValueParsing.describe(settings.workerIdle),
+                + ValueParsing.describe(settings.workerIdle) + ", finished jobs kept in the history for "
+                + ValueParsing.describe(settings.historyRetention),
             "Concurrency: " + lanes.joined(separator: ", "),
             "Budget: CPU \(settings.cpuBudget.map(String.init) ?? "auto"), memory "
                 + "\(settings.memoryBudget.map { ValueParsing.describe(bytes: $0) } ?? "auto"), "

@@ -132,6 +132,78 @@ extension Journal {
         }
     }
 
+    /// Deletes the finished jobs last updated before `cutoff` whose source has gone or changed since, and returns how
+    /// many went. A row whose source is still there as it was stays, whatever its age: it is what keeps that file
+    /// from being converted again (``outcome(of:fingerprint:)``), and a group's row stays while its folder does.
+    package func pruneHistory(before cutoff: Date) async throws -> Int {
+        let candidates = try await self.readHistory { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, source, device, inode, size, modified, changed, state, members FROM job
+                    WHERE state IN ('completed', 'failed', 'cancelled', 'retried') AND updatedAt < ?
+                    """,
+                arguments: [cutoff.timeIntervalSince1970]
+            ).map(PruneCandidate.init)
+        }
+        guard !candidates.isEmpty else { return 0 }
+        let gone = await Blocking.run { candidates.filter { !$0.guardsItsSource() }.map(\.id) }
+        var deleted = 0
+        // In slices, so that no single write holds the journal for long.
+        for start in stride(from: 0, to: gone.count, by: 500) {
+            let slice = Array(gone[start..<min(start + 500, gone.count)])
+            deleted += try await self.writeHistory { db in
+                let marks = Array(repeating: "?", count: slice.count).joined(separator: ", ")
+                try db.execute(
+                    sql: "DELETE FROM job WHERE id IN (\(marks)) AND updatedAt < ?",
+                    arguments: StatementArguments(slice + [cutoff.timeIntervalSince1970])
+                )
+                return db.changesCount
+            }
+        }
+        return deleted
+    }
+
+    /// A finished job's row as ``pruneHistory(before:)`` weighs it.
+    private struct PruneCandidate: Sendable {
+        var id: String
+        var source: FilePath
+        var fingerprint: SourceFingerprint
+        /// Whether `changed` was recorded (rows written before it match on the rest).
+        var hasChangeTime: Bool
+        /// `retried` rows are history only: the intake never looks them up.
+        var isHistoryOnly: Bool
+        var isGroup: Bool
+
+        init(_ row: Row) {
+            self.id = row["id"]
+            self.source = Journal.historyPath(row["source"]) ?? FilePath()
+            let changed: Int64? = row["changed"]
+            self.fingerprint = SourceFingerprint(
+                device: UInt64(bitPattern: row["device"]),
+                inode: UInt64(bitPattern: row["inode"]),
+                size: row["size"],
+                modifiedNanoseconds: row["modified"],
+                changedNanoseconds: changed ?? 0
+            )
+            self.hasChangeTime = changed != nil
+            self.isHistoryOnly = (row["state"] as String) == Journal.State.retried.rawValue
+            self.isGroup = (row["members"] as Data?) != nil
+        }
+
+        /// Whether the row still decides what becomes of a file on disk: its source is there, unchanged (a group's
+        /// folder is there).
+        func guardsItsSource() -> Bool {
+            guard !self.isHistoryOnly, let status = try? SourceInspector.status(of: self.source) else { return false }
+            let now = status.fingerprint
+            let sameFile = now.device == self.fingerprint.device && now.inode == self.fingerprint.inode
+            if self.isGroup { return status.isDirectory && sameFile }
+            return status.isRegularFile && sameFile && now.size == self.fingerprint.size
+                && now.modifiedNanoseconds == self.fingerprint.modifiedNanoseconds
+                && (!self.hasChangeTime || now.changedNanoseconds == self.fingerprint.changedNanoseconds)
+        }
+    }
+
     private static func entry(_ row: Row) -> HistoryEntry {
         HistoryEntry(
             id: row["id"],

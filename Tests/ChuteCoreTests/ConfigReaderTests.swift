@@ -183,7 +183,8 @@ private let unknownKeyCases: [(String, String)] = [
         yaml(tail: ["settings:", "  quietTime: 1s"]),
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
             + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
-            + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api"
+            + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, "
+            + "historyRetention, api"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -283,6 +284,7 @@ private let badSettingsValueCases: [(String, String)] = [
               jobTimeout: 1.5h
               workerJobs: 50
               workerIdle: 5s
+              historyRetention: 7d
               concurrency: {image: 3, video: 1}
             """
         )
@@ -323,6 +325,7 @@ private let badSettingsValueCases: [(String, String)] = [
         #expect(config.settings.limits.timeout == .seconds(5400))
         #expect(config.settings.workerJobs == 50)
         #expect(config.settings.workerIdle == .seconds(5))
+        #expect(config.settings.historyRetention == .seconds(7 * 86_400))
         #expect(config.settings.concurrency == [.image: 3, .video: 1])
     }
 
@@ -634,7 +637,8 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
                     + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
-                    + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api",
+                    + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, "
+            + "historyRetention, api",
             ]
         )
     }
@@ -839,7 +843,7 @@ private let badSettingsValueCases: [(String, String)] = [
                        failed:  source moved to /srv/chute/failed, with a reason file
                        limits:  timeout 30m, memory 2GB, duration ≤ 3h
 
-                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs, an idle one exits after 30s
+                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs, an idle one exits after 30s, finished jobs kept in the history for 90d
                 Concurrency: image auto, video 1, audio auto, document auto, pdf auto
                 Budget: CPU auto, memory auto, ageing limit 30s
                 Job limits: timeout 30m, memory 2GB
@@ -999,6 +1003,7 @@ private let badSettingsValueCases: [(String, String)] = [
           maxPixels: 40000000
           maxFrames: 50
           maxDuration: 4h
+          historyRetention: 30d
           api:
             socket: /run/chute/api.sock
             listen: 127.0.0.1:8750
@@ -1051,6 +1056,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "memoryBudget": "memory 600MB", "agingLimit": "ageing limit 45s", "jobTimeout": "timeout 2h",
         "memoryLimit": "memory 2GB", "cpuTimeLimit": "CPU time 10m", "maxOutputSize": "output ≤ 10GB",
         "maxPixels": "pixels ≤ 40000000", "maxFrames": "frames ≤ 50", "maxDuration": "duration ≤ 4h",
+        "historyRetention": "kept in the history for 30d",
         "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token",
     ]
 

@@ -284,6 +284,56 @@ struct StatusAPIEndToEndTests {
         #expect((try? String(contentsOfFile: socket.string, encoding: .utf8)) == "mine")
     }
 
+    /// Past `historyRetention`, a finished job leaves the history once its source has gone; a job whose source is still
+    /// there stays, and still keeps that file from being converted again after a restart.
+    @Test func theHistoryForgetsOldJobsWhoseSourceHasGone() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: sentinels
+                    match: "zz-sentinel-*.png"
+                    to: jpg
+                    output: ./outbox
+                  - name: kept
+                    match: "kept-*.png"
+                    to: jpg
+                    output: ./outbox
+                  - name: gone
+                    match: "gone-*.png"
+                    to: jpg
+                    output: ./outbox
+                    source: delete
+                """,
+            settings: "  historyRetention: 2s"
+        )
+        defer { harness.stop() }
+        try await Self.startDaemon(harness)
+        let staging = try harness.directory.makeDirectory("staging")
+        for name in ["kept-1.png", "gone-1.png"] {
+            try Fixtures.makeImage(at: staging.appending(name), width: 32, height: 24)
+        }
+        try harness.moveIn(["kept-1.png", "gone-1.png"], from: staging)
+        try await harness.waitForSidecars(2)
+        // The rule deletes its source once the source has been left alone for a while after the job.
+        try await waitUntil("gone-1.png deleted by its rule", timeout: 30) {
+            FileManager.default.fileExists(atPath: harness.inbox.appending("gone-1.png").string) ? nil : true
+        }
+
+        // The sentinel's source stays too, so the one row pruned is gone-1.png's.
+        let pruned = try await #require(harness.daemon).waitForLog("History pruned", "deleted=1", timeout: 30)
+        #expect(pruned.count == 1, "\(pruned)")
+        try #require(harness.daemon).send(SIGTERM)
+        _ = try await #require(harness.daemon).waitForExit()
+
+        // After a restart the history is the journal's alone: the kept job is there, the pruned one is not, and the
+        // kept source, still in the inbox, is not converted again.
+        try await Self.startDaemon(harness)
+        let sources = try Self.jobs(harness, "state=completed&limit=100").compactMap { $0["source"] as? String }
+        #expect(sources.contains { $0.hasSuffix("/kept-1.png") }, "\(sources)")
+        #expect(!sources.contains { $0.hasSuffix("/gone-1.png") }, "\(sources)")
+        let sidecars = try await harness.waitForSidecars(2)
+        #expect(sidecars.count == 2, "\(sidecars.keys.sorted())")
+    }
+
     /// A port on 127.0.0.1 that was free a moment ago: the kernel's pick for a listener that is closed at once.
     private static func freePort() throws -> Int {
         let listener = try LoopbackListener()
