@@ -6,9 +6,11 @@
 # settled, and its worker processes. With ROUNDS (default 1) it drops COUNT new files that many times into the same
 # daemon, one round after the other, to tell growth per file from a one-off high-water mark. For context,
 # `convert-im6.q16` does the same conversion on SAMPLE of the files (default 500) one at a time in the same run,
-# extrapolated to all of them.
+# extrapolated to all of them. With API_CLIENTS (default 0), that many clients drive the daemon's status API during
+# the rounds (Benchmarks/api-load.py), and their request latencies are printed; Benchmarks/api-soak.sh compares the
+# throughput with and without them.
 #
-#   bash Benchmarks/soak.sh [COUNT] [SAMPLE] [ROUNDS]
+#   bash Benchmarks/soak.sh [COUNT] [SAMPLE] [ROUNDS] [API_CLIENTS]
 #
 # Not a test: nothing here asserts on time. It counts files missed, failed or converted twice, and gives up waiting
 # when no job has finished for 120 s (or after CHUTE_SOAK_TIMEOUT seconds per round, default 3600).
@@ -18,6 +20,7 @@ cd "$(dirname "$0")/.."
 count="${1:-10000}"
 sample="${2:-500}"
 rounds="${3:-1}"
+api_clients="${4:-0}"
 [ "$sample" -le "$count" ] || sample="$count"
 source scripts/install-deps.sh
 source Benchmarks/common.sh
@@ -25,7 +28,8 @@ source Benchmarks/common.sh
 chute="$(release_binary chute)"
 work="$(mktemp -d /tmp/chute-soak-XXXXXX)"
 daemon=""
-trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
+load=""
+trap '[ -n "$load" ] && kill "$load" 2>/dev/null; [ -n "$daemon" ] && kill "$daemon" 2>/dev/null; rm -rf "$work"' EXIT
 status_kb() { awk -v key="$2:" '$1 == key { print $2 }' "/proc/$1/status"; }  # $1 = pid, $2 = VmRSS, VmHWM, ...
 fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 # The kinds of a process's descriptors with their counts: pipe, socket, anon_inode:[pidfd], or the file (paths in
@@ -98,6 +102,10 @@ round_lines=()
 for ((round = 1; round <= rounds; round++)); do
     echo "round $round: copying $count PNGs of 64x64 to $work/staging, then dropping them ..." >&2
     stage "$round"
+    if [ "$api_clients" -gt 0 ] && [ -z "$load" ]; then
+        python3 Benchmarks/api-load.py "$work/.chute/api.sock" "$work/api-stop" "$api_clients" > "$work/api.txt" &
+        load=$!
+    fi
     expected=$((round * count))
     start=$(now)
     find "$work/staging" -name '*.png' -exec mv -t "$work/inbox" {} +
@@ -131,6 +139,11 @@ for ((round = 1; round <= rounds; round++)); do
         "$(status_kb "$daemon" VmRSS)" "$(status_kb "$daemon" VmHWM)" "$round_fds")")
 done
 
+if [ -n "$load" ]; then
+    touch "$work/api-stop"
+    wait "$load"
+    load=""
+fi
 fds_after=$(settled_fds)
 fd_kinds_after=$(fd_kinds "$daemon")
 rss_after=$(status_kb "$daemon" VmRSS)
@@ -184,3 +197,4 @@ printf '  convert-im6.q16, sequential: %d files in %.2f s (%.1f ms per file, fai
     "$sample" "$cli_wall" "$(calc "$cli_wall * 1000 / $sample")" "$cli_failed"
 printf '  convert-im6.q16 extrapolated to %d files: %.1f s\n' "$total" "$cli_extrapolated"
 printf '  speed-up chute vs convert:   %.2fx\n' "$(calc "$cli_extrapolated / $wall")"
+if [ "$api_clients" -gt 0 ]; then cat "$work/api.txt"; fi
