@@ -16,7 +16,7 @@ import UnixSignals
 /// problem as `FILE:LINE:COL: message`. A valid file's `rules` apply to every file decided from then on; jobs already
 /// queued or running keep the plan they were given. Changes to `watch` (folders, their options, output folders
 /// newly inside a watched folder) and to `settings` need a restart, which the log says; the running ones stay. Under
-/// systemd (`Type=notify`), a reload is framed by `RELOADING=1` and `READY=1`, so that `systemctl reload` waits for it.
+/// systemd (`Type=notify`), a reload is framed by `RELOADING=1` and `READY=1`, so that systemd shows it as reloading.
 struct SignalService: Service {
     /// The signals, trapped before the group starts, so that a signal sent as soon as the daemon is up is not fatal.
     let signals: UnixSignalsSequence
