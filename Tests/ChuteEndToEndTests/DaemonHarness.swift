@@ -56,8 +56,8 @@ final class DaemonHarness {
     }
 
     /// A daemon whose first rule takes the PNG sentinels that ``waitForSidecars`` drops (into the outbox as JPEGs),
-    /// followed by `rules`.
-    convenience init(afterSentinels rules: String) throws {
+    /// followed by `rules`, with `settings` (indented by two).
+    convenience init(afterSentinels rules: String, settings: String = "") throws {
         try self.init(
             rules: """
                   - name: sentinels
@@ -65,7 +65,8 @@ final class DaemonHarness {
                     to: jpg
                     output: ./outbox
                 \(rules)
-                """
+                """,
+            settings: settings
         )
     }
 

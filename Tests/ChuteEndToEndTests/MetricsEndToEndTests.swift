@@ -12,11 +12,7 @@ struct MetricsEndToEndTests {
         let port = try LoopbackListener.freePort()
         // A cut-off JPEG looks like one still being written: it is waited for `incompleteTimeout`, shortened here.
         let harness = try DaemonHarness(
-            rules: """
-                  - name: sentinels
-                    match: "zz-sentinel-*.png"
-                    to: jpg
-                    output: ./outbox
+            afterSentinels: """
                   - name: to-jpg
                     match: "*.jpg"
                     to: jpg
