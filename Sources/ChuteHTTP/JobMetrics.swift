@@ -47,6 +47,8 @@ package final class JobMetrics: Service, Sendable {
         self.board = board
         self.workers = workers
         self.engines = engines.sorted { $0.rawValue < $1.rawValue }
+        // Shown as 0 from the start: an alert on it must not wait for the first full disk.
+        _ = self.diskFullPostponements
     }
 
     /// Counts events until graceful shutdown.
@@ -79,8 +81,7 @@ package final class JobMetrics: Service, Sendable {
                 .increment(by: event.outputBytes ?? 0)
         }
         if event.kind == .postponed, event.code == ConversionFailure.Code.diskFull.rawValue {
-            self.counter("disk_full_postponements", "Jobs postponed because the target's disk or quota was full.", [])
-                .increment()
+            self.diskFullPostponements.increment()
         }
         if let start = started.removeValue(forKey: id), [.completed, .failed].contains(event.kind) {
             let seconds = max(0, event.time.timeIntervalSince(start))
@@ -121,6 +122,10 @@ package final class JobMetrics: Service, Sendable {
                 .set(Double(waiting))
             return self.registry.emitToString()
         }
+    }
+
+    private var diskFullPostponements: Counter {
+        self.counter("disk_full_postponements", "Jobs postponed because the target's disk or quota was full.", [])
     }
 
     private func counter(_ name: String, _ help: String, _ labels: [(String, String)]) -> Counter {

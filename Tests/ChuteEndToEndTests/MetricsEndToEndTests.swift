@@ -76,6 +76,7 @@ struct MetricsEndToEndTests {
         #expect(samples.value("chute_queue_depth", ["engine": "image"]) == 0)
         #expect(samples.value("chute_queue_depth", ["engine": "video"]) == 0)
         #expect(samples.value("chute_files_waiting") != nil)
+        #expect(samples.value("chute_disk_full_postponements_total") == 0)
 
         // On TCP, the metrics are behind the token like the rest of the API.
         func status(_ headers: [String]) throws -> String {
