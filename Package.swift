@@ -26,6 +26,8 @@ let package = Package(
         // The status API's server; its traits (swift-configuration, Foundation's form coders) are not used.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // The status API's `/metrics`, in Prometheus's text format.
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // C libraries, each behind a system-library target (module map + shim header only).
@@ -159,7 +161,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The status API (Hummingbird, on a Unix socket) and the CLI's client for it (NIO's HTTP/1 pipeline).
+        // The status API (Hummingbird, on a Unix socket), its Prometheus metrics, and the CLI's client for it (NIO's
+        // HTTP/1 pipeline).
         .target(
             name: "ChuteHTTP",
             dependencies: [
@@ -169,6 +172,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -74,6 +74,8 @@ packages=(
     python3-jsonschema python3-yaml
     # The status API's end-to-end tests speak to its Unix socket with curl, a client independent of Chute's.
     curl
+    # The metrics' end-to-end test reads `/metrics` with Prometheus's own text-format parser (Debian's python3).
+    python3-prometheus-client
     # Benchmarks/w1.sh times the script users write by hand, inotifywait piped into convert and ffmpeg.
     inotify-tools
 

@@ -63,6 +63,8 @@ package struct ChuteApplication {
     /// - Throws: ``JournalLockError`` when another daemon runs on the journal; when the journal cannot be opened,
     ///   the watcher cannot start or a service fails.
     package func run() async throws {
+        // Taken out of the environment before any worker starts: the workers must not inherit it.
+        let notify = SystemdNotify.fromEnvironment()
         // Before anything else: no other daemon may run on this journal, or both would convert every file.
         let lock = try JournalLock(journal: self.journalPath)
         defer { withExtendedLifetime(lock) {} }
@@ -93,31 +95,37 @@ package struct ChuteApplication {
                 "agingLimit": "\(ValueParsing.describe(budget.agingLimit))",
             ]
         )
-        // One stream of job events feeds the status board, and through it and directly the status API.
+        // One stream of job events feeds the status board and the metrics, and through them and directly the status
+        // API.
         let events = JobEvents()
         let board = JobStatusBoard(events: events)
         let cancellations = JobCancellations()
+        let workers = WorkerCensus()
         let queue = JobQueue(budget: budget, logger: self.logger, events: events)
         let intake = Intake(config: self.config, queue: queue, journal: journal, logger: self.logger, events: events)
+        // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
+        let lanes = Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu)
         let runtime = JobRuntime(
             queue: queue,
             intake: intake,
             launcher: self.launcher,
             journal: journal,
             settings: self.config.settings,
-            // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
-            lanes: Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu),
+            lanes: lanes,
             logger: self.logger,
             events: events,
-            cancellations: cancellations
+            cancellations: cancellations,
+            workers: workers
         )
+        let metrics = JobMetrics(events: events, queue: queue, board: board, workers: workers, engines: lanes.keys)
         let api = APIServer(
             api: StatusAPI(
                 board: board,
                 journal: journal,
                 intake: intake,
                 events: events,
-                cancellations: cancellations
+                cancellations: cancellations,
+                metrics: metrics
             ),
             socket: self.config.settings.api.socketPath(journal: self.journalPath),
             settings: self.config.settings.api,
@@ -138,20 +146,28 @@ package struct ChuteApplication {
             config: self.config,
             intake: intake,
             queue: queue,
+            notify: notify,
             logger: self.logger
         )
+        // Under systemd: READY, STATUS and STOPPING from the notifier (last, so the first to hear of a shutdown), the
+        // watchdog's pings until the very end (first).
+        let notifier = notify.map { SystemdNotifier(socket: $0, events: events, queue: queue) }
+        let watchdog = notify.flatMap { notify in
+            notify.watchdogInterval.map { SystemdWatchdog(socket: notify, interval: $0) }
+        }
+        var watch = WatchService(watcher: watcher, intake: intake)
+        if let notifier { watch.watching = notifier.watcherIsWatching }
         // Shutdown runs in reverse order: the API stops answering, then the watcher stops taking files, then the
-        // runtime drains; the board reads events until the end.
+        // runtime drains; the board and the metrics read events until the end.
+        var services: [any Service] = [
+            board, metrics, runtime, watch, signalService, api,
+            HistoryPruning(journal: journal, retention: self.config.settings.historyRetention, logger: self.logger),
+        ]
+        if let watchdog { services.insert(watchdog, at: 0) }
+        if let notifier { services.append(notifier) }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [
-                    board, runtime, WatchService(watcher: watcher, intake: intake), signalService, api,
-                    HistoryPruning(
-                        journal: journal,
-                        retention: self.config.settings.historyRetention,
-                        logger: self.logger
-                    ),
-                ],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: self.logger
             )

@@ -15,7 +15,8 @@ import UnixSignals
 /// A reload reads and checks the rules file first: a file with problems changes nothing, and the log names each
 /// problem as `FILE:LINE:COL: message`. A valid file's `rules` apply to every file decided from then on; jobs already
 /// queued or running keep the plan they were given. Changes to `watch` (folders, their options, output folders
-/// newly inside a watched folder) and to `settings` need a restart, which the log says; the running ones stay.
+/// newly inside a watched folder) and to `settings` need a restart, which the log says; the running ones stay. Under
+/// systemd (`Type=notify`), a reload is framed by `RELOADING=1` and `READY=1`, so that systemd shows it as reloading.
 struct SignalService: Service {
     /// The signals, trapped before the group starts, so that a signal sent as soon as the daemon is up is not fatal.
     let signals: UnixSignalsSequence
@@ -24,13 +25,17 @@ struct SignalService: Service {
     let config: ChuteConfig
     let intake: Intake
     let queue: JobQueue
+    /// systemd's notification socket, when systemd started the daemon.
+    let notify: SystemdNotify?
     let logger: Logger
 
     func run() async throws {
         var running = self.config
         for await signal in self.signals.cancelOnGracefulShutdown() {
             if signal == .sighup {
+                self.notify?.send(SystemdNotify.reloading)
                 running = await self.reload(running)
+                self.notify?.send("READY=1")
             } else {
                 let counts = await self.queue.counts
                 let used = await self.queue.budgetInUse

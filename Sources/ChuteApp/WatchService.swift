@@ -6,9 +6,11 @@ import ServiceLifecycle
 struct WatchService: Service {
     let watcher: DirectoryWatcher
     let intake: Intake
+    /// Called once the watcher watches every folder that exists.
+    var watching: @Sendable () -> Void = {}
 
     func run() async throws {
-        let events = self.watcher.events()
+        let events = self.watcher.events(watching: self.watching)
             .cancelOnGracefulShutdown()
             .map { event in
                 let change: IntakeEvent.Change =

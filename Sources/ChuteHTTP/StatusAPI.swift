@@ -8,7 +8,8 @@ import NIOCore
 import ServiceLifecycle
 import SystemPackage
 
-/// The status API's routes: JSON under `/api`, the job events as server-sent events, and the web page (``WebPage``).
+/// The status API's routes: JSON under `/api`, the job events as server-sent events, the Prometheus metrics
+/// (`/metrics`, ``JobMetrics``), and the web page (``WebPage``).
 ///
 /// It reads the live jobs from the ``JobStatusBoard`` and the finished ones from the ``Journal``, and steers the
 /// daemon only through the intake (pause, resume, queue a path, retry) and the running conversions (cancel). No
@@ -24,19 +25,22 @@ package struct StatusAPI: Sendable {
     package let intake: Intake
     package let events: JobEvents
     package let cancellations: JobCancellations
+    package let metrics: JobMetrics
 
     package init(
         board: JobStatusBoard,
         journal: Journal,
         intake: Intake,
         events: JobEvents,
-        cancellations: JobCancellations
+        cancellations: JobCancellations,
+        metrics: JobMetrics
     ) {
         self.board = board
         self.journal = journal
         self.intake = intake
         self.events = events
         self.cancellations = cancellations
+        self.metrics = metrics
     }
 
     /// The router with every route, behind a bearer token if given (on TCP).
@@ -70,6 +74,15 @@ package struct StatusAPI: Sendable {
         }
         router.get("/api/rules") { _, _ in try await self.rules() }
         router.get("/api/events") { _, _ in self.eventStream() }
+        router.get("/metrics") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(
+                status: .ok,
+                headers: headers,
+                body: ResponseBody(byteBuffer: ByteBuffer(string: await self.metrics.exposition()))
+            )
+        }
         return router
     }
 

@@ -1,5 +1,6 @@
 import ChuteCore
 import Foundation
+import Glibc
 import SystemPackage
 
 /// One step in the life of a job, or of a file on its way to becoming one, as the runtime publishes it on
@@ -41,6 +42,8 @@ package struct JobEvent: Sendable, Codable, Equatable {
     package var jobID: String?
     /// The rule that took the file.
     package var rule: String?
+    /// The engine lane the job runs in (``Job/engine``); `nil` for a file that has no job yet.
+    package var engine: String?
     /// The source file.
     package var source: String
     /// The outputs in place, for `completed`.
@@ -51,6 +54,10 @@ package struct JobEvent: Sendable, Codable, Equatable {
     package var code: String?
     /// How far the conversion is, 0 to 1, for `progress`.
     package var progress: Double?
+    /// The size of the job's source in bytes (a group's: its files' total), for every event of a job.
+    package var inputBytes: Int64?
+    /// The size of the outputs in place in bytes, for `completed`.
+    package var outputBytes: Int64?
     /// When it happened.
     package var time: Date
 
@@ -76,7 +83,7 @@ package struct JobEvent: Sendable, Codable, Equatable {
         self.time = time
     }
 
-    /// An event of `job`.
+    /// An event of `job`, with its engine and its source's size.
     package init(
         _ kind: Kind,
         of job: Job,
@@ -95,6 +102,8 @@ package struct JobEvent: Sendable, Codable, Equatable {
             code: code,
             progress: progress
         )
+        self.engine = job.engine.rawValue
+        self.inputBytes = job.fingerprint.size
     }
 
     /// The event that ends a job with `outcome`; `nil` for a job that was only handed its converted output (the
@@ -103,6 +112,7 @@ package struct JobEvent: Sendable, Codable, Equatable {
         switch outcome {
         case .completed(let output, let others):
             self.init(.completed, of: job, outputs: [output] + others)
+            self.outputBytes = (CollectionOfOne(output) + others).reduce(0) { $0 + Self.size(of: $1) }
         case .failed(let failure):
             self.init(.failed, of: job, message: failure.message, code: failure.code.rawValue)
         case .postponed(let failure):
@@ -114,5 +124,13 @@ package struct JobEvent: Sendable, Codable, Equatable {
         case .vanished:
             self.init(.vanished, of: job, message: "the source disappeared before its job started")
         }
+    }
+
+    /// The size of the file at `path`, or 0 when it is gone (moved away by a user as soon as it appeared).
+    ///
+    /// The corresponding C function is `stat`.
+    private static func size(of path: FilePath) -> Int64 {
+        var status = stat()
+        return stat(path.string, &status) == 0 ? Int64(status.st_size) : 0
     }
 }

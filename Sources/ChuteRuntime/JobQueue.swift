@@ -137,6 +137,9 @@ package actor JobQueue {
         (self.schedule.queuedCount, self.running)
     }
 
+    /// How many jobs each engine's lanes have queued; an engine with none is left out.
+    package var queuedPerLane: [EngineKind: Int] { self.schedule.queuedPerLane }
+
     /// How many lanes are waiting for work.
     package var waitingLanes: Int {
         self.waiters.values.reduce(0) { $0 + $1.count }

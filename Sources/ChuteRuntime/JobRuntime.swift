@@ -20,11 +20,13 @@ package struct JobRuntime: Service {
     private let logger: Logger
     private let events: JobEvents
     private let cancellations: JobCancellations
+    private let workers: WorkerCensus
 
     /// - Parameters:
     ///   - lanes: each engine's number of lanes, the jobs it runs at once.
     ///   - events: where each job's `started`, `progress` and final event goes.
     ///   - cancellations: where each running conversion can be cancelled on request.
+    ///   - workers: where the lanes count the worker processes they start and stop.
     package init(
         queue: JobQueue,
         intake: Intake,
@@ -34,7 +36,8 @@ package struct JobRuntime: Service {
         lanes: [EngineKind: Int],
         logger: Logger,
         events: JobEvents = JobEvents(),
-        cancellations: JobCancellations = JobCancellations()
+        cancellations: JobCancellations = JobCancellations(),
+        workers: WorkerCensus = WorkerCensus()
     ) {
         self.queue = queue
         self.intake = intake
@@ -45,6 +48,7 @@ package struct JobRuntime: Service {
         self.logger = logger
         self.events = events
         self.cancellations = cancellations
+        self.workers = workers
     }
 
     package func run() async throws {
@@ -95,13 +99,14 @@ package struct JobRuntime: Service {
             var finished: Job?
             while let job = await self.next(for: engine, releasing: finished, worker: &worker) {
                 if let current = worker, current.isDead || current.jobCount >= self.settings.workerJobs {
-                    await current.shutDown()
+                    await self.retire(current, engine: engine)
                     worker = nil
                 }
                 var launchFailure: ConversionFailure?
                 if worker == nil {
                     do throws(ConversionFailure) {
                         worker = try await WorkerProcess(launcher: self.launcher, engine: engine, logger: self.logger)
+                        self.workers.started(engine)
                     } catch {
                         launchFailure = error
                     }
@@ -125,7 +130,14 @@ package struct JobRuntime: Service {
                 }
             }
         }
-        await worker?.shutDown()
+        if let worker { await self.retire(worker, engine: engine) }
+    }
+
+    /// Ends a lane's worker, and counts it out of the census (as dead, if it had died).
+    private func retire(_ worker: WorkerProcess, engine: EngineKind) async {
+        let died = worker.isDead
+        await worker.shutDown()
+        self.workers.stopped(engine, died: died)
     }
 
     /// The lane's next job, or `nil` once the queue is closed. A lane with a worker waits `settings.workerIdle` at
@@ -154,7 +166,7 @@ package struct JobRuntime: Service {
             "Idle worker stopped",
             metadata: ["engine": "\(engine.rawValue)", "worker.pid": "\(idle.pid)", "idle": "\(limit)"]
         )
-        await idle.shutDown()
+        await self.retire(idle, engine: engine)
         worker = nil
         return await queue.next(for: engine, releasing: nil)
     }

@@ -63,6 +63,11 @@ struct JobSchedule {
     /// How many jobs are queued.
     var queuedCount: Int { self.entries.count }
 
+    /// How many jobs each lane has queued; a lane with none is left out.
+    var queuedPerLane: [EngineKind: Int] {
+        self.entries.values.reduce(into: [:]) { counts, entry in counts[entry.job.engine, default: 0] += 1 }
+    }
+
     /// Queues a job that arrived at `now`.
     mutating func enqueue(_ job: Job, demand: JobDemand, at now: ContinuousClock.Instant) {
         let number = self.nextArrival

@@ -62,6 +62,13 @@ package final class LoopbackListener: Sendable {
         thread.start()
     }
 
+    /// A port on 127.0.0.1 that was free a moment ago: the kernel's pick for a listener that is closed at once.
+    package static func freePort() throws -> Int {
+        let listener = try LoopbackListener()
+        defer { listener.stop() }
+        return listener.port
+    }
+
     /// How many connections were made so far (not counting ``checkThatItCounts()``'s own).
     package var connections: Int { self.requests.count }
 

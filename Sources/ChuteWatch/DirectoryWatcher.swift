@@ -76,9 +76,11 @@ package final class DirectoryWatcher: Sendable {
     /// reports changes until ``stop()``. The stream is unbounded: the consumer dedupes and checks each file. It
     /// finishes when the watcher stops, or when reading events fails (logged).
     ///
+    /// - Parameter watching: called once, on the watch thread, when every root that exists is watched and scanned
+    ///   (or listed, if polled); roots that do not exist yet are looked for from then on.
     /// - Important: Call it once. After ``stop()`` it returns a finished stream.
     /// - Returns: the events, in the order the kernel queued them.
-    package func events() -> AsyncStream<FileEvent> {
+    package func events(watching: @escaping @Sendable () -> Void = {}) -> AsyncStream<FileEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: FileEvent.self, bufferingPolicy: .unbounded)
         let start = self.phase.withLock { phase -> Bool in
             switch consume phase {
@@ -97,7 +99,7 @@ package final class DirectoryWatcher: Sendable {
             return stream
         }
         continuation.onTermination = { _ in self.stop() }
-        let thread = Thread { self.run(continuation) }
+        let thread = Thread { self.run(continuation, watching: watching) }
         thread.name = "chute-watch"
         thread.start()
         return stream
@@ -120,7 +122,7 @@ package final class DirectoryWatcher: Sendable {
     }
 
     /// The body of the watch thread.
-    private func run(_ continuation: AsyncStream<FileEvent>.Continuation) {
+    private func run(_ continuation: AsyncStream<FileEvent>.Continuation, watching: () -> Void) {
         let inotify = self.phase.withLock { phase -> Inotify? in
             switch consume phase {
             case .starting(let inotify):
@@ -133,7 +135,7 @@ package final class DirectoryWatcher: Sendable {
         }
         if let inotify {
             var loop = WatchLoop(inotify: inotify, specs: self.specs, logger: self.logger, continuation: continuation)
-            loop.run(until: self.stopSignal)
+            loop.run(until: self.stopSignal, watching: watching)
             // Close the instance before the stream finishes, so that a consumer that ends sees no open watches.
             _ = consume loop
         }

@@ -92,13 +92,16 @@ struct WatchLoop: ~Copyable {
     /// Watches and scans every inotify root and lists every polled one, then handles events, lists polled roots and
     /// looks for missing roots when they are due, until `stop` is signalled or reading events fails.
     ///
-    /// - Parameter stop: the signal that ends the loop.
-    mutating func run(until stop: borrowing StopSignal) {
+    /// - Parameters:
+    ///   - stop: the signal that ends the loop.
+    ///   - watching: called once every root that exists is watched and scanned or listed.
+    mutating func run(until stop: borrowing StopSignal, watching: () -> Void) {
         let clock = ContinuousClock()
         self.choosePolledRoots(now: clock.now)
         self.watchAllRoots()
         self.listDueRoots(now: clock.now)
         self.logReadiness()
+        watching()
         var descriptors = [
             pollfd(fd: self.inotify.descriptor.rawValue, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stop.readEnd.rawValue, events: Int16(POLLIN), revents: 0),

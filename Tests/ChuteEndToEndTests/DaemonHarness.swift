@@ -56,8 +56,8 @@ final class DaemonHarness {
     }
 
     /// A daemon whose first rule takes the PNG sentinels that ``waitForSidecars`` drops (into the outbox as JPEGs),
-    /// followed by `rules`.
-    convenience init(afterSentinels rules: String) throws {
+    /// followed by `rules`, with `settings` (indented by two).
+    convenience init(afterSentinels rules: String, settings: String = "") throws {
         try self.init(
             rules: """
                   - name: sentinels
@@ -65,7 +65,8 @@ final class DaemonHarness {
                     to: jpg
                     output: ./outbox
                 \(rules)
-                """
+                """,
+            settings: settings
         )
     }
 
@@ -125,6 +126,21 @@ final class DaemonHarness {
         }
     }
 
+    /// `GET /metrics` on the daemon's socket (the default one, beside the journal), parsed by Prometheus's own
+    /// text-format parser.
+    func metrics() throws -> [MetricSample] {
+        let socket = self.directory.appending(".chute/api.sock")
+        let text = try CommandLineTool.run([
+            "curl", "-sS", "--fail", "--max-time", "10", "--unix-socket", socket.string, "http://chute/metrics",
+        ]).standardOutput
+        let file = self.directory.appending("metrics.txt")
+        try text.write(toFile: file.string, atomically: true, encoding: .utf8)
+        // Debian's python3, whose dist-packages hold the parser (python3-prometheus-client), whatever python3 comes
+        // first in PATH.
+        let parsed = try CommandLineTool.run(["/usr/bin/python3", "-c", MetricSample.parser, file.string])
+        return try JSONDecoder().decode([MetricSample].self, from: Data(parsed.standardOutput.utf8))
+    }
+
     /// Every `.chute-*` temporary file anywhere in the tree.
     func temporaryFiles() -> [String] {
         self.directory.files().filter { ($0.split(separator: "/").last ?? "").hasPrefix(".chute-") }
@@ -133,5 +149,32 @@ final class DaemonHarness {
     func stop() {
         self.daemon?.terminate()
         self.directory.remove()
+    }
+}
+
+/// One sample of the daemon's `/metrics`, as Prometheus's parser gives it.
+struct MetricSample: Decodable {
+    var name: String
+    var labels: [String: String]
+    var value: Double
+
+    /// Prints the samples of the exposition in the file named by its argument as JSON.
+    static let parser = """
+        import json, sys
+        from prometheus_client.parser import text_string_to_metric_families
+        with open(sys.argv[1]) as exposition:
+            families = text_string_to_metric_families(exposition.read())
+            print(json.dumps([
+                {"name": s.name, "labels": s.labels, "value": s.value} for f in families for s in f.samples
+            ]))
+        """
+}
+
+extension [MetricSample] {
+    /// The value of the sample `name` whose labels include `labels`; `nil` when there is none.
+    func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+        self.first { sample in
+            sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value }
+        }?.value
     }
 }

@@ -121,6 +121,10 @@ struct DebianPackageEndToEndTests {
         for link in Self.values(of: "Documentation", in: unit).flatMap({ $0.split(separator: " ") }) {
             #expect(link.hasPrefix("file://") && Self.exists(String(link.dropFirst("file://".count))), "\(link)")
         }
+        // The daemon tells systemd when it is ready and pings its watchdog; only it, not its workers.
+        #expect(Self.values(of: "Type", in: unit) == ["notify"])
+        #expect(Self.values(of: "NotifyAccess", in: unit) == ["main"])
+        #expect(!Self.values(of: "WatchdogSec", in: unit).isEmpty)
         // systemd refuses to start a unit whose ReadWritePaths names a missing folder, unless it starts with `-`.
         for path in Self.values(of: "ReadWritePaths", in: unit).flatMap({ $0.split(separator: " ") }) {
             #expect(path.hasPrefix("-") || Self.exists(String(path)), "ReadWritePaths=\(path) does not exist")

@@ -42,5 +42,13 @@ struct DiskFullEndToEndTests {
         #expect(output.width == 2400 && output.height == 1800)
         #expect(!daemon.logLines(containing: "Trying the file again later", "big.png").isEmpty)
         #expect(harness.temporaryFiles().isEmpty)
+        // The metrics count the postponement, and the completed job once the file came back.
+        let metrics = try await waitUntil("the metrics to count the completed job") {
+            let metrics = try harness.metrics()
+            return metrics.value("chute_jobs_finished_total", ["outcome": "completed", "rule": "to-jpg"]) != nil
+                ? metrics : nil
+        }
+        #expect((metrics.value("chute_disk_full_postponements_total") ?? 0) >= 1)
+        #expect((metrics.value("chute_jobs_finished_total", ["outcome": "postponed", "rule": "to-jpg"]) ?? 0) >= 1)
     }
 }

@@ -334,15 +334,8 @@ struct StatusAPIEndToEndTests {
         #expect(sidecars.count == 2, "\(sidecars.keys.sorted())")
     }
 
-    /// A port on 127.0.0.1 that was free a moment ago: the kernel's pick for a listener that is closed at once.
-    private static func freePort() throws -> Int {
-        let listener = try LoopbackListener()
-        defer { listener.stop() }
-        return listener.port
-    }
-
     @Test func tcpNeedsTheBearerTokenAndATokenFile() async throws {
-        let port = try Self.freePort()
+        let port = try LoopbackListener.freePort()
         let harness = try DaemonHarness(
             settings: """
                   api:

@@ -21,7 +21,7 @@ struct WebPageEndToEndTests {
 
     /// A daemon with an image rule and a slow video rule, its API on TCP with a token.
     private static func startDaemon() async throws -> (DaemonHarness, Int) {
-        let port = try Self.freePort()
+        let port = try LoopbackListener.freePort()
         let harness = try DaemonHarness(
             rules: """
                   - name: photos
@@ -48,13 +48,6 @@ struct WebPageEndToEndTests {
         try await harness.start()
         try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
         return (harness, port)
-    }
-
-    /// A port on 127.0.0.1 that was free a moment ago: the kernel's pick for a listener that is closed at once.
-    private static func freePort() throws -> Int {
-        let listener = try LoopbackListener()
-        defer { listener.stop() }
-        return listener.port
     }
 
     private static func startBrowser() throws -> HeadlessChromium {
