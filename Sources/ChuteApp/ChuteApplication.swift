@@ -140,11 +140,16 @@ package struct ChuteApplication {
             queue: queue,
             logger: self.logger
         )
+        // The daemon sends the notifications, not the workers (they have no network); no notifier without targets.
+        let notifier: [any Service] =
+            self.config.allNotifyTargets.isEmpty
+            ? [] : [Notifier(config: self.config, events: events, journal: journal, logger: self.logger)]
         // Shutdown runs in reverse order: the API stops answering, then the watcher stops taking files, then the
-        // runtime drains; the board reads events until the end.
+        // runtime drains, then the notifier stops; the board reads events until the end.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [board, runtime, WatchService(watcher: watcher, intake: intake), signalService, api],
+                services: [board] + notifier
+                    + [runtime, WatchService(watcher: watcher, intake: intake), signalService, api] as [any Service],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: self.logger
             )
