@@ -167,7 +167,7 @@ private let badMediaOptionCases: [([String], [String])] = [
 private let unknownKeyCases: [(String, String)] = [
     (
         yaml(tail: ["colour: blue"]),
-        "rules.yaml:8:1: unknown key 'colour' at the top level; allowed keys: watch, rules, settings"
+        "rules.yaml:8:1: unknown key 'colour' at the top level; allowed keys: watch, rules, settings, notify"
     ),
     (
         yaml(watch: ["watch:", "  - path: inbox", "    recurse: false"]),
@@ -183,7 +183,8 @@ private let unknownKeyCases: [(String, String)] = [
         yaml(tail: ["settings:", "  quietTime: 1s"]),
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
             + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
-            + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api"
+            + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api, "
+            + "digestAt, digestEvery"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -440,7 +441,7 @@ private let badSettingsValueCases: [(String, String)] = [
             problems("watch:\n  - path: inbox\nrule:\n  - name: a\n") == [
                 "rules.yaml:1:1: missing required key 'rules' at the top level (the list of conversion rules)",
                 "rules.yaml:3:1: unknown key 'rule' at the top level (did you mean 'rules'?); "
-                    + "allowed keys: watch, rules, settings",
+                    + "allowed keys: watch, rules, settings, notify",
             ]
         )
     }
@@ -634,7 +635,8 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
                     + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
-                    + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api",
+                    + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api, "
+            + "digestAt, digestEvery",
             ]
         )
     }
