@@ -159,7 +159,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The status API (Hummingbird, on a Unix socket) and the CLI's client for it (NIO's HTTP/1 pipeline).
+        // The status API (Hummingbird, on a Unix socket) and the CLI's client for it (NIO's HTTP/1 pipeline); the
+        // notifier, which posts to webhooks and ntfy topics through the same client (https:// through URLSession).
         .target(
             name: "ChuteHTTP",
             dependencies: [

@@ -636,7 +636,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
                     + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, api, "
-            + "digestAt, digestEvery",
+                    + "digestAt, digestEvery",
             ]
         )
     }

@@ -407,7 +407,10 @@ struct CommandLineTests {
             """
         let good = directory.appending("notify.yaml")
         try notifying.write(toFile: good.string, atomically: true, encoding: .utf8)
-        let accepted = try CommandLineTool.run(["python3", script.string, schemaPath.string, good.string], check: false)
+        let accepted = try CommandLineTool.run(
+            ["python3", script.string, schemaPath.string, good.string],
+            check: false
+        )
         #expect(accepted.status == 0, "notify.yaml: \(accepted.standardOutput + accepted.standardError)")
 
         let rules = """
