@@ -54,9 +54,11 @@ package enum ConfigSummary {
             lines.append(
                 "Notifications: " + Self.describe(config.notify)
                     + (config.rules.contains { $0.notify != nil } ? " (rules with their own list: theirs)" : "")
-                    + "; digest "
-                    + (config.settings.digest.every.map { "every \(ValueParsing.describe($0)) from " } ?? "daily at ")
-                    + config.settings.digest.timeOfDay
+                    + (config.allNotifyTargets.contains { $0.events.contains(.digest) }
+                        ? "; digest "
+                            + (config.settings.digest.every.map { "every \(ValueParsing.describe($0)) from " }
+                                ?? "daily at ") + config.settings.digest.timeOfDay
+                        : "")
             )
         }
         return lines.joined(separator: "\n")
