@@ -162,7 +162,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // The status API (Hummingbird, on a Unix socket), its Prometheus metrics, and the CLI's client for it (NIO's
-        // HTTP/1 pipeline).
+        // HTTP/1 pipeline); the notifier, which posts to webhooks and ntfy topics through the same client (https://
+        // through URLSession).
         .target(
             name: "ChuteHTTP",
             dependencies: [

@@ -96,6 +96,9 @@ packages=(
     libqpdf-dev qpdf poppler-utils
     # poppler's GLib interface (with cairo), which renders a PDF's pages as images for the PDF engine.
     libpoppler-glib-dev
+    # libcurl's development link, for FoundationNetworking's URLSession, which sends notifications to https:// URLs:
+    # the release build links the Swift runtime in, and FoundationNetworking then needs -lcurl (libcurl4 at run time).
+    libcurl4-openssl-dev
 )
 
 missing=()

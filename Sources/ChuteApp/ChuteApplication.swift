@@ -158,9 +158,14 @@ package struct ChuteApplication {
         var watch = WatchService(watcher: watcher, intake: intake)
         if let notifier { watch.watching = notifier.watcherIsWatching }
         // Shutdown runs in reverse order: the API stops answering, then the watcher stops taking files, then the
-        // runtime drains; the board and the metrics read events until the end.
-        var services: [any Service] = [
-            board, metrics, runtime, watch, signalService, api,
+        // runtime drains, then the webhooks' notifier stops; the board and the metrics read events until the end.
+        var services: [any Service] = [board, metrics]
+        // The daemon sends the notifications, not the workers (they have no network); no notifier without targets.
+        if !self.config.allNotifyTargets.isEmpty {
+            services.append(Notifier(config: self.config, events: events, journal: journal, logger: self.logger))
+        }
+        services += [
+            runtime, watch, signalService, api,
             HistoryPruning(journal: journal, retention: self.config.settings.historyRetention, logger: self.logger),
         ]
         if let watchdog { services.insert(watchdog, at: 0) }

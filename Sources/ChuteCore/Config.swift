@@ -11,11 +11,31 @@ package struct ChuteConfig: Sendable, Equatable {
     package var rules: [Rule]
     /// Daemon-wide settings.
     package var settings: Settings
+    /// `notify` (list, default none): where notifications of every rule's jobs go, unless a rule has its own list.
+    package var notify: [NotifyTarget]
 
-    package init(watches: [WatchConfig], rules: [Rule], settings: Settings = Settings()) {
+    package init(
+        watches: [WatchConfig],
+        rules: [Rule],
+        settings: Settings = Settings(),
+        notify: [NotifyTarget] = []
+    ) {
         self.watches = watches
         self.rules = rules
         self.settings = settings
+        self.notify = notify
+    }
+
+    /// Where the notifications of `rule`'s jobs go: the rule's own `notify:` list, or the top-level one (also for a
+    /// rule no longer in the file, whose jobs a reload left running).
+    package func notifyTargets(forRule rule: String?) -> [NotifyTarget] {
+        self.rules.first { $0.name == rule }?.notify ?? self.notify
+    }
+
+    /// Every notification target, top-level and of the rules, each once.
+    package var allNotifyTargets: [NotifyTarget] {
+        var seen = Set<NotifyTarget>()
+        return (self.notify + self.rules.flatMap { $0.notify ?? [] }).filter { seen.insert($0).inserted }
     }
 }
 
@@ -165,6 +185,9 @@ package struct Settings: Sendable, Equatable {
     package var historyRetention: Duration = .seconds(90 * 86_400)
     /// `api` (mapping): where the daemon's status API listens (``APISettings``).
     package var api = APISettings()
+    /// `digestAt` (`HH:MM`, default `08:00`) and `digestEvery` (duration, default none): when the notification
+    /// digest is sent (``DigestSchedule``).
+    package var digest = DigestSchedule()
 
     package init() {}
 }

@@ -2,18 +2,18 @@ import SystemPackage
 import Yams
 
 extension ConfigReader {
-    /// Every key a `watch:` entry, a rule and `settings:` accept, in the order of the schema; `chute check`'s summary
-    /// shows each of them that a file sets (a test holds it to that).
+    /// Every key a `watch:` entry, a rule, `settings:` and a `notify:` entry accept, in the order of the schema;
+    /// `chute check`'s summary shows each of them that a file sets (a test holds it to that).
     package static func schemaKeys(
         registry: EngineRegistry
-    ) -> (watch: [String], rule: [String], settings: [String]) {
-        (Walker.watchKeys, Walker.ruleKeys(registry: registry), Walker.settingsKeys)
+    ) -> (watch: [String], rule: [String], settings: [String], notify: [String]) {
+        (Walker.watchKeys, Walker.ruleKeys(registry: registry), Walker.settingsKeys, Walker.notifyKeys)
     }
 }
 
 extension ConfigReader.Walker {
     /// The top-level keys.
-    private static let topLevelKeys = ["watch", "rules", "settings"]
+    private static let topLevelKeys = ["watch", "rules", "settings", "notify"]
     /// The keys of one `watch:` entry.
     static let watchKeys = [
         "path", "recursive", "ignore", "poll", "pollInterval", "doneSuffix", "lockSuffix",
@@ -26,7 +26,7 @@ extension ConfigReader.Walker {
         [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
             "maxAge", "owner", "group", "mode", "source", "doneFolder", "quarantine", "onDuplicate", "sidecars",
-            "groupBy",
+            "groupBy", "notify",
         ]
         + JobLimits.keys
     /// The keys of one rule: the fixed ones and every engine's options.
@@ -37,7 +37,9 @@ extension ConfigReader.Walker {
     static let settingsKeys =
         ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "workerIdle", "concurrency"]
         + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
-        + ["historyRetention", "api"]
+        + ["historyRetention", "api", "digestAt", "digestEvery"]
+    /// The keys of one `notify:` entry: `url` (a webhook) or `ntfy` (a topic), and `on`.
+    static let notifyKeys = ["url", "ntfy", "on"]
 
     /// Reads the whole configuration.
     ///
@@ -57,8 +59,76 @@ extension ConfigReader.Walker {
         let rules = rulesEntry.flatMap {
             self.rules(from: $0, watchedFolders: watches?.map(\.path), limits: settings.limits)
         }
+        let notify = fields["notify"].flatMap { self.notifyTargets($0) }
         guard let watches, let rules else { return nil }
-        return ChuteConfig(watches: watches, rules: rules, settings: settings)
+        return ChuteConfig(watches: watches, rules: rules, settings: settings, notify: notify ?? [])
+    }
+
+    // MARK: - notify
+
+    /// Reads a `notify:` list, at the top level or in a rule; an empty list is allowed (a rule's `notify: []` sends
+    /// nothing).
+    ///
+    /// - Returns: the targets that could be read (each problem is reported).
+    private mutating func notifyTargets(_ entry: Entry) -> [NotifyTarget]? {
+        guard case .sequence(let sequence) = entry.value else {
+            self.report(
+                "expected a list of notification targets for 'notify', found \(Self.describe(entry.value))",
+                at: entry.value
+            )
+            return nil
+        }
+        var targets: [NotifyTarget] = []
+        for (index, item) in sequence.enumerated() {
+            let label = "in notify entry \(index + 1)"
+            guard let fields = self.fields(of: item, for: "notify", label: label, allowed: Self.notifyKeys) else {
+                continue
+            }
+            let address: (kind: NotifyTarget.Kind, entry: Entry)
+            switch (fields["url"], fields["ntfy"]) {
+            case (let url?, nil):
+                address = (.webhook, url)
+            case (nil, let ntfy?):
+                address = (.ntfy, ntfy)
+            case (_?, let ntfy?):
+                self.report("a notify entry has 'url' (a webhook) or 'ntfy' (a topic), not both", at: ntfy.key)
+                continue
+            case (nil, nil):
+                self.report("missing 'url' (a webhook) or 'ntfy' (a topic) \(label)", at: item)
+                continue
+            }
+            guard let url = self.string(address.entry, expected: "an http:// or https:// URL") else { continue }
+            if let problem = NotifyTarget.problem(with: url) {
+                self.report(
+                    "invalid URL '\(NotifyTarget.redacted(url))' for '\(address.entry.name)': \(problem)",
+                    at: address.entry.value
+                )
+                continue
+            }
+            var target = NotifyTarget(kind: address.kind, url: url)
+            if let on = fields["on"] {
+                guard let events = self.notifyEvents(on) else { continue }
+                target.events = events
+            }
+            targets.append(target)
+        }
+        return targets
+    }
+
+    /// Reads `on:`, one event or a list of them.
+    private mutating func notifyEvents(_ entry: Entry) -> Set<NotifyEvent>? {
+        guard let nodes = self.list(entry) else { return nil }
+        var events = Set<NotifyEvent>()
+        for node in nodes {
+            guard let text = self.string(node, for: "on", expected: "an event") else { return nil }
+            guard let event = NotifyEvent(rawValue: text.lowercased()) else {
+                let known = NotifyEvent.allCases.map(\.rawValue).joined(separator: ", ")
+                self.report("unknown event '\(text)' for 'on'; expected one of: \(known)", at: node)
+                return nil
+            }
+            events.insert(event)
+        }
+        return events
     }
 
     /// Checks that a value is a non-empty list and returns its items.
@@ -218,6 +288,7 @@ extension ConfigReader.Walker {
         }
         let sidecars = fields["sidecars"].flatMap { self.sidecarPlacement($0) }
         let grouping = fields["groupBy"].flatMap { self.grouping($0, format: format) }
+        let notify = fields["notify"].flatMap { self.notifyTargets($0) }
         guard let name, let match, let format, let output else { return nil }
         return Rule(
             name: name,
@@ -237,7 +308,8 @@ extension ConfigReader.Walker {
             limits: limits,
             onDuplicate: onDuplicate ?? .skip,
             sidecars: sidecars ?? .besideOutput,
-            grouping: grouping
+            grouping: grouping,
+            notify: notify
         )
     }
 
@@ -697,6 +769,23 @@ extension ConfigReader.Walker {
         }
         if let entry = fields["api"] {
             settings.api = self.api(from: entry) ?? settings.api
+        }
+        if let entry = fields["digestAt"], let text = self.string(entry, expected: "a time of day such as \"08:00\"") {
+            if let time = DigestSchedule.timeOfDay(text) {
+                (settings.digest.hour, settings.digest.minute) = time
+            } else {
+                self.report(
+                    "expected a time of day as HH:MM (24-hour clock), such as \"08:00\", for 'digestAt', found '\(text)'",
+                    at: entry.value
+                )
+            }
+        }
+        if let entry = fields["digestEvery"], let every = self.duration(entry) {
+            if every >= .seconds(1) {
+                settings.digest.every = every
+            } else {
+                self.report("'digestEvery' must be at least 1s", at: entry.value)
+            }
         }
         return settings
     }

@@ -76,6 +76,7 @@ package enum ConfigSchema {
                     "items": Self.closed(rule, required: ["name", "match", "to", "output"]),
                 ]),
                 "settings": .object(["anyOf": .array([Self.closed(settings), .object(["type": .string("null")])])]),
+                "notify": Self.notifyList,
             ]),
         ])
     }
@@ -150,6 +151,29 @@ package enum ConfigSchema {
         "maxDuration": Self.duration,
     ]
 
+    /// A `notify:` list: each entry has `url` (a webhook) or `ntfy` (a topic), and `on`.
+    static let notifyList: JSON = {
+        guard case .object(var entry) = Self.closed(Self.notifyKeys) else { return .object([:]) }
+        entry["oneOf"] = .array([
+            .object(["required": .array([.string("url")])]), .object(["required": .array([.string("ntfy")])]),
+        ])
+        return .object(["type": .string("array"), "items": .object(entry)])
+    }()
+
+    /// An `http://` or `https://` URL.
+    private static let httpURL = JSON.object([
+        "type": .string("string"), "pattern": .string("^[Hh][Tt][Tt][Pp][Ss]?://"),
+    ])
+    private static let notifyEvent = Self.choice(NotifyEvent.allCases.map(\.rawValue))
+
+    /// The keys of a `notify:` entry.
+    static let notifyKeys: [String: JSON] = [
+        "url": Self.httpURL, "ntfy": Self.httpURL,
+        "on": .object([
+            "anyOf": .array([Self.notifyEvent, .object(["type": .string("array"), "items": Self.notifyEvent])])
+        ]),
+    ]
+
     /// The keys of a `watch:` entry.
     static let watchKeys: [String: JSON] = [
         "path": Self.string, "recursive": Self.boolean, "ignore": Self.stringOrList,
@@ -176,6 +200,7 @@ package enum ConfigSchema {
         "source": Self.choice(SourcePolicy.Choice.allCases.map(\.rawValue)), "doneFolder": Self.string,
         "quarantine": Self.string, "onDuplicate": Self.choice(DuplicatePolicy.allCases.map(\.rawValue)),
         "sidecars": Self.string, "groupBy": Self.choice(RuleGrouping.allCases.map(\.rawValue)),
+        "notify": Self.notifyList,
     ]) { first, _ in first }
 
     /// The keys of `settings:` (`concurrency` comes from the registry's lanes).
@@ -187,5 +212,7 @@ package enum ConfigSchema {
         "api": Self.closed(["socket": Self.string, "listen": Self.string, "tokenFile": Self.string]),
         "cpuBudget": Self.positiveInteger, "memoryBudget": Self.byteSize, "agingLimit": Self.duration,
         "historyRetention": Self.duration,
+        "digestAt": .object(["type": .string("string"), "pattern": .string("^[0-9]{1,2}:[0-9]{2}$")]),
+        "digestEvery": Self.duration,
     ]) { first, _ in first }
 }

@@ -48,7 +48,31 @@ package enum ConfigSummary {
         }
         lines.append("")
         lines += Self.describe(config.settings, registry: registry)
+        if config.allNotifyTargets.isEmpty {
+            lines.append("Notifications: none")
+        } else {
+            lines.append(
+                "Notifications: " + Self.describe(config.notify)
+                    + (config.rules.contains { $0.notify != nil } ? " (rules with their own list: theirs)" : "")
+                    + (config.allNotifyTargets.contains { $0.events.contains(.digest) }
+                        ? "; digest "
+                            + (config.settings.digest.every.map { "every \(ValueParsing.describe($0)) from " }
+                                ?? "daily at ") + config.settings.digest.timeOfDay
+                        : "")
+            )
+        }
         return lines.joined(separator: "\n")
+    }
+
+    /// A `notify:` list: `failed, completed → http://nas.local:8080/hook (webhook); …`, without credentials or
+    /// query.
+    private static func describe(_ targets: [NotifyTarget]) -> String {
+        guard !targets.isEmpty else { return "none" }
+        return targets.map { target in
+            let events = NotifyEvent.allCases.filter { target.events.contains($0) }.map(\.rawValue)
+            let kind = target.kind == .webhook ? "webhook" : "ntfy topic"
+            return events.joined(separator: ", ") + " → \(target.redactedURL) (\(kind))"
+        }.joined(separator: "; ")
     }
 
     /// The warnings about a valid configuration: each `match` pattern whose extension names files the rule's engine
@@ -143,6 +167,9 @@ package enum ConfigSummary {
         }
         if let quarantine = rule.quarantine {
             lines.append(indent + "failed:  source moved to \(quarantine), with a reason file")
+        }
+        if let notify = rule.notify {
+            lines.append(indent + "notify:  " + Self.describe(notify))
         }
         if rule.limits != defaults {
             lines.append(indent + "limits:  " + Self.describe(rule.limits).joined(separator: ", "))

@@ -44,6 +44,9 @@ package struct Rule: Sendable, Equatable {
     /// `groupBy` (`folder`, default none): each sub-folder of the watched folder becomes one job, whose matching files
     /// in natural name order make one output named after the folder.
     package var grouping: RuleGrouping?
+    /// `notify` (list, default: the top-level `notify`): where notifications of this rule's jobs go, instead of the
+    /// top-level list; `[]` sends none.
+    package var notify: [NotifyTarget]?
 
     package init(
         name: String,
@@ -63,7 +66,8 @@ package struct Rule: Sendable, Equatable {
         limits: JobLimits = JobLimits(),
         onDuplicate: DuplicatePolicy = .skip,
         sidecars: SidecarPlacement = .besideOutput,
-        grouping: RuleGrouping? = nil
+        grouping: RuleGrouping? = nil,
+        notify: [NotifyTarget]? = nil
     ) {
         self.name = name
         self.match = match
@@ -83,6 +87,7 @@ package struct Rule: Sendable, Equatable {
         self.onDuplicate = onDuplicate
         self.sidecars = sidecars
         self.grouping = grouping
+        self.notify = notify
     }
 }
 

@@ -36,25 +36,45 @@ package struct APIClient: Sendable {
         let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connect(unixDomainSocketPath: self.socket.string) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
-                            wrappingChannelSynchronously: channel
-                        )
-                    }
-                }
+                .connect(unixDomainSocketPath: self.socket.string, channelInitializer: Self.httpChannel)
         } catch {
             throw Unreachable(socket: self.socket, cause: "\(error)")
         }
-        return try await channel.executeThenClose { inbound, outbound in
-            var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
-            head.headers.add(name: "Host", value: "chute")
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
+        head.headers.add(name: "Host", value: "chute")
+        if body != nil { head.headers.add(name: "Content-Type", value: "application/json") }
+        return try await Self.exchange(on: channel, head: head, body: body)
+    }
+
+    /// Sets up a connected channel for one HTTP/1 exchange: the `channelInitializer` of every client connection.
+    package static func httpChannel(
+        _ channel: any Channel
+    ) -> EventLoopFuture<NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHTTPClientHandlers()
+            return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
+                wrappingChannelSynchronously: channel
+            )
+        }
+    }
+
+    /// Sends one request on a connected channel (adding `Connection: close` and the body's length), reads the reply
+    /// and closes the channel.
+    ///
+    /// - Parameter limit: the most body bytes kept; the rest of a longer reply is read and dropped.
+    /// - Throws: an I/O error if the connection breaks; `CancellationError` when the task is cancelled.
+    package static func exchange(
+        on channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>,
+        head: HTTPRequestHead,
+        body: Data?,
+        limit: Int = .max
+    ) async throws -> Reply {
+        try await channel.executeThenClose { inbound, outbound in
+            var head = head
             head.headers.add(name: "Connection", value: "close")
             if let body {
-                head.headers.add(name: "Content-Type", value: "application/json")
                 head.headers.add(name: "Content-Length", value: String(body.count))
-            } else if method == .POST {
+            } else if head.method == .POST {
                 head.headers.add(name: "Content-Length", value: "0")
             }
             try await outbound.write(.head(head))
@@ -67,11 +87,12 @@ package struct APIClient: Sendable {
                 case .head(let head):
                     status = Int(head.status.code)
                 case .body(let buffer):
-                    received.append(contentsOf: buffer.readableBytesView)
+                    received.append(contentsOf: buffer.readableBytesView.prefix(max(0, limit - received.count)))
                 case .end:
                     return Reply(status: status, body: received)
                 }
             }
+            try Task.checkCancellation()
             return Reply(status: status, body: received)
         }
     }

@@ -72,6 +72,54 @@ package enum API {
         package var paused: Bool?
     }
 
+    /// A webhook notification's body: a job that ended, or the digest.
+    package struct Notification: Codable, Sendable {
+        /// `failed`, `completed`, `cancelled` or `digest`.
+        package var event: String
+        /// The job, as `GET /api/jobs/{id}` shows it; `nil` for the digest.
+        package var job: Job?
+        /// The source's size when the notification was made, `nil` when it is gone (moved, deleted).
+        package var sourceSize: Int64?
+        /// The outputs with their sizes.
+        package var outputs: [Output]?
+        /// Seconds from the job's start to its end, when it started.
+        package var duration: Double?
+        /// The digest, for `digest`.
+        package var digest: Digest?
+        /// When the notification was made.
+        package var time: Date
+    }
+
+    /// What the jobs of a span of time came to, per rule (`event: digest`).
+    package struct Digest: Codable, Sendable {
+        package var since: Date
+        package var until: Date
+        /// Completed and failed jobs per rule, by rule name.
+        package var rules: [DigestCount]
+        /// The failed jobs, the latest first (at most ``Digest/failureLimit``).
+        package var failures: [DigestFailure]
+
+        /// The most failures a digest lists.
+        package static let failureLimit = 50
+    }
+
+    /// One rule's jobs in a digest.
+    package struct DigestCount: Codable, Sendable, Equatable {
+        package var rule: String
+        package var completed: Int
+        package var failed: Int
+    }
+
+    /// One failure in a digest.
+    package struct DigestFailure: Codable, Sendable {
+        package var id: String
+        package var rule: String
+        package var source: String
+        package var code: String?
+        package var message: String?
+        package var time: Date
+    }
+
     /// Every refusal.
     package struct Problem: Codable, Sendable, Error {
         package var error: String

@@ -167,7 +167,7 @@ private let badMediaOptionCases: [([String], [String])] = [
 private let unknownKeyCases: [(String, String)] = [
     (
         yaml(tail: ["colour: blue"]),
-        "rules.yaml:8:1: unknown key 'colour' at the top level; allowed keys: watch, rules, settings"
+        "rules.yaml:8:1: unknown key 'colour' at the top level; allowed keys: watch, rules, settings, notify"
     ),
     (
         yaml(watch: ["watch:", "  - path: inbox", "    recurse: false"]),
@@ -184,7 +184,7 @@ private let unknownKeyCases: [(String, String)] = [
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
             + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, "
-            + "historyRetention, api"
+            + "historyRetention, api, digestAt, digestEvery"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -443,7 +443,7 @@ private let badSettingsValueCases: [(String, String)] = [
             problems("watch:\n  - path: inbox\nrule:\n  - name: a\n") == [
                 "rules.yaml:1:1: missing required key 'rules' at the top level (the list of conversion rules)",
                 "rules.yaml:3:1: unknown key 'rule' at the top level (did you mean 'rules'?); "
-                    + "allowed keys: watch, rules, settings",
+                    + "allowed keys: watch, rules, settings, notify",
             ]
         )
     }
@@ -638,7 +638,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
                     + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, "
-            + "historyRetention, api",
+                    + "historyRetention, api, digestAt, digestEvery",
             ]
         )
     }
@@ -849,6 +849,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
                 Status API: socket .chute/api.sock beside the journal, no TCP
+                Notifications: none
                 """
         )
     }
@@ -873,6 +874,9 @@ private let badSettingsValueCases: [(String, String)] = [
             match: "*.heic"
             to: jpg
             output: out/photos
+            notify:
+              - url: https://chute:pw@nas.local/hook?token=abc
+                on: [completed, failed]
             quality: 0.77
             width: 1234
             height: 987
@@ -1008,6 +1012,11 @@ private let badSettingsValueCases: [(String, String)] = [
             socket: /run/chute/api.sock
             listen: 127.0.0.1:8750
             tokenFile: /etc/chute/token
+          digestAt: "07:45"
+          digestEvery: 12h
+        notify:
+          - ntfy: http://ntfy.local/chute-alerts
+            on: [failed, digest]
         """
 
     /// What the summary shows for each watch key.
@@ -1044,6 +1053,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "doneFolder": "/srv/chute/done", "quarantine": "source moved to /srv/chute/failed",
         "onDuplicate": "on duplicate convert", "sidecars": "sidecars: in /srv/chute/meta", "jobTimeout": "timeout 5m",
         "groupBy": "one output per sub-folder (groupBy folder)",
+        "notify": "notify:  failed, completed → https://nas.local/hook (webhook)",
         "memoryLimit": "memory 3GB", "cpuTimeLimit": "CPU time 1.5m", "maxOutputSize": "output ≤ 8GB",
         "maxPixels": "pixels ≤ 50000000", "maxFrames": "frames ≤ 500", "maxDuration": "duration ≤ 3h",
     ]
@@ -1058,11 +1068,13 @@ private let badSettingsValueCases: [(String, String)] = [
         "maxPixels": "pixels ≤ 40000000", "maxFrames": "frames ≤ 50", "maxDuration": "duration ≤ 4h",
         "historyRetention": "kept in the history for 30d",
         "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token",
+        "digestAt": "from 07:45", "digestEvery": "digest every 12h",
     ]
 
     @Test func everyKeyTheFileSetsShows() throws {
         let summary = ConfigSummary.render(try parsed(Self.file), file: "rules.yaml", registry: Engines.registry)
         #expect(!summary.contains("open-sesame"), "the summary shows the rule's password")
+        #expect(!summary.contains("token=abc") && !summary.contains("pw@"), "the summary shows a notify URL's secrets")
         let parts = summary.components(separatedBy: "\nRules (")
         let settingsStart = try #require(summary.range(of: "\nSettings: "))
         let watches = try #require(parts.first)
@@ -1272,5 +1284,90 @@ private let badSettingsValueCases: [(String, String)] = [
                         + "'lockSuffix', found 'a/.b'",
                 ]
         )
+    }
+}
+
+/// `notify:` at the top level and in a rule, `settings.digestAt` and `settings.digestEvery`.
+@Suite struct NotifyConfigTests {
+    @Test func readsTheListsWithFailedAsTheDefaultEventAndARuleListReplacingTheTopLevelOne() throws {
+        let config = try parsed(
+            yaml(
+                rule: standardRule + ["notify: []"],
+                tail: [
+                    "  - name: clips", "    match: \"*.mov\"", "    to: mp4", "    output: out",
+                    "    notify:", "      - ntfy: https://ntfy.sh/chute-alerts", "        on: [failed, digest]",
+                    "notify:", "  - url: http://nas.local:8080/hook", "    on: [Failed, completed]",
+                    "  - ntfy: http://ntfy.local/chute", "settings:", "  digestAt: \"7:30\"", "  digestEvery: 6h",
+                ]
+            )
+        )
+        let hook = NotifyTarget(kind: .webhook, url: "http://nas.local:8080/hook", events: [.failed, .completed])
+        let topic = NotifyTarget(kind: .ntfy, url: "http://ntfy.local/chute", events: [.failed])
+        let alerts = NotifyTarget(kind: .ntfy, url: "https://ntfy.sh/chute-alerts", events: [.failed, .digest])
+        #expect(config.notify == [hook, topic])
+        #expect(config.rules[0].notify == [])
+        #expect(config.notifyTargets(forRule: "photos").isEmpty)
+        #expect(config.notifyTargets(forRule: "clips") == [alerts])
+        #expect(config.notifyTargets(forRule: "a rule since removed") == [hook, topic])
+        #expect(config.allNotifyTargets == [hook, topic, alerts])
+        #expect(config.settings.digest == DigestSchedule(hour: 7, minute: 30, every: .seconds(6 * 3600)))
+        #expect(try parsed(yaml()).settings.digest == DigestSchedule(hour: 8, minute: 0, every: nil))
+    }
+
+    @Test func badEntriesAreErrorsAtTheirLine() {
+        #expect(
+            problems(
+                yaml(tail: [
+                    "notify:", "  - url: ftp://nas.local/hook", "  - ntfy: http://user:pw@/topic?key=secret",
+                    "  - url: http://a.local/x", "    on: [failed, finished]", "  - url: http://a.local/x",
+                    "    ntfy: http://b.local/y", "  - on: failed", "  - url: http://a.local/x", "    when: failed",
+                    "settings:", "  digestAt: \"25:00\"", "  digestEvery: 0s",
+                ])
+            ) == [
+                "rules.yaml:9:10: invalid URL 'ftp://nas.local/hook' for 'url': expected an http:// or https:// URL, "
+                    + "found a 'ftp' URL",
+                "rules.yaml:10:11: invalid URL 'http:///topic' for 'ntfy': the URL has no host",
+                "rules.yaml:12:18: unknown event 'finished' for 'on'; expected one of: failed, completed, cancelled, "
+                    + "digest",
+                "rules.yaml:14:5: a notify entry has 'url' (a webhook) or 'ntfy' (a topic), not both",
+                "rules.yaml:15:5: missing 'url' (a webhook) or 'ntfy' (a topic) in notify entry 5",
+                "rules.yaml:17:5: unknown key 'when' in notify entry 6; allowed keys: url, ntfy, on",
+                "rules.yaml:19:13: expected a time of day as HH:MM (24-hour clock), such as \"08:00\", for "
+                    + "'digestAt', found '25:00'",
+                "rules.yaml:20:16: 'digestEvery' must be at least 1s",
+            ]
+        )
+    }
+
+    @Test func theDigestIsDueAtTheNextDigestAtOrAfterDigestEvery() throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "Europe/Paris"))
+        func date(_ day: Int, _ hour: Int, _ minute: Int, _ second: Int = 0) throws -> Date {
+            try #require(
+                calendar.date(
+                    from: DateComponents(year: 2026, month: 3, day: day, hour: hour, minute: minute, second: second)
+                )
+            )
+        }
+        let daily = DigestSchedule()
+        #expect(daily.next(after: try date(10, 7, 59, 30), calendar: calendar) == (try date(10, 8, 0)))
+        #expect(daily.next(after: try date(10, 8, 0), calendar: calendar) == (try date(11, 8, 0)))
+        // Paris moves its clocks forward at 02:00 on 29 March 2026: a 02:30 digest comes at 03:00 that day.
+        let night = DigestSchedule(hour: 2, minute: 30)
+        #expect(night.next(after: try date(29, 1, 0), calendar: calendar) == (try date(29, 3, 0)))
+        let often = DigestSchedule(every: .seconds(2))
+        #expect(often.next(after: try date(10, 7, 0), calendar: calendar) == (try date(10, 7, 0, 2)))
+        // Every 5 hours from 08:00: 13:00, 18:00, 23:00, 04:00, then 08:00 again rather than 09:00.
+        let fiveHours = DigestSchedule(every: .seconds(5 * 3600))
+        #expect(fiveHours.next(after: try date(10, 9, 0), calendar: calendar) == (try date(10, 13, 0)))
+        #expect(fiveHours.next(after: try date(10, 23, 30), calendar: calendar) == (try date(11, 4, 0)))
+        #expect(fiveHours.next(after: try date(11, 5, 0), calendar: calendar) == (try date(11, 8, 0)))
+        #expect(often.period == .seconds(2) && daily.period == .seconds(86_400))
+        #expect(DigestSchedule.timeOfDay("08:00")! == (8, 0) && DigestSchedule.timeOfDay("8:5") == nil)
+    }
+
+    @Test func theURLLosesItsCredentialsAndQueryInTheLog() {
+        let target = NotifyTarget(kind: .webhook, url: "https://chute:s3cret@nas.local:8443/hook?token=abc#x")
+        #expect(target.redactedURL == "https://nas.local:8443/hook")
     }
 }

@@ -52,6 +52,7 @@ import Testing
         #expect(itemKeys("watch") == Set(keys.watch))
         #expect(itemKeys("rules") == Set(keys.rule))
         #expect(itemKeys("settings") == Set(keys.settings))
+        #expect(itemKeys("notify") == Set(keys.notify))
     }
 
     @Test func everyFormatNameAndAliasFindsItsFormat() {

@@ -393,12 +393,33 @@ struct CommandLineTests {
         )
         #expect(example.status == 0, "rules.example.yaml: \(example.standardOutput + example.standardError)")
 
+        // `on` is quoted: PyYAML reads YAML 1.1, where a bare `on` is the boolean true (Chute reads it as written).
+        let notifying = """
+            watch: [{path: ./in}]
+            rules:
+              - {name: a, match: "*.jpg", to: webp, output: ./out, notify: []}
+            settings: {digestAt: "07:30", digestEvery: 6h}
+            notify:
+              - url: http://nas.local:8080/hook
+                "on": [failed, completed]
+              - ntfy: http://ntfy.local/chute-alerts
+                "on": [failed, digest]
+            """
+        let good = directory.appending("notify.yaml")
+        try notifying.write(toFile: good.string, atomically: true, encoding: .utf8)
+        let accepted = try CommandLineTool.run(
+            ["python3", script.string, schemaPath.string, good.string],
+            check: false
+        )
+        #expect(accepted.status == 0, "notify.yaml: \(accepted.standardOutput + accepted.standardError)")
+
         let rules = """
             watch: [{path: ./in}]
             rules:
               - {name: a, match: "*.jpg", to: webp, output: ./out, qualty: 0.8}
               - {name: b, match: "*.mkv", to: xlsx, output: ./out}
               - {name: c, match: "*.mkv", to: mp4, output: ./out, crf: 99}
+            notify: [{url: "ftp://nas.local/hook"}]
             """
         let bad = directory.appending("bad.yaml")
         try rules.write(toFile: bad.string, atomically: true, encoding: .utf8)
@@ -407,6 +428,7 @@ struct CommandLineTests {
         #expect(refused.standardOutput.contains("'qualty' was unexpected"), "\(refused.standardOutput)")
         #expect(refused.standardOutput.contains("'xlsx' is not one of"), "\(refused.standardOutput)")
         #expect(refused.standardOutput.contains("99 is greater than the maximum of 63"), "\(refused.standardOutput)")
+        #expect(refused.standardOutput.contains("'ftp://nas.local/hook' does not match"), "\(refused.standardOutput)")
     }
 
     @Test func convertRefusesAnUnknownOption() async throws {

@@ -13,13 +13,15 @@ final class DaemonHarness {
     private var sentinels = 0
 
     /// Writes a config whose rules are `rules` (YAML list items, indented by two spaces) watching `inbox`, with
-    /// `watchOptions` (keys of the watch entry, indented by four spaces) and `settings` (indented by two).
+    /// `watchOptions` (keys of the watch entry, indented by four spaces), `settings` (indented by two) and
+    /// `topLevel` (more top-level keys, such as `notify:`).
     init(
         rules: String,
         settings: String = "",
         gracePeriod: String = "10s",
         quietPeriod: String = "300ms",
-        watchOptions: String = ""
+        watchOptions: String = "",
+        topLevel: String = ""
     ) throws {
         self.directory = try TemporaryDirectory(prefix: "e2e")
         self.inbox = try self.directory.makeDirectory("inbox")
@@ -35,6 +37,7 @@ final class DaemonHarness {
               quietPeriod: \(quietPeriod)
               gracePeriod: \(gracePeriod)
             \(settings)
+            \(topLevel)
             """
         try yaml.write(toFile: self.configPath.string, atomically: true, encoding: .utf8)
     }

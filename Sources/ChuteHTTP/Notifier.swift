@@ -1,0 +1,292 @@
+import ChuteCore
+import ChuteRuntime
+import Foundation
+import Logging
+import ServiceLifecycle
+import SystemPackage
+
+/// The service that sends notifications: reads the job events, and POSTs each job that failed, completed or was
+/// cancelled to the `notify:` targets that want that event, and the digest at its time.
+///
+/// Nothing here ever waits for a job, or makes a job wait: the events are read as they come (the subscription has
+/// no limit, like the status board's, and reading one costs a `stat` or two), and each target has its own bounded
+/// queue of notifications, sent one at a time by a task of its own, so a target that never answers holds up only its
+/// own notifications. A full queue drops the new notification, with a log line. A try that fails (no connection,
+/// no answer within ``Policy/timeout``, a 5xx, 408 or 429 status) is retried after 1 s, 2 s, 4 s, 8 s; after
+/// ``Policy/tries`` tries, or at once on any other status, the notification is given up, with a log line naming the
+/// URL (without credentials or query) and the status or error. At shutdown what is not sent yet is dropped.
+///
+/// The notifier keeps the configuration it started with: a reload that changes a `notify:` list says that it takes
+/// effect at the next restart.
+///
+/// - Important: Only the daemon (the supervisor) sends notifications: workers cannot open network sockets.
+package struct Notifier: Service {
+    /// How notifications are sent; fixed in the daemon, shortened by tests.
+    package struct Policy: Sendable {
+        /// How many times a notification is tried.
+        package var tries = 5
+        /// The wait after the first failed try; it doubles after each.
+        package var firstDelay: Duration = .seconds(1)
+        /// How long one try may take, connecting included.
+        package var timeout: Duration = .seconds(10)
+        /// How many notifications may wait for each target.
+        package var queueLimit = 256
+
+        package init() {}
+    }
+
+    /// One notification for one target.
+    struct Message: Sendable {
+        var target: NotifyTarget
+        var event: NotifyEvent
+        var payload: API.Notification
+    }
+
+    private let config: ChuteConfig
+    private let subscription: Subscription
+    private let journal: Journal
+    private let logger: Logger
+    private let policy: Policy
+    private let poster: NotificationPoster
+    /// Each target's queue: filled from the events and the digest, emptied by the target's sending task.
+    private let queues: [NotifyTarget: (stream: AsyncStream<Message>, continuation: AsyncStream<Message>.Continuation)]
+
+    /// Subscribes to `events` at once, so that no event published before ``run()`` is missed.
+    ///
+    /// - Parameters:
+    ///   - config: the `notify:` lists (top-level and per rule) and the digest's schedule.
+    ///   - journal: where the digest's counts come from.
+    package init(config: ChuteConfig, events: JobEvents, journal: Journal, logger: Logger, policy: Policy = Policy()) {
+        self.config = config
+        self.subscription = events.subscribe(limit: .max)
+        self.journal = journal
+        self.logger = logger
+        self.policy = policy
+        self.poster = NotificationPoster(timeout: policy.timeout)
+        var queues: [NotifyTarget: (AsyncStream<Message>, AsyncStream<Message>.Continuation)] = [:]
+        for target in config.allNotifyTargets {
+            queues[target] = AsyncStream.makeStream(
+                of: Message.self,
+                bufferingPolicy: .bufferingOldest(policy.queueLimit)
+            )
+        }
+        self.queues = queues
+    }
+
+    /// Reads events and sends notifications until graceful shutdown.
+    package func run() async {
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                for queue in self.queues.values {
+                    group.addTask {
+                        for await message in queue.stream { await self.send(message) }
+                    }
+                }
+                if self.queues.keys.contains(where: { $0.events.contains(.digest) }) {
+                    group.addTask { await self.sendDigests() }
+                }
+                await self.readEvents()
+                for queue in self.queues.values { queue.continuation.finish() }
+            }
+        }
+        self.subscription.finish()
+    }
+
+    /// Turns each job's end into messages for the targets that want it.
+    private func readEvents() async {
+        var started: [String: Date] = [:]
+        for await event in self.subscription {
+            guard let id = event.jobID else { continue }
+            let notifyEvent: NotifyEvent
+            switch event.kind {
+            case .started:
+                started[id] = event.time
+                continue
+            case .completed: notifyEvent = .completed
+            case .failed: notifyEvent = .failed
+            case .cancelled: notifyEvent = .cancelled
+            case .postponed, .vanished:
+                started[id] = nil
+                continue
+            case .queued, .waiting, .progress:
+                continue
+            }
+            let startedAt = started.removeValue(forKey: id)
+            let targets = self.config.notifyTargets(forRule: event.rule).filter { $0.events.contains(notifyEvent) }
+            guard !targets.isEmpty else { continue }
+            let payload = Self.payload(for: event, id: id, startedAt: startedAt)
+            for target in targets {
+                self.enqueue(Message(target: target, event: notifyEvent, payload: payload))
+            }
+        }
+    }
+
+    /// The webhook body of a job's end: the job as the status API shows it, with sizes and duration.
+    static func payload(for event: JobEvent, id: String, startedAt: Date?) -> API.Notification {
+        let job = API.Job(
+            id: id,
+            rule: event.rule,
+            source: event.source,
+            state: event.kind.rawValue,
+            outputs: event.outputs,
+            message: event.message,
+            code: event.code,
+            progress: event.kind == .completed ? 1 : nil,
+            startedAt: startedAt,
+            endedAt: event.time
+        )
+        return API.Notification(
+            event: event.kind.rawValue,
+            job: job,
+            sourceSize: (try? SourceInspector.status(of: FilePath(event.source)))?.fingerprint.size,
+            outputs: StatusAPI.outputs(event.outputs),
+            duration: startedAt.map { max(0, event.time.timeIntervalSince($0)) },
+            time: event.time
+        )
+    }
+
+    /// Queues a message for its target, or drops it with a log line when the target's queue is full.
+    private func enqueue(_ message: Message) {
+        guard let queue = self.queues[message.target] else { return }
+        if case .dropped = queue.continuation.yield(message) {
+            self.logger.warning(
+                "Notification dropped: too many are waiting for this URL",
+                metadata: self.metadata(message).merging(["queueLimit": "\(self.policy.queueLimit)"]) { $1 }
+            )
+        }
+    }
+
+    /// Sends the digest to each target that wants it, at each time the schedule says, until cancelled.
+    private func sendDigests() async {
+        let schedule = self.config.settings.digest
+        let targets = self.queues.keys.filter { $0.events.contains(.digest) }
+        var since: Date?
+        while true {
+            let due = schedule.next(after: Date())
+            do {
+                try await Task.sleep(for: .milliseconds(Int64(max(0, due.timeIntervalSinceNow) * 1000)))
+            } catch {
+                return
+            }
+            let until = Date()
+            let start = since ?? until.addingTimeInterval(-Self.seconds(schedule.period))
+            since = until
+            let jobs: [Journal.HistoryEntry]
+            do {
+                jobs = try await self.journal.history(Journal.HistoryFilter(since: start, limit: 100_000))
+            } catch {
+                self.logger.error("Digest not made: the journal cannot be read", error: error)
+                continue
+            }
+            for target in targets {
+                let mine = jobs.filter { job in
+                    job.updatedAt < until && self.config.notifyTargets(forRule: job.rule).contains(target)
+                }
+                guard let digest = Self.digest(of: mine, since: start, until: until) else { continue }
+                self.enqueue(
+                    Message(
+                        target: target,
+                        event: .digest,
+                        payload: API.Notification(event: "digest", digest: digest, time: until)
+                    )
+                )
+            }
+        }
+    }
+
+    /// The digest of finished jobs, or `nil` when none completed or failed (no empty digest is sent).
+    static func digest(of jobs: [Journal.HistoryEntry], since: Date, until: Date) -> API.Digest? {
+        var counts: [String: API.DigestCount] = [:]
+        var failures: [API.DigestFailure] = []
+        for job in jobs where job.state == "completed" || job.state == "failed" {
+            var count = counts[job.rule] ?? API.DigestCount(rule: job.rule, completed: 0, failed: 0)
+            if job.state == "completed" {
+                count.completed += 1
+            } else {
+                count.failed += 1
+                if failures.count < API.Digest.failureLimit {
+                    failures.append(
+                        API.DigestFailure(
+                            id: job.id,
+                            rule: job.rule,
+                            source: job.source.string,
+                            code: job.failureCode,
+                            message: job.failureMessage,
+                            time: job.updatedAt
+                        )
+                    )
+                }
+            }
+            counts[job.rule] = count
+        }
+        guard !counts.isEmpty else { return nil }
+        return API.Digest(
+            since: since,
+            until: until,
+            rules: counts.values.sorted { $0.rule < $1.rule },
+            failures: failures
+        )
+    }
+
+    /// Sends one message, trying again after a back-off while the failure may pass.
+    private func send(_ message: Message) async {
+        let request = Self.request(for: message)
+        var delay = self.policy.firstDelay
+        for attempt in 1...self.policy.tries {
+            var metadata = self.metadata(message)
+            metadata["try"] = "\(attempt)"
+            let transient: Bool
+            do {
+                let status = try await self.poster.post(
+                    message.target.url,
+                    headers: request.headers,
+                    body: request.body
+                )
+                if (200..<300).contains(status) {
+                    self.logger.info("Notification sent", metadata: metadata.merging(["status": "\(status)"]) { $1 })
+                    return
+                }
+                metadata["status"] = "\(status)"
+                transient = status >= 500 || status == 408 || status == 429
+            } catch {
+                if Task.isCancelled { break }
+                metadata["error"] = "\(LogText.escaped("\(error)"))"
+                transient = true
+            }
+            guard transient, attempt < self.policy.tries else {
+                self.logger.warning("Notification given up", metadata: metadata)
+                return
+            }
+            metadata["retryIn"] = "\(ValueParsing.describe(delay))"
+            self.logger.info("Notification try failed; trying again", metadata: metadata)
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                break
+            }
+            delay *= 2
+        }
+        self.logger.info("Notification not sent: the daemon is stopping", metadata: self.metadata(message))
+    }
+
+    /// What the log says about a message: the URL without credentials or query, the event, the job.
+    private func metadata(_ message: Message) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "url": "\(LogText.escaped(message.target.redactedURL))", "event": "\(message.event.rawValue)",
+        ]
+        if let id = message.payload.job?.id { metadata["job.id"] = "\(id)" }
+        return metadata
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+extension Notifier: CustomStringConvertible {
+    /// `Notifier(targets: …)`: the service group logs its services at debug level, and the default description would
+    /// show every field, the queues included.
+    package var description: String {
+        "Notifier(targets: \(self.queues.keys.map(\.description).sorted().joined(separator: "; ")))"
+    }
+}
