@@ -241,12 +241,12 @@ extension ConfigReader.Walker {
     }
 
     /// Reads `groupBy:`; only a target that joins several inputs into one output takes it (`pdf`, whose engine
-    /// appends the pages of each PDF in turn).
+    /// appends the pages of each PDF, and a page for each image, in turn).
     private mutating func grouping(_ entry: Entry, format: TargetFormat?) -> RuleGrouping? {
         guard let grouping = self.choice(entry, of: RuleGrouping.self, expected: "folder") else { return nil }
         if let format, format.category != .pdf {
             self.report(
-                "'groupBy' makes one output of several files, which only 'to: pdf' does (PDFs merged), not "
+                "'groupBy' makes one output of several files, which only 'to: pdf' does (PDFs and images merged), not "
                     + "'to: \(format.name)'",
                 at: entry.value
             )

@@ -231,7 +231,7 @@ package struct ImageEngine: ConversionEngine {
     /// - Returns: the type and the one ImageMagick coder allowed to read it, or no coder for a camera RAW, which
     ///   LibRaw reads; `inputWidth`, `inputHeight` and `inputFrames` go into the report's details when the headers
     ///   were read.
-    private static func inspect(
+    static func inspect(
         _ bytes: [UInt8],
         request: ConversionRequest,
         library: MagickLibrary,
@@ -273,7 +273,7 @@ package struct ImageEngine: ConversionEngine {
 
     /// Decodes the input: raw pixels in the rule's layout, a camera RAW through LibRaw (a type without a coder), or
     /// anything else through its one ImageMagick coder.
-    private static func decode(
+    static func decode(
         _ bytes: [UInt8],
         layout: RawPixelLayout?,
         type: MediaType?,
