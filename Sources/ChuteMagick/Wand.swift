@@ -218,6 +218,22 @@ struct Wand: ~Copyable {
         try self.selectImage(at: 0)
     }
 
+    /// Appends a copy of `other`'s current image after this wand's last, and makes it current. The corresponding C
+    /// functions are `MagickSetLastIterator` and `MagickAddImage`.
+    func append(_ other: borrowing Wand) throws(MagickError) {
+        MagickSetLastIterator(self.handle)
+        try self.check(MagickAddImage(self.handle, other.handle), .process, "MagickAddImage")
+    }
+
+    /// Makes the current image an animation frame shown for `ticks` hundredths of a second, cleared to the
+    /// background before the next, in an animation that loops forever. The corresponding C functions are
+    /// `MagickSetImageDelay`, `MagickSetImageDispose` and `MagickSetImageIterations`.
+    func makeFrame(ticks: Int) throws(MagickError) {
+        try self.check(MagickSetImageDelay(self.handle, ticks), .process, "MagickSetImageDelay")
+        try self.check(MagickSetImageDispose(self.handle, BackgroundDispose), .process, "MagickSetImageDispose")
+        try self.check(MagickSetImageIterations(self.handle, 0), .process, "MagickSetImageIterations")
+    }
+
     /// Returns a wand whose images are full-canvas renderings of this wand's animation frames, with each frame's
     /// offset and disposal applied, so that frames can be resized and re-encoded independently.
     /// The corresponding C function is `MagickCoalesceImages`.

@@ -247,11 +247,7 @@ package struct PDFEngine: ConversionEngine {
                 }
                 total += bytes.count
             } catch {
-                throw ConversionFailure(
-                    error.code,
-                    "\(input.lastComponent?.string ?? input.string) (file \(index + 1) of \(inputs.count) of the "
-                        + "group): \(error.message)"
-                )
+                throw error.inGroup(input, index: index, count: inputs.count)
             }
         }
         return (merged, total)

@@ -981,6 +981,12 @@ private let badSettingsValueCases: [(String, String)] = [
             to: png
             output: out/slides
             dpi: 96
+          - name: flipbook
+            match: "*.png"
+            to: gif
+            output: out/flipbooks
+            groupBy: folder
+            frameDelay: 200ms
         settings:
           quietPeriod: 1s
           incompleteTimeout: 2m
@@ -1033,7 +1039,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
         "speed": "speed 2×", "mute": "mute", "loudness": "loudness -16 LUFS", "coverArt": "coverArt drop",
         "pages": "pages 1-3,x2", "split": "split into 1,2-z", "compress": "compress", "password": "password given",
-        "dpi": "96 dpi", "pageSize": "pages a4 sized", "margin": "margin 12mm",
+        "dpi": "96 dpi", "pageSize": "pages a4 sized", "margin": "margin 12mm", "frameDelay": "each frame 200ms",
         "rename": "{stem}-small.{ext}",
         "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",

@@ -5,8 +5,8 @@ import SystemPackage
 import Testing
 
 /// Rules with `groupBy: folder` on the real daemon: a folder of PDFs copied in with `cp -r` becomes one merged PDF
-/// in natural name order, a folder of images one PDF with a page for each (each image's size, or A4 with a margin),
-/// a file added afterwards is reported and starts no job, the `doneSuffix` marker of a folder holds the group back,
+/// in natural name order, a folder of images one PDF with a page for each (each image's size, or A4 with a margin)
+/// or one looping GIF or WebP, a file added afterwards is reported and starts no job, the `doneSuffix` marker of a folder holds the group back,
 /// a damaged file fails its group by name, and a kill -9 leaves exactly one output.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct GroupEndToEndTests {
@@ -297,5 +297,78 @@ struct GroupEndToEndTests {
         #expect(sheetSizes == ["595x842", "612x792", "842x595"], "\(sheetSizes)")
         #expect(try Self.pageTexts(sheetsOutput) == ["", "letter", ""])
         print("A4 with a 10mm margin: pages \(sheetSizes)")
+    }
+
+    /// The loop count an animation's file gives (0: forever): after GIF's `NETSCAPE2.0` application extension, or in
+    /// WebP's `ANIM` chunk; `nil` when it has none.
+    private static func loopCount(_ path: FilePath) throws -> Int? {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path.string)))
+        for (marker, offset) in [("NETSCAPE2.0", 13), ("ANIM", 12)] {
+            let tag = Array(marker.utf8)
+            guard
+                let start = (0...(bytes.count - tag.count)).first(where: {
+                    bytes[$0..<($0 + tag.count)].elementsEqual(tag)
+                }),
+                start + offset + 1 < bytes.count
+            else { continue }
+            return Int(bytes[start + offset]) | Int(bytes[start + offset + 1]) << 8
+        }
+        return nil
+    }
+
+    @Test func aFolderOfImagesBecomesALoopingAnimation() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: gif
+                    match: "g-*.{png,jpg}"
+                    to: gif
+                    frameDelay: 200ms
+                    output: ./outbox
+                    groupBy: folder
+                  - name: webp
+                    match: "w-*.{png,jpg}"
+                    to: webp
+                    width: 60
+                    output: ./outbox
+                    groupBy: folder
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        // Red, green and blue images of different sizes, whose natural order (1, 2, 10) is not their byte order.
+        for (folder, prefix) in [("cards", "g"), ("stickers", "w")] {
+            let staging = try harness.directory.makeDirectory("staging/\(folder)")
+            for (name, size, colour) in [
+                ("1.png", "80x60", "red"), ("2.jpg", "40x40", "lime"), ("10.png", "160x60", "blue"),
+            ] {
+                try CommandLineTool.run([
+                    Fixtures.convert, "-size", size, "xc:\(colour)", staging.appending("\(prefix)-\(name)").string,
+                ])
+            }
+            try Self.copyIn(staging, to: harness)
+        }
+
+        let sidecars = try await harness.waitForSidecars(2)
+        // Each frame on a canvas of the first image's size (bounded by width for the WebP; its encoder stores only
+        // the part of a frame that is not transparent, so the canvas is what is compared), shown for the delay, in
+        // name order.
+        for (name, width, height, delay) in [("cards.gif", 80, 60, "20"), ("stickers.webp", 60, 45, "50")] {
+            let sidecar = try #require(sidecars["\(name).chute.json"], "\(sidecars.keys)")
+            #expect(sidecar.status == .completed && sidecar.engine == "image", "\(String(describing: sidecar.error))")
+            #expect(sidecar.inputs?.count == 3 && sidecar.details["inputFiles"] == "3")
+            let output = harness.outbox.appending(name)
+            let frames = try CommandLineTool.run([
+                Fixtures.identify, "-format", "%W %H %T\n", output.string,
+            ]).standardOutput.split(separator: "\n")
+            #expect(frames == Array(repeating: "\(width) \(height) \(delay)", count: 3), "\(name): \(frames)")
+            let (x, y) = (width / 2, height / 2)
+            let colours = try CommandLineTool.run([
+                Fixtures.convert, output.string, "-format",
+                "%[fx:round(p{\(x),\(y)}.r)]%[fx:round(p{\(x),\(y)}.g)]%[fx:round(p{\(x),\(y)}.b)] ", "info:",
+            ]).standardOutput
+            #expect(colours == "100 010 001 ", "\(name): \(colours)")
+            #expect(try Self.loopCount(output) == 0, "\(name) does not loop forever")
+            print("animation \(name): frames \(frames), centre colours \(colours)")
+        }
     }
 }
