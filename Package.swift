@@ -143,8 +143,9 @@ let package = Package(
         ),
         .target(
             name: "ChutePDF",
+            // ChuteMagick encodes rendered pages as JPEG and WebP, and decodes the images laid on pages.
             dependencies: [
-                "ChuteCore", "CQPDF", "CPoppler",
+                "ChuteCore", "ChuteMagick", "CQPDF", "CPoppler",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings

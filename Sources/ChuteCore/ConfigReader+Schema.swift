@@ -313,14 +313,15 @@ extension ConfigReader.Walker {
         )
     }
 
-    /// Reads `groupBy:`; only a target that joins several inputs into one output takes it (`pdf`, whose engine
-    /// appends the pages of each PDF in turn).
+    /// Reads `groupBy:`; only a target that joins several inputs into one output takes it: `pdf` (the PDF engine
+    /// appends the pages of each PDF, and a page for each image, in turn), and `gif` and `webp` (the image engine
+    /// makes the images an animation's frames).
     private mutating func grouping(_ entry: Entry, format: TargetFormat?) -> RuleGrouping? {
         guard let grouping = self.choice(entry, of: RuleGrouping.self, expected: "folder") else { return nil }
-        if let format, format.category != .pdf {
+        if let format, format.category != .pdf, !RuleGrouping.animatedFormats.contains(format.name) {
             self.report(
-                "'groupBy' makes one output of several files, which only 'to: pdf' does (PDFs merged), not "
-                    + "'to: \(format.name)'",
+                "'groupBy' makes one output of several files, which only 'to: pdf' (PDFs and images merged) and "
+                    + "'to: gif' or 'to: webp' (images animated) do, not 'to: \(format.name)'",
                 at: entry.value
             )
             return nil

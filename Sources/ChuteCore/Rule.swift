@@ -124,6 +124,9 @@ package enum RuleGrouping: String, Sendable, Equatable, CaseIterable {
     /// `folder`: a sub-folder dropped into the watched folder is one job once it is complete; the files below it
     /// that the rule matches, in natural name order (``NaturalOrder``), make one output named after the folder.
     case folder
+
+    /// The image formats whose group becomes one animation, each image a frame.
+    package static let animatedFormats: Set<String> = ["gif", "webp"]
 }
 
 /// What to do with a source whose content a rule already converted.

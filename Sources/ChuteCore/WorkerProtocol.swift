@@ -213,6 +213,16 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
 
     package var description: String { "\(self.code.rawValue): \(self.message)" }
 
+    /// This failure of one file of a group, naming the file and its place, with the file's own code:
+    /// `5.pdf (file 3 of 4 of the group): the PDF has no pages`.
+    package func inGroup(_ member: FilePath, index: Int, count: Int) -> ConversionFailure {
+        ConversionFailure(
+            self.code,
+            "\(member.lastComponent?.string ?? member.string) (file \(index + 1) of \(count) of the group): "
+                + self.message
+        )
+    }
+
     /// A failed system call on an output, in words a person recognises: a full disk or quota is `diskFull` (tried
     /// again later), `EFBIG` is the job's `maxOutputSize` (the worker's `RLIMIT_FSIZE`), the rest `outputFailed`.
     ///

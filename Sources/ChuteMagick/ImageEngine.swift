@@ -45,6 +45,9 @@ package struct ImageEngine: ConversionEngine {
 
     package var kind: EngineKind { .image }
 
+    /// A group of images becomes one animation (see ``animate(_:request:progress:)``).
+    package var joinsInputs: Bool { true }
+
     /// `ImageMagick` with its release, plus the delegate libraries behind its coders (`libjpeg`, `libpng`,
     /// `libwebp`, `libheif`, `libtiff`, `OpenJPEG`, `OpenEXR`) as those coders report them, and `LibRaw`, which
     /// decodes camera RAW files.
@@ -78,7 +81,10 @@ package struct ImageEngine: ConversionEngine {
         _ request: ConversionRequest,
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
-        try self.convert(request, metadata: Self.metadataPolicy(of: request.options), progress: progress)
+        if let inputs = request.inputs {
+            return try self.animate(inputs, request: request, progress: progress)
+        }
+        return try self.convert(request, metadata: Self.metadataPolicy(of: request.options), progress: progress)
     }
 
     /// Converts `request.input` into `request.output`, treating metadata as `policy` says.
@@ -231,7 +237,7 @@ package struct ImageEngine: ConversionEngine {
     /// - Returns: the type and the one ImageMagick coder allowed to read it, or no coder for a camera RAW, which
     ///   LibRaw reads; `inputWidth`, `inputHeight` and `inputFrames` go into the report's details when the headers
     ///   were read.
-    private static func inspect(
+    static func inspect(
         _ bytes: [UInt8],
         request: ConversionRequest,
         library: MagickLibrary,
@@ -273,7 +279,7 @@ package struct ImageEngine: ConversionEngine {
 
     /// Decodes the input: raw pixels in the rule's layout, a camera RAW through LibRaw (a type without a coder), or
     /// anything else through its one ImageMagick coder.
-    private static func decode(
+    static func decode(
         _ bytes: [UInt8],
         layout: RawPixelLayout?,
         type: MediaType?,

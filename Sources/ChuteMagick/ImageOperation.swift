@@ -51,7 +51,7 @@ enum ImageOperation: Equatable {
     }
 
     /// The targets whose encoders take a quality setting (JPEG 2000 is lossless only at quality 100).
-    private static let lossyTargets: Set<String> = ["jpg", "webp", "heic", "avif", "jp2"]
+    static let lossyTargets: Set<String> = ["jpg", "webp", "heic", "avif", "jp2"]
     /// The targets that cannot hold an alpha channel (``ImageColor/opaqueImageTargets``).
     static let opaqueTargets = ImageColor.opaqueImageTargets
     /// The quality of lossy outputs when the rule sets none.

@@ -188,6 +188,28 @@ package enum ImageOptions {
     /// `watermarkSize`: the watermark's width relative to the image's.
     package static let watermarkSize = CommonOptions.watermarkSize
 
+    /// `frameDelay`: how long each image of a group shows in its animation.
+    package static let frameDelay = RuleOption<String>(
+        "frameDelay",
+        .text(
+            TextSyntax(name: "a duration such as `0.5s` or `200ms`") { text in
+                guard let delay = ValueParsing.duration(text) else { return "a duration is a number and ms or s" }
+                return delay < .milliseconds(10) || delay > .seconds(60) ? "a frame shows for 10ms to 60s" : nil
+            }
+        ),
+        summary: "With `groupBy: folder`, to `gif` or `webp`: the images of the folder become one looping animation, "
+            + "one frame each in natural name order, each shown this long (in hundredths of a second). Frames are "
+            + "the first image's size (bounded by `width` and `height`); the others are fitted into it, centred on "
+            + "`background`.",
+        default: "`0.5s`",
+        stage: .encode,
+        formats: ["gif", "webp"],
+        show: { "each frame \($0)" }
+    )
+
+    /// A frame's delay when the rule gives no `frameDelay`, in hundredths of a second.
+    static let defaultFrameDelay = 50
+
     /// The quality as a fraction in (0, 1], whichever way it was written.
     static func fraction(quality: Double) -> Double {
         quality > 1 ? quality / 100 : quality
@@ -270,7 +292,7 @@ extension ImageEngine {
             ImageOptions.grayscale.spec, CommonOptions.maxFileSize.spec, CommonOptions.metadata.spec,
             CommonOptions.strip.spec,
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
-            ImageOptions.tiles.spec,
+            ImageOptions.tiles.spec, ImageOptions.frameDelay.spec,
         ],
         // ImageMagick runs one OpenMP thread per job unless told more: the lanes already use every core.
         make: { threads in ImageEngine(threadsPerJob: max(1, threads)) }

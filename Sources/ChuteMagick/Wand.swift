@@ -218,6 +218,22 @@ struct Wand: ~Copyable {
         try self.selectImage(at: 0)
     }
 
+    /// Appends a copy of `other`'s current image after this wand's last, and makes it current. The corresponding C
+    /// functions are `MagickSetLastIterator` and `MagickAddImage`.
+    func append(_ other: borrowing Wand) throws(MagickError) {
+        MagickSetLastIterator(self.handle)
+        try self.check(MagickAddImage(self.handle, other.handle), .process, "MagickAddImage")
+    }
+
+    /// Makes the current image an animation frame shown for `ticks` hundredths of a second, cleared to the
+    /// background before the next, in an animation that loops forever. The corresponding C functions are
+    /// `MagickSetImageDelay`, `MagickSetImageDispose` and `MagickSetImageIterations`.
+    func makeFrame(ticks: Int) throws(MagickError) {
+        try self.check(MagickSetImageDelay(self.handle, ticks), .process, "MagickSetImageDelay")
+        try self.check(MagickSetImageDispose(self.handle, BackgroundDispose), .process, "MagickSetImageDispose")
+        try self.check(MagickSetImageIterations(self.handle, 0), .process, "MagickSetImageIterations")
+    }
+
     /// Returns a wand whose images are full-canvas renderings of this wand's animation frames, with each frame's
     /// offset and disposal applied, so that frames can be resized and re-encoded independently.
     /// The corresponding C function is `MagickCoalesceImages`.
@@ -273,6 +289,60 @@ struct Wand: ~Copyable {
 
     /// Whether the current image has an alpha channel. The corresponding C function is `MagickGetImageAlphaChannel`.
     var hasAlpha: Bool { MagickGetImageAlphaChannel(self.handle) == MagickTrue }
+
+    /// The current image's resolution in dots per inch, or `nil` when the file gives none (no unit, or zero).
+    /// The corresponding C functions are `MagickGetImageResolution` and `MagickGetImageUnits`.
+    var dotsPerInch: (x: Double, y: Double)? {
+        var (x, y) = (0.0, 0.0)
+        guard MagickGetImageResolution(self.handle, &x, &y) == MagickTrue, x > 0, y > 0 else { return nil }
+        switch MagickGetImageUnits(self.handle) {
+        case PixelsPerInchResolution: return (x, y)
+        case PixelsPerCentimeterResolution: return (x * 2.54, y * 2.54)
+        default: return nil
+        }
+    }
+
+    /// The current image's EXIF orientation, 1 to 8 (1 when it has none). The corresponding C function is
+    /// `MagickGetImageOrientation`.
+    var orientation: Int {
+        let value = Int(MagickGetImageOrientation(self.handle).rawValue)
+        return (1...8).contains(value) ? value : 1
+    }
+
+    /// The bits per sample of the current image. The corresponding C function is `MagickGetImageDepth`.
+    var depth: Int { MagickGetImageDepth(self.handle) }
+
+    /// Whether the current image is stored as red, green and blue (sRGB or linear RGB). The corresponding C function
+    /// is `MagickGetImageColorspace`.
+    var isRGB: Bool { [sRGBColorspace, RGBColorspace].contains(MagickGetImageColorspace(self.handle)) }
+
+    /// Whether the current image is stored as grey levels. The corresponding C function is
+    /// `MagickGetImageColorspace`.
+    var isGray: Bool { MagickGetImageColorspace(self.handle) == GRAYColorspace }
+
+    /// Converts the current image's pixels to sRGB (from CMYK, Lab, …); an sRGB image is left as it is.
+    /// The corresponding C function is `MagickTransformImageColorspace`.
+    func makeSRGB() throws(MagickError) {
+        try self.check(
+            MagickTransformImageColorspace(self.handle, sRGBColorspace),
+            .process,
+            "MagickTransformImageColorspace"
+        )
+    }
+
+    /// The current image's pixels, 8 bits a sample, row by row without padding, in the order of `channels` (`RGB`,
+    /// or `I` for grey). The corresponding C function is `MagickExportImagePixels`.
+    ///
+    /// - Throws: ``MagickError`` with code `process`.
+    func exportPixels(channels: String) throws(MagickError) -> [UInt8] {
+        let (width, height) = (self.width, self.height)
+        var pixels = [UInt8](repeating: 0, count: width * height * channels.count)
+        let status = pixels.withUnsafeMutableBytes {
+            MagickExportImagePixels(self.handle, 0, 0, width, height, channels, CharPixel, $0.baseAddress)
+        }
+        try self.check(status, .process, "MagickExportImagePixels")
+        return pixels
+    }
 
     /// Sets the bits per sample that the encoder writes for the current image (8 or 16 for the raw coders).
     /// The corresponding C function is `MagickSetImageDepth`.

@@ -152,8 +152,9 @@ extension PDFDocument {
         return made
     }
 
-    /// A new stream holding `data`, unfiltered (a full rewrite with `compress` compresses it).
-    private func makeStream(_ data: [UInt8]) -> qpdf_oh {
+    /// A new stream holding `data`: unfiltered (qpdf compresses it with Flate when it writes the file), or already
+    /// encoded with `filter`, such as `/DCTDecode` for a JPEG.
+    func makeStream(_ data: [UInt8], filter: String? = nil) -> qpdf_oh {
         let stream = qpdf_oh_new_stream(self.handle)
         data.withUnsafeBytes { bytes in
             qpdf_oh_replace_stream_data(
@@ -161,7 +162,7 @@ extension PDFDocument {
                 stream,
                 bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
                 bytes.count,
-                qpdf_oh_new_null(self.handle),
+                filter.map { qpdf_oh_new_name(self.handle, $0) } ?? qpdf_oh_new_null(self.handle),
                 qpdf_oh_new_null(self.handle)
             )
         }

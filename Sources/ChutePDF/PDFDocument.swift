@@ -96,7 +96,7 @@ package final class PDFDocument {
 
     /// The error qpdf holds for `handle`, which reading clears. The corresponding C functions are `qpdf_get_error`
     /// and `qpdf_get_error_full_text`.
-    private static func error(of handle: qpdf_data, _ code: PDFError.Code, _ function: String) -> PDFError {
+    static func error(of handle: qpdf_data, _ code: PDFError.Code, _ function: String) -> PDFError {
         guard let error = qpdf_get_error(handle) else {
             return PDFError(code: code, kind: .other, function: function, message: "")
         }

@@ -1,10 +1,13 @@
 import CQPDF
 import ChuteCore
+import ChuteMagick
 import SystemPackage
 
-/// The PDF engine: rewrites PDFs with qpdf, through its C API.
+/// The PDF engine: rewrites PDFs with qpdf, through its C API, makes PDFs of images, and draws pages as images.
 ///
-/// A conversion reads the input through one descriptor, checks that its content is a PDF, opens it with the rule's
+/// A conversion reads the input through one descriptor; an image becomes a page of its own (see
+/// ``appendImage(_:to:request:)``), a group's files are merged in order. Otherwise it checks that its content is a
+/// PDF, opens it with the rule's
 /// `password` (an encrypted PDF without one fails as `encrypted`), then in this order keeps the pages of `pages`,
 /// turns them by `rotate`, removes the metadata under `metadata: strip`, and writes the whole file anew (with
 /// `compress`, packed into object streams and recompressed), or with `split` one PDF per page or range, each a part
@@ -20,7 +23,7 @@ package struct PDFEngine: ConversionEngine {
 
     package var kind: EngineKind { .pdf }
 
-    /// A group of PDFs is merged: the pages of each, in order.
+    /// A group of PDFs and images is merged: the pages of each PDF and a page for each image, in order.
     package var joinsInputs: Bool { true }
 
     /// `qpdf` and its release.
@@ -32,11 +35,13 @@ package struct PDFEngine: ConversionEngine {
     package static let descriptor = EngineDescriptor(
         kind: .pdf,
         library: "qpdf (C API); poppler (GLib) and cairo to render pages",
-        reads: [.pdf],
+        reads: [.pdf, .image],
         concurrency: .perCore,
         formats: [TargetFormat(name: "pdf", category: .pdf, engine: .pdf, coder: "pdf", holdsSeveralFrames: true)],
         options: PDFOptions.specs,
-        alsoWrites: [EngineDescriptor.AlsoWrites(["png"], from: [.pdf], options: PDFOptions.renderingKeys)],
+        alsoWrites: [
+            EngineDescriptor.AlsoWrites(["jpg", "png", "webp"], from: [.pdf], options: PDFOptions.renderingKeys)
+        ],
         make: { _ in PDFEngine() }
     )
 
@@ -58,8 +63,9 @@ package struct PDFEngine: ConversionEngine {
     ) throws(ConversionFailure) -> ConversionReport {
         let options = request.options
         let password = options[CommonOptions.password]
-        // The source's bytes; empty for a group, whose files merge(_:request:password:) reads.
-        let bytes: [UInt8]
+        var report = ConversionReport(outputBytes: 0)
+        // The source's bytes when it is one PDF; empty for a group or an image, whose pages merge(_:request:) makes.
+        var bytes: [UInt8] = []
         let document: PDFDocument
         let sourceByteCount: Int
         if let inputs = request.inputs {
@@ -69,15 +75,21 @@ package struct PDFEngine: ConversionEngine {
                     "a group of PDFs is merged into one PDF, not drawn as images"
                 )
             }
-            (document, sourceByteCount) = try Self.merge(inputs, request: request, password: password)
-            bytes = []
+            (document, sourceByteCount) = try Self.merge(inputs, request: request, report: &report)
+            report.details["inputFiles"] = String(inputs.count)
         } else {
-            bytes = try PDFFiles.readInput(request, limit: Self.inputByteLimit)
-            document = try Self.open(bytes, password: password)
-            sourceByteCount = bytes.count
+            let source = try PDFFiles.readInput(request, limit: Self.inputByteLimit)
+            if MediaType.sniff(source.prefix(MediaType.headerLength))?.category == .image,
+                request.format.category == .pdf
+            {
+                document = try Self.run { () throws(PDFError) in try PDFDocument() }
+                report.warnings += try Self.appendImage(source, to: document, request: request)
+            } else {
+                bytes = source
+                document = try Self.open(bytes, password: password)
+            }
+            sourceByteCount = source.count
         }
-        var report = ConversionReport(outputBytes: 0)
-        if let inputs = request.inputs { report.details["inputFiles"] = String(inputs.count) }
         let inputPages = try Self.run { () throws(PDFError) in try document.pageCount() }
         guard inputPages > 0 else { throw ConversionFailure(.corruptInput, "the PDF has no pages") }
         if let limit = request.limits.frames, inputPages > limit {
@@ -151,7 +163,7 @@ package struct PDFEngine: ConversionEngine {
             var output = try Self.run { () throws(PDFError) in try document.write(settings) }
             if settings.compress {
                 let onlyCompresses =
-                    request.inputs == nil && options[PDFOptions.pages] == nil && options[CommonOptions.rotate] == nil
+                    !bytes.isEmpty && options[PDFOptions.pages] == nil && options[CommonOptions.rotate] == nil
                     && policy != .strip
                     && password == nil && options[CommonOptions.watermark] == nil
                 report.details["bytesBefore"] = String(sourceByteCount)
@@ -172,7 +184,7 @@ package struct PDFEngine: ConversionEngine {
             report.outputBytes = Int64(output.count)
         }
         report.details["outputPages"] = String(pageCount)
-        report.warnings = document.warnings().prefix(20).map { "qpdf: \($0)" }
+        report.warnings = Array((report.warnings + document.warnings().map { "qpdf: \($0)" }).prefix(20))
         progress(JobProgress(fraction: 1))
         return report
     }
@@ -203,18 +215,19 @@ package struct PDFEngine: ConversionEngine {
         return document
     }
 
-    /// Reads the PDFs of a group in order, each through its own descriptor as a single input is, and appends all
-    /// the pages of each to a new document (``PDFDocument/appendAllPages(of:)``).
+    /// Reads the files of a group in order, each through its own descriptor as a single input is, and appends
+    /// to a new document all the pages of each PDF (``PDFDocument/appendAllPages(of:)``) and each image on a page of
+    /// its own (``appendImage(_:to:request:)``).
     ///
-    /// - Returns: the merged document and the size of all the files read.
+    /// - Returns: the merged document and the size of all the files read; the images' warnings go into `report`.
     /// - Throws: ``ConversionFailure`` naming the file of the group that failed (its name, and its place in the
     ///   group), with that file's own failure.
     private static func merge(
         _ inputs: [FilePath],
         request: ConversionRequest,
-        password: String?
+        report: inout ConversionReport
     ) throws(ConversionFailure) -> (PDFDocument, Int) {
-        var documents: [PDFDocument] = []
+        let merged = try Self.run { () throws(PDFError) in try PDFDocument() }
         var total = 0
         for (index, input) in inputs.enumerated() {
             var one = request
@@ -222,25 +235,20 @@ package struct PDFEngine: ConversionEngine {
             one.inputs = nil
             do throws(ConversionFailure) {
                 let bytes = try PDFFiles.readInput(one, limit: Self.inputByteLimit)
-                let document = try Self.open(bytes, password: password)
-                // qpdf rebuilds a damaged file from what it finds, which may be nothing.
-                guard try Self.run({ () throws(PDFError) in try document.pageCount() }) > 0 else {
-                    throw ConversionFailure(.corruptInput, "the PDF has no pages")
+                if MediaType.sniff(bytes.prefix(MediaType.headerLength))?.category == .image {
+                    report.warnings += try Self.appendImage(bytes, to: merged, request: one)
+                } else {
+                    let document = try Self.open(bytes, password: request.options[CommonOptions.password])
+                    // qpdf rebuilds a damaged file from what it finds, which may be nothing.
+                    guard try Self.run({ () throws(PDFError) in try document.pageCount() }) > 0 else {
+                        throw ConversionFailure(.corruptInput, "the PDF has no pages")
+                    }
+                    try Self.run { () throws(PDFError) in try merged.appendAllPages(of: [document]) }
                 }
-                documents.append(document)
                 total += bytes.count
             } catch {
-                throw ConversionFailure(
-                    error.code,
-                    "\(input.lastComponent?.string ?? input.string) (file \(index + 1) of \(inputs.count) of the "
-                        + "group): \(error.message)"
-                )
+                throw error.inGroup(input, index: index, count: inputs.count)
             }
-        }
-        let merged = try Self.run { () throws(PDFError) -> PDFDocument in
-            let merged = try PDFDocument()
-            try merged.appendAllPages(of: documents)
-            return merged
         }
         return (merged, total)
     }
@@ -307,8 +315,8 @@ package struct PDFEngine: ConversionEngine {
         return report
     }
 
-    /// Draws each page of `pages` as a PNG at the rule's `dpi` with poppler, each a part beside `request.output`
-    /// labelled `p1`, `p2`, … by its page number in the source.
+    /// Draws each page of `pages` at the rule's `dpi` with poppler, as a PNG, JPEG or WebP (the job's format), each a
+    /// part beside `request.output` labelled `p1`, `p2`, … by its page number in the source.
     ///
     /// - Returns: the report with one part per page, `outputBytes` their total, and the details `dpi`,
     ///   `outputPages`, and `outputWidth` and `outputHeight` of the first page.
@@ -344,15 +352,7 @@ package struct PDFEngine: ConversionEngine {
         var written: [FilePath] = []
         do throws(ConversionFailure) {
             for (index, page) in pages.enumerated() {
-                let image: (bytes: [UInt8], width: Int, height: Int)
-                do throws(PDFError) {
-                    image = try renderer.png(page: page - 1, dpi: dpi, pixelLimit: request.limits.pixels ?? 100_000_000)
-                } catch {
-                    throw error.conversionFailure
-                }
-                guard MediaType.sniff(image.bytes.prefix(MediaType.headerLength)) == .png else {
-                    throw ConversionFailure(.outputFailed, "cairo's PNG of page \(page) is not a PNG")
-                }
+                let image = try Self.draw(page, of: renderer, dpi: dpi, request: request, report: &report)
                 if index == 0 {
                     report.details["outputWidth"] = String(image.width)
                     report.details["outputHeight"] = String(image.height)
@@ -372,6 +372,52 @@ package struct PDFEngine: ConversionEngine {
         report.details["dpi"] = OptionValue.number(dpi).description
         report.details["outputPages"] = String(pages.count)
         return report
+    }
+
+    /// Draws one page for the job's format: a PNG from cairo, a JPEG or WebP through the image engine's encoder
+    /// (at the rule's `quality`), whose warnings go into the report.
+    ///
+    /// - Throws: ``ConversionFailure``; `outputFailed` when the bytes are not of the format asked for.
+    private static func draw(
+        _ page: Int,
+        of renderer: borrowing PageRenderer,
+        dpi: Double,
+        request: ConversionRequest,
+        report: inout ConversionReport
+    ) throws(ConversionFailure) -> (bytes: [UInt8], width: Int, height: Int) {
+        let png = request.format.name == "png"
+        var image: (bytes: [UInt8], width: Int, height: Int)
+        do throws(PDFError) {
+            image = try renderer.draw(
+                page: page - 1,
+                dpi: dpi,
+                pixelLimit: request.limits.pixels ?? 100_000_000,
+                as: png ? .png : .bgrx
+            )
+        } catch {
+            throw error.conversionFailure
+        }
+        if !png {
+            let encoded = try image.bytes.withUnsafeBytes { pixels in
+                Result { () throws(ConversionFailure) in
+                    try ImageEngine.encode(
+                        pixels: pixels,
+                        width: image.width,
+                        height: image.height,
+                        channels: "BGRP",
+                        format: request.format,
+                        options: request.options
+                    )
+                }
+            }.get()
+            image.bytes = encoded.bytes
+            report.warnings += encoded.warnings
+        }
+        let expected: [String: MediaType] = ["png": .png, "jpg": .jpeg, "webp": .webp]
+        guard MediaType.sniff(image.bytes.prefix(MediaType.headerLength)) == expected[request.format.name] else {
+            throw ConversionFailure(.outputFailed, "the \(request.format.name) of page \(page) is not one")
+        }
+        return image
     }
 
     /// Reads the page ranges of the rule's `key` and resolves them against a PDF of `count` pages.
@@ -407,7 +453,7 @@ package struct PDFEngine: ConversionEngine {
     }
 
     /// Runs qpdf calls, turning their error into the job's failure.
-    private static func run<Result>(_ body: () throws(PDFError) -> Result) throws(ConversionFailure) -> Result {
+    static func run<Result>(_ body: () throws(PDFError) -> Result) throws(ConversionFailure) -> Result {
         do {
             return try body()
         } catch {

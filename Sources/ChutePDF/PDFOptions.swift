@@ -1,4 +1,5 @@
 import ChuteCore
+import ChuteMagick
 
 extension EngineKind {
     /// The PDF engine's lane.
@@ -70,14 +71,80 @@ package enum PDFOptions {
     package static let dpi = RuleOption<Double>(
         "dpi",
         .number(NumberRange(from: 10, upTo: 1200, wording: "dots per inch from 10 to 1200")),
-        summary: "From a PDF to `png`: each page (of those `pages` keeps) becomes one image at this resolution, "
-            + "drawn by poppler on white and turned as the page's `/Rotate` says; a page of 8.5 × 11 inches at 150 "
-            + "dpi is 1275 × 1650 pixels. The images are named `-p1`, `-p2`, … (at most 100), in one sidecar.",
+        summary: "From a PDF to `png`, `jpg` or `webp`: each page (of those `pages` keeps) becomes one image at this "
+            + "resolution, drawn by poppler on white and turned as the page's `/Rotate` says; a page of 8.5 × 11 "
+            + "inches at 150 dpi is 1275 × 1650 pixels. JPEG and WebP are encoded at `quality`. The images are "
+            + "named `-p1`, `-p2`, … (at most 100), in one sidecar.",
         default: "`150`",
         stage: .resize,
-        formats: ["png"],
+        formats: ["jpg", "png", "webp"],
         show: { "\(OptionValue.number($0)) dpi" }
     )
+
+    /// The size of the pages that images are laid on.
+    package enum PageSize: String, Sendable, CaseIterable, OptionValueConvertible {
+        /// The image's own size at its resolution (72 dpi when it gives none).
+        case image
+        /// ISO A4, 210 × 297 mm.
+        case a4
+        /// US Letter, 8.5 × 11 inches.
+        case letter
+
+        /// The width and height in points of a portrait page; `nil` for ``image``.
+        var points: (width: Double, height: Double)? {
+            switch self {
+            case .image: nil
+            case .a4: (210 / 25.4 * 72, 297 / 25.4 * 72)
+            case .letter: (612, 792)
+            }
+        }
+    }
+
+    /// `pageSize`: the pages of images made into a PDF.
+    package static let pageSize = RuleOption<PageSize>(
+        "pageSize",
+        .choice(PageSize.allCases.map(\.rawValue)),
+        summary: "Images to `pdf` (a group of images, or one image): each image on a page of its own, `image` "
+            + "sized (the image at its resolution, 72 dpi when it gives none), or `a4` or `letter`, turned to "
+            + "landscape for a landscape image, the image fitted within `margin` and centred. JPEGs are stored as "
+            + "they are (no re-encoding), other images losslessly (Flate).",
+        default: "`image`",
+        stage: .pad,
+        formats: ["pdf"],
+        show: { "pages \($0.rawValue) sized" }
+    )
+
+    /// `margin`: white space around an image laid on a page.
+    package static let margin = RuleOption<String>(
+        "margin",
+        .text(
+            TextSyntax(name: "a length such as `10mm`, `1cm`, `0.5in` or `20pt`", pattern: Self.lengthPattern) {
+                guard let points = Self.points($0) else { return "a length is a number and mm, cm, in or pt" }
+                return points > Self.marginLimit ? "a margin is at most 100mm" : nil
+            }
+        ),
+        summary: "Images to `pdf`: the white space left on each side of the image, such as `10mm` (mm, cm, in or "
+            + "pt); with `pageSize: image` the page grows by it.",
+        default: "`0`",
+        stage: .pad,
+        formats: ["pdf"],
+        show: { "margin \($0)" }
+    )
+
+    /// A length: a number and its unit.
+    static let lengthPattern = #"^ *[0-9]+(\.[0-9]+)? *(mm|cm|in|pt) *$"#
+    /// The widest margin, in points (100 mm).
+    static let marginLimit = 100 / 25.4 * 72
+
+    /// A length of `margin` in points (1/72 inch), or `nil` when it is not a number and a unit.
+    static func points(_ text: String) -> Double? {
+        let trimmed = text.filter { $0 != " " }
+        let units: [String: Double] = ["mm": 72 / 25.4, "cm": 720 / 25.4, "in": 72, "pt": 1]
+        guard trimmed.count > 2, let unit = units[String(trimmed.suffix(2))],
+            let number = Double(trimmed.dropLast(2)), number >= 0, number.isFinite
+        else { return nil }
+        return number * unit
+    }
 
     /// The resolution of rendered pages when the rule gives no `dpi`.
     static let defaultDPI = 150.0
@@ -85,10 +152,13 @@ package enum PDFOptions {
     /// The operations' keys, in the order the docs list them.
     static let specs: [OptionSpec] = [
         Self.pages.spec, CommonOptions.rotate.spec, Self.split.spec, Self.compress.spec, CommonOptions.metadata.spec,
-        CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec, CommonOptions.watermark.spec,
+        CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec, Self.pageSize.spec, Self.margin.spec,
+        CommonOptions.watermark.spec,
         CommonOptions.watermarkPosition.spec, CommonOptions.watermarkOpacity.spec, CommonOptions.watermarkSize.spec,
     ]
 
     /// The keys that apply when a PDF's pages are rendered as images.
-    static let renderingKeys: Set<String> = [Self.pages.key, CommonOptions.password.key, Self.dpi.key]
+    static let renderingKeys: Set<String> = [
+        Self.pages.key, CommonOptions.password.key, Self.dpi.key, ImageOptions.quality.key,
+    ]
 }

@@ -1,7 +1,7 @@
 import CPoppler
 
 /// Owns one poppler document (`PopplerDocument`, a GObject) and draws its pages into cairo image surfaces, encoded
-/// as PNG.
+/// as PNG or handed back as pixels.
 ///
 /// Not `Sendable`: create, use and release it on one thread, in one blocking call.
 struct PageRenderer: ~Copyable {
@@ -33,20 +33,31 @@ struct PageRenderer: ~Copyable {
     /// The number of pages. The corresponding C function is `poppler_document_get_n_pages`.
     var pageCount: Int { Int(poppler_document_get_n_pages(self.document)) }
 
-    /// Draws a page, turned as its `/Rotate` says, on white at `dpi` dots per inch, and encodes it as PNG.
+    /// How ``draw(page:dpi:pixelLimit:as:)`` hands back a drawn page.
+    enum Encoding {
+        /// A PNG file, which cairo encodes.
+        case png
+        /// The pixels, 4 bytes each in the order blue, green, red, padding (cairo's `RGB24` on a little-endian
+        /// machine), row by row without padding.
+        case bgrx
+    }
+
+    /// Draws a page, turned as its `/Rotate` says, on white at `dpi` dots per inch.
     /// The corresponding C functions are `poppler_page_render` and `cairo_surface_write_to_png_stream`.
     ///
     /// - Parameters:
     ///   - index: the zero-based page index, within ``pageCount``.
     ///   - dpi: the resolution; a page of 8.5 × 11 inches at 150 dpi is 1275 × 1650 pixels.
     ///   - pixelLimit: the most pixels the picture may have.
-    /// - Returns: the PNG's bytes, and its width and height.
+    ///   - encoding: a PNG file, or the pixels.
+    /// - Returns: the bytes, and the picture's width and height.
     /// - Throws: ``PDFError`` with code `render`; of kind `unsupported` when the picture would exceed
     ///   ``sideLimit`` or `pixelLimit`.
-    func png(
+    func draw(
         page index: Int,
         dpi: Double,
-        pixelLimit: Int
+        pixelLimit: Int,
+        as encoding: Encoding
     ) throws(PDFError) -> (bytes: [UInt8], width: Int, height: Int) {
         guard let page = poppler_document_get_page(self.document, Int32(index)) else {
             throw PDFError(code: .render, kind: .damaged, function: "poppler_document_get_page", message: "no page")
@@ -79,21 +90,41 @@ struct PageRenderer: ~Copyable {
         try Self.check(cairo_status(context), "poppler_page_render")
         cairo_surface_flush(surface)
 
-        let sink = ByteSink()
-        let status = cairo_surface_write_to_png_stream(
-            surface,
-            { closure, data, length in
-                guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
-                let sink = Unmanaged<ByteSink>.fromOpaque(closure).takeUnretainedValue()
-                sink.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(length)))
-                return CAIRO_STATUS_SUCCESS
-            },
-            Unmanaged.passUnretained(sink).toOpaque()
-        )
-        try withExtendedLifetime(sink) { () throws(PDFError) in
-            try Self.check(status, "cairo_surface_write_to_png_stream")
+        switch encoding {
+        case .bgrx:
+            // cairo's rows of RGB24 are 4-byte pixels, so a row is padded only if the stride says so.
+            let stride = Int(cairo_image_surface_get_stride(surface))
+            guard let data = cairo_image_surface_get_data(surface) else {
+                throw PDFError(
+                    code: .render,
+                    kind: .other,
+                    function: "cairo_image_surface_get_data",
+                    message: "the surface has no pixels"
+                )
+            }
+            var pixels: [UInt8] = []
+            pixels.reserveCapacity(width * height * 4)
+            for row in 0..<height {
+                pixels.append(contentsOf: UnsafeBufferPointer(start: data + row * stride, count: width * 4))
+            }
+            return (pixels, width, height)
+        case .png:
+            let sink = ByteSink()
+            let status = cairo_surface_write_to_png_stream(
+                surface,
+                { closure, data, length in
+                    guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
+                    let sink = Unmanaged<ByteSink>.fromOpaque(closure).takeUnretainedValue()
+                    sink.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(length)))
+                    return CAIRO_STATUS_SUCCESS
+                },
+                Unmanaged.passUnretained(sink).toOpaque()
+            )
+            try withExtendedLifetime(sink) { () throws(PDFError) in
+                try Self.check(status, "cairo_surface_write_to_png_stream")
+            }
+            return (sink.bytes, width, height)
         }
-        return (sink.bytes, width, height)
     }
 
     /// Throws cairo's message for a status other than success. The corresponding C function is

@@ -832,7 +832,7 @@ private let badSettingsValueCases: [(String, String)] = [
                   /srv/chute/scans (this folder only; also ignoring *.nef, raw-*; a file waits for its .done marker)
 
                 Rules (tried in order, the first match wins):
-                  1. heic-to-jpg: *.heic → jpg (image engine; video engine from video)
+                  1. heic-to-jpg: *.heic → jpg (image engine; video engine from video; pdf engine from pdf)
                        options: quality 85%, strip metadata
                        output:  /srv/chute/out/photos/{stem}.{ext}, keeping sub-folders, on conflict rename, on duplicate skip
                   2. big-videos: *.mkv, *.avi → mp4 (video engine)
@@ -982,11 +982,19 @@ private let badSettingsValueCases: [(String, String)] = [
             compress: true
             password: open-sesame
             groupBy: folder
+            pageSize: a4
+            margin: 12mm
           - name: slides
             match: "*.pdf"
             to: png
             output: out/slides
             dpi: 96
+          - name: flipbook
+            match: "*.png"
+            to: gif
+            output: out/flipbooks
+            groupBy: folder
+            frameDelay: 200ms
         settings:
           quietPeriod: 1s
           incompleteTimeout: 2m
@@ -1027,7 +1035,8 @@ private let badSettingsValueCases: [(String, String)] = [
     ]
     /// What the summary's rules show for each rule key.
     private static let ruleShown: [String: String] = [
-        "name": "1. photos-x:", "match": "*.heic →", "to": "→ jpg (image engine; video engine from video)",
+        "name": "1. photos-x:", "match": "*.heic →",
+        "to": "→ jpg (image engine; video engine from video; pdf engine from pdf)",
         "output": "/srv/chute/out/photos/",
         "quality": "quality 77%", "width": "width ≤ 1234", "height": "height ≤ 987", "strip": "strip metadata",
         "crop": "crop 16:9", "gravity": "gravity north",
@@ -1044,7 +1053,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
         "speed": "speed 2×", "mute": "mute", "loudness": "loudness -16 LUFS", "coverArt": "coverArt drop",
         "pages": "pages 1-3,x2", "split": "split into 1,2-z", "compress": "compress", "password": "password given",
-        "dpi": "96 dpi",
+        "dpi": "96 dpi", "pageSize": "pages a4 sized", "margin": "margin 12mm", "frameDelay": "each frame 200ms",
         "rename": "{stem}-small.{ext}",
         "keepStructure": "flattened",
         "onConflict": "on conflict overwrite", "concurrency": "at most 3 at once", "watch": "below /srv/chute/scans",

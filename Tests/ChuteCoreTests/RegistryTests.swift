@@ -84,7 +84,8 @@ import Testing
         #expect(gif.engine(reading: .matroska).rawValue == "video")
         // No engine writes tiff from a video, and the video engine keeps its own formats whatever it reads.
         #expect(tiff.engine(reading: .mp4).rawValue == "image" && mp4.engine(reading: .mp3).rawValue == "video")
-        #expect(Engines.registry.writing(jpg) == "image engine; video engine from video")
+        #expect(Engines.registry.writing(jpg) == "image engine; video engine from video; pdf engine from pdf")
+        #expect(jpg.engine(reading: .pdf).rawValue == "pdf" && gif.engine(reading: .pdf).rawValue == "image")
         #expect(Engines.registry.writing(tiff) == "image engine")
         // The video engine's keys that name the picture formats apply to them; its others do not.
         #expect(Engines.registry.applies("start", to: jpg) && Engines.registry.applies("duration", to: gif))

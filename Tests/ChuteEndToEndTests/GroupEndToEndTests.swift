@@ -5,8 +5,9 @@ import SystemPackage
 import Testing
 
 /// Rules with `groupBy: folder` on the real daemon: a folder of PDFs copied in with `cp -r` becomes one merged PDF
-/// in natural name order, a file added afterwards is reported and starts no job, the `doneSuffix` marker of a folder
-/// holds the group back, a damaged file fails its group by name, and a kill -9 leaves exactly one output.
+/// in natural name order, a folder of images one PDF with a page for each (each image's size, or A4 with a margin)
+/// or one looping GIF or WebP, a file added afterwards is reported and starts no job, the `doneSuffix` marker of a folder holds the group back,
+/// a damaged file fails its group by name, and a kill -9 leaves exactly one output.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct GroupEndToEndTests {
     /// The sentinel rule, then a rule merging the PDFs of each sub-folder into one PDF in the outbox.
@@ -199,5 +200,175 @@ struct GroupEndToEndTests {
         print("kill test: outputs \(outputs)")
         #expect(outputs == ["first.pdf", "second.pdf"])
         #expect(harness.temporaryFiles().isEmpty, "\(harness.temporaryFiles())")
+    }
+
+    /// The size of each page in points, as `pdfinfo` gives them.
+    private static func pageSizes(_ path: FilePath, pages: Int) throws -> [(Double, Double)] {
+        let info = try CommandLineTool.run(["pdfinfo", "-f", "1", "-l", String(pages), path.string]).standardOutput
+        return info.split(separator: "\n").filter { $0.hasPrefix("Page ") && $0.contains(" size: ") }.compactMap {
+            let words = $0.split(separator: ":")[1].split(separator: " ")
+            guard words.count >= 3, let width = Double(words[0]), let height = Double(words[2]) else { return nil }
+            return (width, height)
+        }
+    }
+
+    @Test func aFolderOfImagesBecomesOnePDFWithAPageForEachImage() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: sheets
+                    match: "a4-*.{jpg,png,pdf}"
+                    to: pdf
+                    pageSize: a4
+                    margin: 10mm
+                    output: ./outbox
+                    groupBy: folder
+                  - name: photos
+                    match: "*.{jpg,png}"
+                    to: pdf
+                    output: ./outbox
+                    groupBy: folder
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        // Twelve images of different sizes, JPEG and PNG in turn; the third says 144 dpi, the others nothing.
+        let photos = try harness.directory.makeDirectory("staging/photos")
+        var expected: [(name: String, width: Int, height: Int, points: (Double, Double))] = []
+        for index in 1...12 {
+            let (width, height) = (40 + 8 * index, 30 + 6 * index)
+            let name = "\(index).\(index.isMultiple(of: 2) ? "png" : "jpg")"
+            let density = index == 3 ? ["-units", "PixelsPerInch", "-density", "144"] : []
+            try CommandLineTool.run(
+                [Fixtures.convert, "-size", "\(width)x\(height)", "gradient:navy-orange"] + density
+                    + [photos.appending(name).string]
+            )
+            let scale = index == 3 ? 0.5 : 1
+            expected.append((name, width, height, (Double(width) * scale, Double(height) * scale)))
+        }
+        // For A4 with a margin: a portrait JPEG, a PDF page (kept as it is), a landscape PNG.
+        let sheets = try harness.directory.makeDirectory("staging/sheets")
+        for (name, size) in [("a4-1.jpg", "300x400"), ("a4-3.png", "400x300")] {
+            try CommandLineTool.run([Fixtures.convert, "-size", size, "plasma:", sheets.appending(name).string])
+        }
+        try Data(PDFFixtures.make(pages: ["letter"])).write(
+            to: URL(fileURLWithPath: sheets.appending("a4-2.pdf").string)
+        )
+        try Self.copyIn(photos, to: harness)
+        try Self.copyIn(sheets, to: harness)
+
+        let sidecars = try await harness.waitForSidecars(2)
+        let sidecar = try #require(sidecars["photos.pdf.chute.json"], "\(sidecars.keys)")
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        let folder = harness.inbox.appending("photos")
+        #expect(sidecar.inputs?.map(\.path) == expected.map { folder.appending($0.name).string })
+        #expect(sidecar.inputs?.allSatisfy { $0.sha256?.count == 64 && $0.size > 0 } == true)
+        let output = harness.outbox.appending("photos.pdf")
+        #expect(try Self.pageCount(output) == 12)
+        // In natural name order, each page the image's size at its resolution (72 dpi when it gives none).
+        let sizes = try Self.pageSizes(output, pages: 12)
+        #expect(sizes.count == 12)
+        for (size, image) in zip(sizes, expected) {
+            #expect(
+                abs(size.0 - image.points.0) < 0.01 && abs(size.1 - image.points.1) < 0.01,
+                "\(image.name): \(size)"
+            )
+        }
+        // The JPEGs stored as they are (DCT, the same bytes), the PNGs losslessly; all at their own size.
+        let list = try CommandLineTool.run(["pdfimages", "-list", output.string]).standardOutput
+        let rows = list.split(separator: "\n").dropFirst(2).map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.count == 12, "\(list)")
+        for (row, image) in zip(rows, expected) {
+            let encoding = image.name.hasSuffix("jpg") ? "jpeg" : "image"
+            #expect(row[3] == String(image.width) && row[4] == String(image.height) && row[8] == encoding, "\(row)")
+        }
+        let extracted = harness.directory.appending("extracted")
+        try CommandLineTool.run(["pdfimages", "-j", "-f", "1", "-l", "1", output.string, extracted.string])
+        let first = try Data(contentsOf: URL(fileURLWithPath: folder.appending("1.jpg").string))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: extracted.string + "-000.jpg")) == first)
+        print("images to PDF: \(list)")
+
+        // A4 with a margin: the pages turn with the images, and the PDF's page is kept as it is.
+        let a4 = try #require(sidecars["sheets.pdf.chute.json"], "\(sidecars.keys)")
+        #expect(a4.status == .completed, "\(String(describing: a4.error))")
+        let sheetsOutput = harness.outbox.appending("sheets.pdf")
+        let sheetSizes = try Self.pageSizes(sheetsOutput, pages: 3).map {
+            "\(Int($0.0.rounded()))x\(Int($0.1.rounded()))"
+        }
+        #expect(sheetSizes == ["595x842", "612x792", "842x595"], "\(sheetSizes)")
+        #expect(try Self.pageTexts(sheetsOutput) == ["", "letter", ""])
+        print("A4 with a 10mm margin: pages \(sheetSizes)")
+    }
+
+    /// The loop count an animation's file gives (0: forever): after GIF's `NETSCAPE2.0` application extension, or in
+    /// WebP's `ANIM` chunk; `nil` when it has none.
+    private static func loopCount(_ path: FilePath) throws -> Int? {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path.string)))
+        for (marker, offset) in [("NETSCAPE2.0", 13), ("ANIM", 12)] {
+            let tag = Array(marker.utf8)
+            guard
+                let start = (0...(bytes.count - tag.count)).first(where: {
+                    bytes[$0..<($0 + tag.count)].elementsEqual(tag)
+                }),
+                start + offset + 1 < bytes.count
+            else { continue }
+            return Int(bytes[start + offset]) | Int(bytes[start + offset + 1]) << 8
+        }
+        return nil
+    }
+
+    @Test func aFolderOfImagesBecomesALoopingAnimation() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: gif
+                    match: "g-*.{png,jpg}"
+                    to: gif
+                    frameDelay: 200ms
+                    output: ./outbox
+                    groupBy: folder
+                  - name: webp
+                    match: "w-*.{png,jpg}"
+                    to: webp
+                    width: 60
+                    output: ./outbox
+                    groupBy: folder
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        // Red, green and blue images of different sizes, whose natural order (1, 2, 10) is not their byte order.
+        for (folder, prefix) in [("cards", "g"), ("stickers", "w")] {
+            let staging = try harness.directory.makeDirectory("staging/\(folder)")
+            for (name, size, colour) in [
+                ("1.png", "80x60", "red"), ("2.jpg", "40x40", "lime"), ("10.png", "160x60", "blue"),
+            ] {
+                try CommandLineTool.run([
+                    Fixtures.convert, "-size", size, "xc:\(colour)", staging.appending("\(prefix)-\(name)").string,
+                ])
+            }
+            try Self.copyIn(staging, to: harness)
+        }
+
+        let sidecars = try await harness.waitForSidecars(2)
+        // Each frame on a canvas of the first image's size (bounded by width for the WebP; its encoder stores only
+        // the part of a frame that is not transparent, so the canvas is what is compared), shown for the delay, in
+        // name order.
+        for (name, width, height, delay) in [("cards.gif", 80, 60, "20"), ("stickers.webp", 60, 45, "50")] {
+            let sidecar = try #require(sidecars["\(name).chute.json"], "\(sidecars.keys)")
+            #expect(sidecar.status == .completed && sidecar.engine == "image", "\(String(describing: sidecar.error))")
+            #expect(sidecar.inputs?.count == 3 && sidecar.details["inputFiles"] == "3")
+            let output = harness.outbox.appending(name)
+            let frames = try CommandLineTool.run([
+                Fixtures.identify, "-format", "%W %H %T\n", output.string,
+            ]).standardOutput.split(separator: "\n")
+            #expect(frames == Array(repeating: "\(width) \(height) \(delay)", count: 3), "\(name): \(frames)")
+            let (x, y) = (width / 2, height / 2)
+            let colours = try CommandLineTool.run([
+                Fixtures.convert, output.string, "-format",
+                "%[fx:round(p{\(x),\(y)}.r)]%[fx:round(p{\(x),\(y)}.g)]%[fx:round(p{\(x),\(y)}.b)] ", "info:",
+            ]).standardOutput
+            #expect(colours == "100 010 001 ", "\(name): \(colours)")
+            #expect(try Self.loopCount(output) == 0, "\(name) does not loop forever")
+            print("animation \(name): frames \(frames), centre colours \(colours)")
+        }
     }
 }

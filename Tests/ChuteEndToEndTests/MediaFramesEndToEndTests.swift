@@ -244,10 +244,8 @@ struct MediaFramesEndToEndTests {
 
         let check = try ChuteProcess(["check", config.string])
         #expect(try await check.waitForExit().status == 0, "\(check.log)")
-        #expect(
-            check.output.contains { $0.contains("→ jpg (image engine; video engine from video)") },
-            "\(check.output)"
-        )
+        let writers = "→ jpg (image engine; video engine from video; pdf engine from pdf)"
+        #expect(check.output.contains { $0.contains(writers) }, "\(check.output)")
         #expect(!check.output.contains { $0.hasPrefix("warning:") }, "\(check.output)")
         // An image operation on the same rule does nothing to the videos, and check says so.
         let cropping = directory.appending("cropping.yaml")

@@ -5,8 +5,8 @@ import SystemPackage
 import Testing
 
 /// The PDF engine on the real daemon, with PDFs written at test time and from the shared corpus: split into ranges,
-/// pages kept and turned, compress, metadata strip, and encrypted and damaged files that fail cleanly while the
-/// daemon goes on.
+/// pages kept and turned, compress, metadata strip, pages drawn as PNG, JPEG and WebP, an image made a one-page PDF,
+/// and encrypted and damaged files that fail cleanly while the daemon goes on.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct PDFEndToEndTests {
     /// A daemon with one PDF rule (its keys indented by four spaces) after the sentinel rule.
@@ -244,14 +244,25 @@ struct PDFEndToEndTests {
         #expect(try Self.pageTexts(harness.outbox.appending("next.pdf")) == ["after"])
     }
 
-    @Test func pagesBecomePNGImagesAtTheRulesDPI() async throws {
+    @Test func pagesBecomePNGJPEGAndWebPImagesAtTheRulesDPI() async throws {
         let harness = try DaemonHarness(
             afterSentinels: """
-                  - name: pages-as-images
-                    match: "*.pdf"
+                  - name: pages-as-png
+                    match: "*-png.pdf"
                     to: png
                     pages: "1,3"
                     dpi: 72
+                    output: ./outbox
+                  - name: pages-as-jpeg
+                    match: "*-jpeg.pdf"
+                    to: jpg
+                    dpi: 36
+                    quality: 90
+                    output: ./outbox
+                  - name: pages-as-webp
+                    match: "*-webp.pdf"
+                    to: webp
+                    dpi: 50
                     output: ./outbox
                 """
         )
@@ -260,35 +271,111 @@ struct PDFEndToEndTests {
         let deck = PDFFixtures.make(pages: Self.numberedPages(3))
         let reference = harness.directory.appending("reference.pdf")
         try Data(deck).write(to: URL(fileURLWithPath: reference.string))
-        try Self.drop(deck, as: "deck.pdf", into: harness)
-
-        let sidecar = try #require(try await harness.waitForSidecars(1)["deck.png.chute.json"])
-        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
-        #expect(sidecar.engine == "pdf")
-        let names = ["deck-p1.png", "deck-p3.png"]
-        #expect(sidecar.outputs?.map(\.path) == names.map { harness.outbox.appending($0).string })
-        for name in names {
-            let path = harness.outbox.appending(name)
-            // A page of 612 × 792 points at 72 dpi.
-            let info = try Fixtures.identify(path)
-            #expect(info.format == "PNG" && info.width == 612 && info.height == 792, "\(name): \(info)")
-            // The page is drawn: not blank, and as poppler's own pdftoppm draws it.
-            let mean = try CommandLineTool.run([Fixtures.convert, path.string, "-format", "%[fx:mean]", "info:"])
-            let brightness = try #require(Double(mean.standardOutput.trimmingCharacters(in: .whitespaces)))
-            #expect(brightness < 1 && brightness > 0.9, "\(name): mean \(brightness)")
-            let page = String(name.dropFirst("deck-p".count).prefix(1))
-            let drawn = harness.directory.appending("pdftoppm-\(page)")
-            try CommandLineTool.run([
-                "pdftoppm", "-r", "72", "-f", page, "-l", page, "-singlefile", "-png", reference.string, drawn.string,
-            ])
-            let compared = try CommandLineTool.run(
-                ["compare-im6.q16", "-metric", "RMSE", path.string, drawn.string + ".png", "null:"],
-                check: false
-            )
-            let difference = compared.standardError.split(separator: "(").last.flatMap { Double($0.dropLast()) }
-            #expect(difference.map { $0 < 0.02 } == true, "\(name) differs from pdftoppm's: \(compared.standardError)")
+        for kind in ["png", "jpeg", "webp"] {
+            try Self.drop(deck, as: "deck-\(kind).pdf", into: harness)
         }
-        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("deck-p2.png").string))
+
+        let sidecars = try await harness.waitForSidecars(3)
+        // 612 × 792 points: 612 × 792 pixels at 72 dpi, 306 × 396 at 36 dpi, 425 × 550 at 50 dpi.
+        for (stem, format, ext, dpi, size, pages) in [
+            ("deck-png", "PNG", "png", 72.0, (612, 792), [1, 3]),
+            ("deck-jpeg", "JPEG", "jpg", 36, (306, 396), [1, 2, 3]),
+            ("deck-webp", "WEBP", "webp", 50, (425, 550), [1, 2, 3]),
+        ] {
+            let sidecar = try #require(sidecars["\(stem).\(ext).chute.json"], "\(sidecars.keys)")
+            #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+            #expect(sidecar.engine == "pdf")
+            let names = pages.map { "\(stem)-p\($0).\(ext)" }
+            #expect(sidecar.outputs?.map(\.path) == names.map { harness.outbox.appending($0).string })
+            for (page, name) in zip(pages, names) {
+                let path = harness.outbox.appending(name)
+                let info = try Fixtures.identify(path)
+                #expect(info.width == size.0 && info.height == size.1, "\(name): \(info)")
+                try Self.expectDrawn(path, as: format, page: page, of: reference, dpi: dpi)
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("deck-png-p2.png").string))
+        #expect(try Fixtures.identify(harness.outbox.appending("deck-jpeg-p1.jpg")).quality == 90)
+    }
+
+    @Test func anImageDroppedOnAPDFRuleBecomesAOnePagePDF() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: image-to-pdf
+                    match: "*.{jpg,tif}"
+                    to: pdf
+                    pageSize: letter
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        // A JPEG stored on its side (EXIF orientation 6), and a 16-bit grey TIFF with alpha, which is decoded.
+        let turned = staging.appending("turned.jpg")
+        try CommandLineTool.run([Fixtures.convert, "-size", "60x40", "gradient:red-blue", turned.string])
+        try CommandLineTool.run(["exiftool", "-q", "-overwrite_original", "-Orientation=6", "-n", turned.string])
+        try CommandLineTool.run([
+            Fixtures.convert, "-size", "200x100", "gradient:", "-depth", "16", "-alpha", "on",
+            staging.appending("scan.tif").string,
+        ])
+        try harness.moveIn(["turned.jpg", "scan.tif"], from: staging)
+
+        let sidecars = try await harness.waitForSidecars(2)
+        for name in ["turned.pdf", "scan.pdf"] {
+            let sidecar = try #require(sidecars["\(name).chute.json"], "\(sidecars.keys)")
+            #expect(sidecar.status == .completed && sidecar.engine == "pdf", "\(String(describing: sidecar.error))")
+            #expect(try Self.pageCount(harness.outbox.appending(name)) == 1)
+        }
+        // The JPEG as it is, on a page its /Rotate shows upright: portrait, as the photo is.
+        let jpeg = harness.outbox.appending("turned.pdf")
+        let images = try CommandLineTool.run(["pdfimages", "-list", jpeg.string]).standardOutput
+        let row = images.split(separator: "\n").last?.split(separator: " ").map(String.init) ?? []
+        #expect(row.count > 8 && row[3] == "60" && row[4] == "40" && row[8] == "jpeg", "\(images)")
+        let info = try CommandLineTool.run(["pdfinfo", jpeg.string]).standardOutput
+        let rotation = info.split(separator: "\n").first { $0.hasPrefix("Page rot:") }?.split(separator: " ").last
+        #expect(rotation == "90", "\(info)")
+        let drawn = harness.directory.appending("turned")
+        try CommandLineTool.run(["pdftoppm", "-r", "10", "-singlefile", "-png", jpeg.string, drawn.string])
+        let page = try Fixtures.identify(FilePath(drawn.string + ".png"))
+        #expect(page.width == 85 && page.height == 110, "\(page)")
+        // The TIFF decoded, grey, stored losslessly, on a landscape page.
+        let tiff = harness.outbox.appending("scan.pdf")
+        let list = try CommandLineTool.run(["pdfimages", "-list", tiff.string]).standardOutput
+        let tiffRow = list.split(separator: "\n").last?.split(separator: " ").map(String.init) ?? []
+        #expect(
+            tiffRow.count > 8 && tiffRow[3] == "200" && tiffRow[4] == "100" && tiffRow[5] == "gray"
+                && tiffRow[8] == "image",
+            "\(list)"
+        )
+        #expect(try CommandLineTool.run(["pdfinfo", tiff.string]).standardOutput.contains("792 x 612 pts"))
+    }
+
+    /// Checks that `path` is a `format` image of the PDF's page drawn at `dpi`: not blank, and as poppler's own
+    /// pdftoppm draws it (normalised RMSE under 0.03, which leaves room for JPEG's and WebP's losses).
+    private static func expectDrawn(
+        _ path: FilePath,
+        as format: String,
+        page: Int,
+        of reference: FilePath,
+        dpi: Double
+    ) throws {
+        let name = path.lastComponent?.string ?? path.string
+        #expect(try Fixtures.identify(path).format == format, "\(name)")
+        let mean = try CommandLineTool.run([Fixtures.convert, path.string, "-format", "%[fx:mean]", "info:"])
+        let brightness = try #require(Double(mean.standardOutput.trimmingCharacters(in: .whitespaces)))
+        #expect(brightness < 1 && brightness > 0.9, "\(name): mean \(brightness)")
+        let drawn = reference.removingLastComponent().appending("pdftoppm-\(name)")
+        try CommandLineTool.run([
+            "pdftoppm", "-r", String(Int(dpi)), "-f", String(page), "-l", String(page), "-singlefile", "-png",
+            reference.string, drawn.string,
+        ])
+        let compared = try CommandLineTool.run(
+            ["compare-im6.q16", "-metric", "RMSE", path.string, drawn.string + ".png", "null:"],
+            check: false
+        )
+        let difference = compared.standardError.split(separator: "(").last.flatMap { Double($0.dropLast()) }
+        #expect(difference.map { $0 < 0.03 } == true, "\(name) differs from pdftoppm's: \(compared.standardError)")
     }
 
     @Test func aWatermarkShowsOnTheRenderedPageAndTheTextUnderneathStaysSelectable() async throws {
