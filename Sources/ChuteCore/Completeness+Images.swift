@@ -4,6 +4,61 @@ extension Completeness {
     /// The largest `iloc` box of a HEIF or AVIF file read; an iPhone grid of 48 tiles needs a few kilobytes.
     static let maximumItemLocations = 1 << 20
 
+    /// The most bytes of GIF blocks walked before giving up (`unknown`).
+    static let maximumGIFWalk: Int64 = 256 << 20
+
+    /// Checks a GIF file by walking its blocks (extensions, images and their data sub-blocks) to its trailer.
+    ///
+    /// A trailer byte (`;`, 0x3B) at the end alone proves nothing: it is as likely as any other byte where a copy is
+    /// cut. The walk reads the file in windows of 64 KiB, so a large animation costs a few reads.
+    static func gif(size: Int64, read: (Int64, Int) -> [UInt8]?) -> Self {
+        var window: [UInt8] = []
+        var windowStart: Int64 = 0
+        /// The byte at `offset`, or `nil` past the end of the file.
+        func byte(_ offset: Int64) -> UInt8? {
+            guard offset < size else { return nil }
+            if offset < windowStart || offset >= windowStart + Int64(window.count) {
+                guard let bytes = read(offset, 64 << 10), !bytes.isEmpty else { return nil }
+                window = bytes
+                windowStart = offset
+            }
+            return window[Int(offset - windowStart)]
+        }
+        /// Skips a chain of data sub-blocks starting at `offset`; returns the offset after its terminator.
+        func subBlocks(_ start: Int64) -> Int64? {
+            var offset = start
+            while let length = byte(offset) {
+                offset += 1 + Int64(length)
+                if length == 0 { return offset }
+            }
+            return nil
+        }
+        let cut = Self.incomplete("the GIF's blocks are cut off before its trailer")
+        guard size >= 13, let flags = byte(10) else { return .incomplete("the file is too short") }
+        var offset: Int64 = 13 + (flags & 0x80 != 0 ? 3 << (Int64(flags & 0x07) + 1) : 0)
+        while offset <= Self.maximumGIFWalk {
+            guard let introducer = byte(offset) else { return cut }
+            switch introducer {
+            case 0x3B:
+                return .whole
+            case 0x21:
+                // An extension: its label, then its data sub-blocks.
+                guard let next = subBlocks(offset + 2) else { return cut }
+                offset = next
+            case 0x2C:
+                // An image: its descriptor (10 bytes), a local colour table, the LZW code size, its data sub-blocks.
+                guard let packed = byte(offset + 9) else { return cut }
+                let table: Int64 = packed & 0x80 != 0 ? 3 << (Int64(packed & 0x07) + 1) : 0
+                guard let next = subBlocks(offset + 10 + table + 1) else { return cut }
+                offset = next
+            default:
+                // Not a block: a damaged file, which the decoder judges.
+                return .unknown
+            }
+        }
+        return .unknown
+    }
+
     /// Checks a BMP file: it must be as long as its header says, and hold all the pixels its header describes.
     ///
     /// The pixel array starts where the file header says; its length is computed from the width, height and bit

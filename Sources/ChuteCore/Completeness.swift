@@ -1,7 +1,7 @@
 /// Whether a file is whole for its type, judged from its structure with a few small reads.
 ///
 /// A file that a copy cut off, or that a writer is still filling, fails these checks: a JPEG must end with its
-/// end-of-image marker, a PNG with its `IEND` chunk, a GIF with its trailer; RIFF (WAV, AVI, WebP) and AIFF files
+/// end-of-image marker, a PNG with its `IEND` chunk, a GIF's blocks must lead to its trailer; RIFF (WAV, AVI, WebP) and AIFF files
 /// must be as long as their header says; a BMP must also hold the pixels its header describes, a TGA its pixels
 /// or its run-length packets (or end with a TGA 2.0 footer); a TIFF's chain of IFDs, the values they point at and
 /// every strip or tile must lie within the file (so too for the camera RAW files that are TIFF inside: DNG, CR2,
@@ -45,7 +45,7 @@ package enum Completeness: Sendable, Equatable {
             let iend: [UInt8] = [0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
             return tail(12) == iend ? .whole : .incomplete("no PNG IEND chunk at the end")
         case .gif:
-            return tail(1) == [0x3B] ? .whole : .incomplete("no GIF trailer at the end")
+            return Self.gif(size: size, read: read)
         case .wav, .avi, .webp:
             return Self.declaredLength(read(0, 8), littleEndian: true, plus: 8, size: size, name: "RIFF")
         case .aiff:

@@ -113,6 +113,24 @@ struct CompletenessTests {
         print("completeness of \(format) (\(data.count) bytes) cut to \(verdicts.joined(separator: "; "))")
     }
 
+    /// A GIF cut anywhere is incomplete, even where the last byte kept happens to be the trailer's value (0x3B): the
+    /// check walks the blocks to the trailer. An animation with a local colour table per frame and comments.
+    @Test func aGIFCutAtAnyByteIsIncomplete() throws {
+        let directory = try TemporaryDirectory(prefix: "complete")
+        defer { directory.remove() }
+        let file = directory.appending("anim.gif")
+        try CommandLineTool.run([
+            "convert", "-size", "40x30", "-seed", "3", "plasma:fractal", "-seed", "4", "plasma:fractal",
+            "-seed", "5", "plasma:fractal", "-set", "comment", "three frames", "-loop", "0", file.string,
+        ])
+        let data = try Data(contentsOf: URL(fileURLWithPath: file.string))
+        #expect(self.judge(data) == .whole)
+        let judgedWhole = (13..<data.count).filter { self.judge(data.prefix($0)) == .whole }
+        let trailerValued = (13..<data.count).filter { data[data.startIndex + $0 - 1] == 0x3B }.count
+        #expect(judgedWhole.isEmpty, "cuts judged whole: \(judgedWhole)")
+        print("GIF of \(data.count) bytes: every cut incomplete; \(trailerValued) of them end with the byte 0x3B")
+    }
+
     @Test func anMP4WhoseIndexIsNotWrittenYetIsIncomplete() throws {
         let directory = try TemporaryDirectory(prefix: "complete")
         defer { directory.remove() }
