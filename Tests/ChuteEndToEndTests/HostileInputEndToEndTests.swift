@@ -92,7 +92,9 @@ struct HostileInputEndToEndTests {
             ),
             ("scan.jpg", "scan.jpg", Self.text(HostilePayloads.postScript(secret: secret)), notAnImage),
             ("figure.png", "figure.jpg", HostilePayloads.binaryEPS(secret: secret), notAnImage),
-            ("report.jpg", "report.jpg", Self.text(HostilePayloads.pdf()), notAnImage),
+            // A PDF is the PDF engine's (qpdf and poppler, which run no scripts and fetch nothing): this one has no
+            // pages to draw, so it fails there, never reaching ImageMagick's PDF delegate (Ghostscript).
+            ("report.jpg", "report.jpg", Self.text(HostilePayloads.pdf()), "the PDF has no pages"),
             ("notes.png", "notes.jpg", Self.text("text:\(secret)\n"), notAnImage),
             ("vanish.jpg", "vanish.jpg", Self.text("ephemeral:\(image)\n"), notAnImage),
             ("miff.png", "miff.jpg", try Data(contentsOf: URL(fileURLWithPath: miff.string)), unknown),
@@ -110,9 +112,11 @@ struct HostileInputEndToEndTests {
         }
         try await scenario.waitForSidecars(cases.count)
 
-        for (name, output, _, reason) in cases where name != "really-a-png.jpg" && name != "polyglot.gif" {
+        let corrupt = ["report.jpg", "polyglot.gif"]
+        for (name, output, _, reason) in cases where name != "really-a-png.jpg" && !corrupt.contains(name) {
             scenario.expectFailed(output, ["unsupportedInput"], message: reason)
         }
+        scenario.expectFailed("report.jpg", ["corruptInput"], message: "the PDF has no pages")
         scenario.expectFailed("polyglot.jpg", ["corruptInput"])
         #expect(scenario.expectCompleted("really-a-png.jpg")?.source.sniffedType == "png")
         #expect(!FileManager.default.fileExists(atPath: copy.string), "the MSL script wrote its copy")
