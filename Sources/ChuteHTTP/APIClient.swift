@@ -77,9 +77,12 @@ package struct APIClient: Sendable {
             } else if head.method == .POST {
                 head.headers.add(name: "Content-Length", value: "0")
             }
-            try await outbound.write(.head(head))
-            if let body { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
-            try await outbound.write(.end(nil))
+            // One write for the whole request: the server answers a GET as soon as it has read the head and closes
+            // the connection, so an `.end` written after the head could find the channel closed.
+            var parts: [HTTPClientRequestPart] = [.head(head)]
+            if let body { parts.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+            parts.append(.end(nil))
+            try await outbound.write(contentsOf: parts)
             var status = 0
             var received = Data()
             for try await part in inbound {
