@@ -100,7 +100,7 @@ package final class JobMetrics: Service, Sendable {
     /// The metrics in Prometheus's text format, with the queue, waiting files and workers read now.
     package func exposition() async -> String {
         let queued = await self.queue.queuedPerLane
-        let waiting = await self.board.waitingFiles.count
+        let waiting = await self.board.waitingCount
         let workers = self.workers.snapshot
         return self.scraping.withLock { _ in
             for engine in Set(self.engines).union(workers.keys).sorted(by: { $0.rawValue < $1.rawValue }) {

@@ -98,8 +98,8 @@ package struct StatusAPI: Sendable {
         var counts = try await self.journal.countsByState().filter { Journal.historyStates.contains($0.key) }
         let running = await self.board.runningJobs
         counts["running"] = running.count
-        counts["queued"] = await self.board.queuedJobs.count
-        counts["waiting"] = await self.board.waitingFiles.count
+        counts["queued"] = await self.board.queuedCount
+        counts["waiting"] = await self.board.waitingCount
         return try Self.json(API.Status(paused: await self.intake.isPaused, counts: counts, running: running))
     }
 
@@ -109,12 +109,11 @@ package struct StatusAPI: Sendable {
         let state = query.get("state")
         let rule = query.get("rule")
         let text = query.get("text")
-        var since: Date?
-        if let value = query.get("since") {
+        let since = try query.get("since").map { value in
             guard let date = Self.date(value) else {
                 throw Self.problem(.badRequest, "'since' must be an ISO 8601 time or seconds since 1970")
             }
-            since = date
+            return date
         }
         let liveStates = ["waiting", "queued", "running"]
         // `finished`: the history alone, in every state (the web page's history, which a long queue must not fill).
@@ -125,8 +124,7 @@ package struct StatusAPI: Sendable {
         // Live jobs first (the board's), then the history (the journal's), paged as one list.
         var live: [API.Job] = []
         if state == nil || liveStates.contains(state!) {
-            live = await self.board.runningJobs + self.board.queuedJobs + self.board.waitingFiles
-            live = live.filter { job in
+            live = await self.board.liveEntries { job in
                 (state == nil || job.state == state) && (rule == nil || job.rule == rule)
                     && (text == nil || job.source.contains(text!))
                     && (since == nil || (job.startedAt ?? job.queuedAt ?? .distantPast) >= since!)

@@ -131,19 +131,26 @@ package actor JobStatusBoard: Service {
         }
     }
 
-    /// The files waiting to be ready, the oldest first.
-    package var waitingFiles: [Entry] {
-        self.waiting.values.sorted { ($0.queuedAt ?? .distantPast) < ($1.queuedAt ?? .distantPast) }
-    }
+    /// How many files wait to be ready: counted, not listed, for the status counts.
+    package var waitingCount: Int { self.waiting.count }
 
-    /// The queued jobs, the oldest first.
-    package var queuedJobs: [Entry] {
-        self.queued.values.sorted { ($0.queuedAt ?? .distantPast) < ($1.queuedAt ?? .distantPast) }
-    }
+    /// How many jobs are queued.
+    package var queuedCount: Int { self.queued.count }
 
     /// The running jobs, the earliest started first.
-    package var runningJobs: [Entry] {
-        self.running.values.sorted { ($0.startedAt ?? .distantPast) < ($1.startedAt ?? .distantPast) }
+    package var runningJobs: [Entry] { Self.inOrder(self.running.values, by: \.startedAt) }
+
+    /// The live entries that pass `isIncluded`: the running jobs (the earliest started first), then the queued jobs
+    /// and the waiting files (the oldest first). Filtered before they are sorted, so that a search or a page taken
+    /// during a burst of 10,000 queued files costs the board little.
+    package func liveEntries(where isIncluded: @Sendable (Entry) -> Bool) -> [Entry] {
+        Self.inOrder(self.running.values.filter(isIncluded), by: \.startedAt)
+            + Self.inOrder(self.queued.values.filter(isIncluded), by: \.queuedAt)
+            + Self.inOrder(self.waiting.values.filter(isIncluded), by: \.queuedAt)
+    }
+
+    private static func inOrder(_ entries: some Sequence<Entry>, by time: KeyPath<Entry, Date?>) -> [Entry] {
+        entries.sorted { ($0[keyPath: time] ?? .distantPast) < ($1[keyPath: time] ?? .distantPast) }
     }
 
     /// The latest finished jobs, the latest first.

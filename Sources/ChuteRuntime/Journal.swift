@@ -28,8 +28,9 @@ import SystemPackage
 /// The database uses write-ahead logging with full synchronisation: a row written is on disk before the step it
 /// records happens.
 ///
-/// - Important: Every call waits on GRDB's own serial queue, never blocking Swift's cooperative pool. A write, once
-///   asked for, is done even if the asking task is cancelled: shutdown cancels the jobs whose end it records.
+/// - Important: Every call waits on GRDB's own queues (one writer, readers beside it), never blocking Swift's
+///   cooperative pool. A write, once asked for, is done even if the asking task is cancelled: shutdown cancels the
+///   jobs whose end it records.
 package final class Journal: Sendable {
     /// Where a job stands.
     enum State: String {
@@ -63,7 +64,9 @@ package final class Journal: Sendable {
 
     /// The database file.
     package let path: FilePath
-    private let database: DatabaseQueue
+    /// A pool: reads (the intake's lookups, the status API's history) run on their own connections beside the one
+    /// writer, in WAL mode, so that a page of history never waits for a job's synced write nor holds one up.
+    private let database: DatabasePool
 
     /// Opens the journal at `path`, creating it (and its folder) if needed.
     ///
@@ -79,10 +82,7 @@ package final class Journal: Sendable {
             configuration.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
-            let database = try DatabaseQueue(path: path.string, configuration: configuration)
-            try database.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-            }
+            let database = try DatabasePool(path: path.string, configuration: configuration)
             try Self.migrator.migrate(database)
             self.database = database
             self.path = path
@@ -505,7 +505,7 @@ package final class Journal: Sendable {
         }
     }
 
-    /// Reads for the history (``Journal/history(_:)``), on GRDB's queue.
+    /// Reads for the history (``Journal/history(_:)``), on a reader of the pool.
     func readHistory<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await self.database.read(value)
     }
