@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // Deque: the job events' per-subscriber queues, taken from the front.
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         // The status API's server; its traits (swift-configuration, Foundation's form coders) are not used.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -159,6 +161,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strictSettings
         ),

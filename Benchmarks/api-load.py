@@ -2,11 +2,12 @@
 """Drives a running Chute daemon's status API with concurrent clients on its Unix socket, as people with the web page
 open and scripts polling it would, and prints the latency of each kind of request.
 
-    python3 Benchmarks/api-load.py SOCKET STOP_FILE [CLIENTS]
+    python3 Benchmarks/api-load.py SOCKET STOP_FILE [CLIENTS] [PAUSE]
 
 CLIENTS (default 50) tasks each loop over the read endpoints (status, jobs, the history, rules, health, one job's
-detail) with a 100 ms pause between requests, one connection per request. Five of them instead hold the event
-stream open, one of which reads it only a kilobyte a second (a slow client). Bounded: every client stops when
+detail) with PAUSE seconds between requests (default 1: a dashboard refreshing every second; the web page itself
+reloads at most twice a second, and only while jobs end), one connection per request. Five of them instead hold the
+event stream open, one of which reads it only a kilobyte a second (a slow client). Bounded: every client stops when
 STOP_FILE exists, after 3,000 requests, or after 600 s, whichever comes first. Only the socket given is spoken to.
 """
 
@@ -18,7 +19,6 @@ import time
 
 REQUESTS_PER_CLIENT = 3000
 TIME_LIMIT = 600.0
-PAUSE = 0.1
 ENDPOINTS = [
     "/api/status",
     "/api/jobs?limit=50",
@@ -61,7 +61,7 @@ def stopped(stop_file, started):
     return os.path.exists(stop_file) or time.monotonic() - started > TIME_LIMIT
 
 
-async def poller(number, socket_path, stop_file, started, latencies, errors, job_ids):
+async def poller(number, socket_path, stop_file, started, pause, latencies, errors, job_ids):
     for count in range(REQUESTS_PER_CLIENT):
         if stopped(stop_file, started):
             return
@@ -74,7 +74,7 @@ async def poller(number, socket_path, stop_file, started, latencies, errors, job
             status, body = await request(socket_path, path)
         except OSError as error:
             errors[f"{kind}: {error.__class__.__name__}"] = errors.get(f"{kind}: {error.__class__.__name__}", 0) + 1
-            await asyncio.sleep(PAUSE)
+            await asyncio.sleep(pause)
             continue
         latencies.setdefault(kind, []).append(time.monotonic() - begin)
         if status != 200:
@@ -83,7 +83,7 @@ async def poller(number, socket_path, stop_file, started, latencies, errors, job
             for job in json.loads(body).get("jobs", []):
                 if job.get("id") and job.get("state") in ("completed", "failed"):
                     job_ids.append(job["id"])
-        await asyncio.sleep(PAUSE)
+        await asyncio.sleep(pause)
 
 
 async def subscriber(socket_path, stop_file, started, slow, received):
@@ -114,18 +114,19 @@ def percentile(values, fraction):
 async def main():
     socket_path, stop_file = sys.argv[1], sys.argv[2]
     clients = int(sys.argv[3]) if len(sys.argv) > 3 else 50
+    pause = float(sys.argv[4]) if len(sys.argv) > 4 else 1.0
     subscribers = min(5, clients)
     latencies, errors, job_ids, received = {}, {}, [], [0]
     started = time.monotonic()
     tasks = [subscriber(socket_path, stop_file, started, number == 0, received) for number in range(subscribers)]
     tasks += [
-        poller(number, socket_path, stop_file, started, latencies, errors, job_ids)
+        poller(number, socket_path, stop_file, started, pause, latencies, errors, job_ids)
         for number in range(clients - subscribers)
     ]
     await asyncio.gather(*tasks)
     wall = time.monotonic() - started
     every = [value for values in latencies.values() for value in values]
-    print(f"api load: {clients} clients ({clients - subscribers} polling every {PAUSE:.1f} s, {subscribers} on the "
+    print(f"api load: {clients} clients ({clients - subscribers} polling every {pause:g} s, {subscribers} on the "
           f"event stream, one of them reading 1 KB/s) for {wall:.1f} s")
     if every:
         print(f"  requests {len(every)} ({len(every) / wall:.0f}/s), errors {sum(errors.values())}; "

@@ -2,14 +2,16 @@
 # The soak (Benchmarks/soak.sh) without and then with CLIENTS clients driving the status API (Benchmarks/api-load.py),
 # PAIRS times, on the same build: prints each run's throughput, the medians, their ratio, and the API's latencies.
 #
-#   bash Benchmarks/api-soak.sh [COUNT] [CLIENTS] [PAIRS]
+#   bash Benchmarks/api-soak.sh [COUNT] [CLIENTS] [PAIRS] [PAUSE]
 #
-# Defaults: 10,000 files, 50 clients, 2 pairs. Not a test: nothing here asserts on time. Run it on an idle machine.
+# Defaults: 10,000 files, 50 clients each pausing PAUSE = 1 s between requests, 3 pairs. With PAUSE 0.1 the 45
+# pollers ask for ~450 requests a second, more than two cores serve beside the soak: a saturation test. Not a test: nothing here asserts on time. Run it on an idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count="${1:-10000}"
 clients="${2:-50}"
-pairs="${3:-2}"
+pairs="${3:-3}"
+pause="${4:-1}"
 source scripts/install-deps.sh
 source Benchmarks/common.sh
 CHUTE="$(release_binary chute)"
@@ -22,7 +24,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] :
 for ((pair = 1; pair <= pairs; pair++)); do
     for load in 0 "$clients"; do
         echo "pair $pair: soak of $count files with $load API clients ..." >&2
-        bash Benchmarks/soak.sh "$count" 50 1 "$load" > "$out/$pair-$load.txt"
+        bash Benchmarks/soak.sh "$count" 50 1 "$load" "$pause" > "$out/$pair-$load.txt"
         printf '  pair %d, %2d API clients: %8.1f files/s\n' "$pair" "$load" "$(throughput "$out/$pair-$load.txt")"
     done
 done

@@ -7,10 +7,10 @@
 # daemon, one round after the other, to tell growth per file from a one-off high-water mark. For context,
 # `convert-im6.q16` does the same conversion on SAMPLE of the files (default 500) one at a time in the same run,
 # extrapolated to all of them. With API_CLIENTS (default 0), that many clients drive the daemon's status API during
-# the rounds (Benchmarks/api-load.py), and their request latencies are printed; Benchmarks/api-soak.sh compares the
-# throughput with and without them.
+# the rounds (Benchmarks/api-load.py, each polling every API_PAUSE seconds, default 1), and their request latencies
+# are printed; Benchmarks/api-soak.sh compares the throughput with and without them.
 #
-#   bash Benchmarks/soak.sh [COUNT] [SAMPLE] [ROUNDS] [API_CLIENTS]
+#   bash Benchmarks/soak.sh [COUNT] [SAMPLE] [ROUNDS] [API_CLIENTS] [API_PAUSE]
 #
 # Not a test: nothing here asserts on time. It counts files missed, failed or converted twice, and gives up waiting
 # when no job has finished for 120 s (or after CHUTE_SOAK_TIMEOUT seconds per round, default 3600).
@@ -21,6 +21,7 @@ count="${1:-10000}"
 sample="${2:-500}"
 rounds="${3:-1}"
 api_clients="${4:-0}"
+api_pause="${5:-1}"
 [ "$sample" -le "$count" ] || sample="$count"
 source scripts/install-deps.sh
 source Benchmarks/common.sh
@@ -103,7 +104,8 @@ for ((round = 1; round <= rounds; round++)); do
     echo "round $round: copying $count PNGs of 64x64 to $work/staging, then dropping them ..." >&2
     stage "$round"
     if [ "$api_clients" -gt 0 ] && [ -z "$load" ]; then
-        python3 Benchmarks/api-load.py "$work/.chute/api.sock" "$work/api-stop" "$api_clients" > "$work/api.txt" &
+        python3 Benchmarks/api-load.py "$work/.chute/api.sock" "$work/api-stop" "$api_clients" "$api_pause" \
+            > "$work/api.txt" &
         load=$!
     fi
     expected=$((round * count))

@@ -258,7 +258,8 @@ package struct StatusAPI: Sendable {
     }
 
     /// Every job event from now on, one `event:`/`data:` record each, until the client goes or shutdown. A client
-    /// that reads too slowly loses progress events, then the stream (``JobEvents``): it never holds up a job.
+    /// that reads too slowly loses progress events, then the stream (``JobEvents``): it never holds up a job. The
+    /// events buffered while a write was under way go out in one write.
     private func eventStream() -> Response {
         let subscription = self.events.subscribe()
         var headers = HTTPFields()
@@ -271,11 +272,13 @@ package struct StatusAPI: Sendable {
                 defer { subscription.finish() }
                 try await writer.write(ByteBuffer(string: ": chute job events\n\n"))
                 let encoder = API.encoder()
-                for await event in subscription.cancelOnGracefulShutdown() {
-                    let data = try encoder.encode(event)
-                    var buffer = ByteBuffer(string: "event: \(event.kind.rawValue)\ndata: ")
-                    buffer.writeBytes(data)
-                    buffer.writeString("\n\n")
+                for await batch in subscription.batches.cancelOnGracefulShutdown() {
+                    var buffer = ByteBuffer()
+                    for event in batch {
+                        buffer.writeString("event: \(event.kind.rawValue)\ndata: ")
+                        buffer.writeBytes(try encoder.encode(event))
+                        buffer.writeString("\n\n")
+                    }
                     try await writer.write(buffer)
                 }
                 try await writer.finish(nil)

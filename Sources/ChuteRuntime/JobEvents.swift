@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 
 /// The one stream of ``JobEvent``s: the intake and the job runtime publish, any number of subscribers (the status
@@ -69,6 +70,34 @@ package struct Subscription: AsyncSequence, Sendable {
         self.buffer.finish()
     }
 
+    /// The same events in batches: each is every event buffered when it is asked for, in order (after waiting for
+    /// one if there is none). A reader that writes or applies a batch at once keeps up with a burst at a fraction
+    /// of the cost of one event at a time.
+    package var batches: Batches { Batches(buffer: self.buffer, cancel: self.cancel) }
+
+    package struct Batches: AsyncSequence, Sendable {
+        package typealias Element = [JobEvent]
+
+        fileprivate let buffer: Buffer
+        fileprivate let cancel: Canceller
+
+        package func makeAsyncIterator() -> Iterator { Iterator(buffer: self.buffer, cancel: self.cancel) }
+
+        package struct Iterator: AsyncIteratorProtocol {
+            fileprivate let buffer: Buffer
+            fileprivate let cancel: Canceller
+
+            package mutating func next() async -> [JobEvent]? {
+                await withTaskCancellationHandler {
+                    await self.buffer.takeAll()
+                } onCancel: { [cancel, buffer] in
+                    cancel.run()
+                    buffer.finish()
+                }
+            }
+        }
+    }
+
     package func makeAsyncIterator() -> Iterator {
         Iterator(buffer: self.buffer, cancel: self.cancel)
     }
@@ -102,7 +131,7 @@ package struct Subscription: AsyncSequence, Sendable {
     /// One subscriber's queue of events and its waiting reader.
     fileprivate final class Buffer: Sendable {
         private struct State {
-            var events: [JobEvent] = []
+            var events = Deque<JobEvent>()
             var reader: CheckedContinuation<JobEvent?, Never>?
             var finished = false
         }
@@ -142,6 +171,14 @@ package struct Subscription: AsyncSequence, Sendable {
                     return .none
                 }
                 if let ready { continuation.resume(returning: ready) }
+            }
+        }
+
+        func takeAll() async -> [JobEvent]? {
+            guard let first = await self.take() else { return nil }
+            return self.state.withLock { state in
+                defer { state.events.removeAll(keepingCapacity: true) }
+                return [first] + state.events
             }
         }
 

@@ -66,11 +66,16 @@ package actor JobStatusBoard: Service {
         self.subscription = events.subscribe(limit: .max)
     }
 
-    /// Reads events until graceful shutdown.
+    /// Reads events until graceful shutdown, a batch of them at a time.
     package nonisolated func run() async {
-        for await event in self.subscription.cancelOnGracefulShutdown() {
-            await self.apply(event)
+        for await batch in self.subscription.batches.cancelOnGracefulShutdown() {
+            await self.apply(batch)
         }
+    }
+
+    /// Takes events into the board, in order.
+    package func apply(_ events: [JobEvent]) {
+        for event in events { self.apply(event) }
     }
 
     /// Takes one event into the board.

@@ -28,6 +28,21 @@ struct JobEventsTests {
         #expect(seen == [sent, sent])
     }
 
+    @Test func batchesHoldEveryEventBufferedInOrder() async {
+        let events = JobEvents()
+        let subscription = events.subscribe()
+        var batches = subscription.batches.makeAsyncIterator()
+        for id in ["a", "b", "c"] { events.publish(Self.event(.queued, id)) }
+        #expect(await batches.next()?.map(\.jobID) == ["a", "b", "c"])
+        // An empty buffer waits for the next event, which comes alone.
+        async let next = batches.next()
+        events.publish(Self.event(.started, "a"))
+        #expect(await next?.map(\.kind) == [.started])
+        subscription.finish()
+        var rest = subscription.batches.makeAsyncIterator()
+        #expect(await rest.next() == nil)
+    }
+
     @Test func aSubscriberThatDoesNotReadLosesProgressFirstThenItsStream() async {
         let events = JobEvents()
         let stalled = events.subscribe()
