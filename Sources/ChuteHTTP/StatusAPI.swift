@@ -257,9 +257,12 @@ package struct StatusAPI: Sendable {
         return try Self.json(rules)
     }
 
+    /// The shortest time between two writes to one client of the event stream.
+    static let eventStreamPace = Duration.milliseconds(100)
+
     /// Every job event from now on, one `event:`/`data:` record each, until the client goes or shutdown. A client
     /// that reads too slowly loses progress events, then the stream (``JobEvents``): it never holds up a job. The
-    /// events buffered while a write was under way go out in one write.
+    /// events buffered since the last write go out in one write, at most every ``eventStreamPace``.
     private func eventStream() -> Response {
         let subscription = self.events.subscribe()
         var headers = HTTPFields()
@@ -280,6 +283,9 @@ package struct StatusAPI: Sendable {
                         buffer.writeString("\n\n")
                     }
                     try await writer.write(buffer)
+                    // Paced: in a burst of thousands of jobs, a write per event to each client costs the daemon more
+                    // than the jobs' own bookkeeping; what arrives meanwhile goes out in the next write.
+                    try? await Task.sleep(for: Self.eventStreamPace)
                 }
                 try await writer.finish(nil)
             }
