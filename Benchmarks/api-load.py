@@ -14,6 +14,7 @@ STOP_FILE exists, after 3,000 requests, or after 600 s, whichever comes first. O
 import asyncio
 import json
 import os
+import resource
 import sys
 import time
 
@@ -138,6 +139,9 @@ async def main():
     for what, count in sorted(errors.items()):
         print(f"    error {what}: {count}")
     print(f"  event streams read {received[0]} bytes")
+    # On a two-core machine this process competes with the soak it measures: its own CPU time says how much.
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"  this load generator used {usage.ru_utime + usage.ru_stime:.2f} CPU-s")
 
 
 asyncio.run(main())

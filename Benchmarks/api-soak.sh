@@ -20,12 +20,14 @@ out="$(mktemp -d /tmp/chute-api-soak-XXXXXX)"
 trap 'rm -rf "$out"' EXIT
 
 throughput() { awk '/^  throughput/ { print $2 }' "$1"; }
+supervisor_cpu() { awk '/^  supervisor CPU/ { print $3 }' "$1"; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 for ((pair = 1; pair <= pairs; pair++)); do
     for load in 0 "$clients"; do
         echo "pair $pair: soak of $count files with $load API clients ..." >&2
         bash Benchmarks/soak.sh "$count" 50 1 "$load" "$pause" > "$out/$pair-$load.txt"
-        printf '  pair %d, %2d API clients: %8.1f files/s\n' "$pair" "$load" "$(throughput "$out/$pair-$load.txt")"
+        printf '  pair %d, %2d API clients: %8.1f files/s, supervisor CPU %6.2f s\n' "$pair" "$load" \
+            "$(throughput "$out/$pair-$load.txt")" "$(supervisor_cpu "$out/$pair-$load.txt")"
     done
 done
 without=$(for f in "$out"/*-0.txt; do throughput "$f"; done | median)

@@ -46,7 +46,9 @@ struct SystemdNotifier: Service {
         self.socket.send("READY=1\nSTATUS=\(first)")
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in self.subscription.cancelOnGracefulShutdown() { finished.count(event) }
+                for await batch in self.subscription.batches.cancelOnGracefulShutdown() {
+                    for event in batch { finished.count(event) }
+                }
             }
             group.addTask {
                 var sent = first

@@ -55,8 +55,8 @@ package final class JobMetrics: Service, Sendable {
     package func run() async {
         // When each running job started, for its duration; a job's entry goes with its end.
         var started: [String: Date] = [:]
-        for await event in self.subscription.cancelOnGracefulShutdown() {
-            self.record(event, started: &started)
+        for await batch in self.subscription.batches.cancelOnGracefulShutdown() {
+            for event in batch { self.record(event, started: &started) }
         }
     }
 
