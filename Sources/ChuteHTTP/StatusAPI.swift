@@ -26,6 +26,7 @@ package struct StatusAPI: Sendable {
     package let events: JobEvents
     package let cancellations: JobCancellations
     package let metrics: JobMetrics
+    private let eventRecords = EventRecords()
 
     package init(
         board: JobStatusBoard,
@@ -122,15 +123,19 @@ package struct StatusAPI: Sendable {
             throw Self.problem(.badRequest, "unknown state '\(state)'; one of: \(known.joined(separator: ", "))")
         }
         // Live jobs first (the board's), then the history (the journal's), paged as one list.
-        var live: [API.Job] = []
+        var page: [API.Job] = []
+        var liveCount = 0
         if state == nil || liveStates.contains(state!) {
-            live = await self.board.liveEntries { job in
-                (state == nil || job.state == state) && (rule == nil || job.rule == rule)
-                    && (text == nil || job.source.contains(text!))
-                    && (since == nil || (job.startedAt ?? job.queuedAt ?? .distantPast) >= since!)
-            }
+            (page, liveCount) = await self.board.liveEntries(
+                where: { job in
+                    (state == nil || job.state == state) && (rule == nil || job.rule == rule)
+                        && (text == nil || job.source.contains(text!))
+                        && (since == nil || (job.startedAt ?? job.queuedAt ?? .distantPast) >= since!)
+                },
+                offset: offset,
+                limit: limit
+            )
         }
-        var page = Array(live.dropFirst(offset).prefix(limit))
         if state == nil || state == "finished" || Journal.historyStates.contains(state!), page.count < limit {
             let filter = Journal.HistoryFilter(
                 state: state == "finished" ? nil : state,
@@ -138,7 +143,7 @@ package struct StatusAPI: Sendable {
                 since: since,
                 text: text,
                 limit: limit - page.count,
-                offset: max(0, offset - live.count)
+                offset: max(0, offset - liveCount)
             )
             page += try await self.journal.history(filter).map(Self.job)
         }
@@ -274,13 +279,11 @@ package struct StatusAPI: Sendable {
             body: ResponseBody { writer in
                 defer { subscription.finish() }
                 try await writer.write(ByteBuffer(string: ": chute job events\n\n"))
-                let encoder = API.encoder()
                 for await batch in subscription.batches.cancelOnGracefulShutdown() {
                     var buffer = ByteBuffer()
                     for event in batch {
-                        buffer.writeString("event: \(event.kind.rawValue)\ndata: ")
-                        buffer.writeBytes(try encoder.encode(event))
-                        buffer.writeString("\n\n")
+                        var record = try self.eventRecords.record(event)
+                        buffer.writeBuffer(&record)
                     }
                     try await writer.write(buffer)
                     // Paced: in a burst of thousands of jobs, a write per event to each client costs the daemon more

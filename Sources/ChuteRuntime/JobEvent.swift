@@ -5,7 +5,7 @@ import SystemPackage
 
 /// One step in the life of a job, or of a file on its way to becoming one, as the runtime publishes it on
 /// ``JobEvents``.
-package struct JobEvent: Sendable, Codable, Equatable {
+package struct JobEvent: Sendable, Codable, Hashable {
     /// What happened.
     package enum Kind: String, Sendable, Codable, CaseIterable {
         /// A rule took the file and its job waits in the queue.

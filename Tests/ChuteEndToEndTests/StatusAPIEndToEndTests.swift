@@ -211,39 +211,52 @@ struct StatusAPIEndToEndTests {
         let harness = try Self.makeHarness()
         defer { harness.stop() }
         try await Self.startDaemon(harness)
-        let stream = harness.directory.appending("events.txt")
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = [
-            "curl", "-sSN", "--unix-socket", Self.socket(of: harness).string, "-o", stream.string,
-            "http://chute/api/events",
-        ]
-        try curl.run()
-        defer { curl.terminate() }
-        try await waitUntil("the event stream to open") {
-            (try? String(contentsOfFile: stream.string, encoding: .utf8))?.contains(": chute job events") == true
-                ? true : nil
+        // Two clients: each event is encoded once for both, and both read the same records.
+        let streams = [harness.directory.appending("events.txt"), harness.directory.appending("events-2.txt")]
+        var curls: [Process] = []
+        defer { for curl in curls { curl.terminate() } }
+        for stream in streams {
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            curl.arguments = [
+                "curl", "-sSN", "--unix-socket", Self.socket(of: harness).string, "-o", stream.string,
+                "http://chute/api/events",
+            ]
+            try curl.run()
+            curls.append(curl)
+            try await waitUntil("the event stream to open") {
+                (try? String(contentsOfFile: stream.string, encoding: .utf8))?.contains(": chute job events") == true
+                    ? true : nil
+            }
         }
         let staging = try harness.directory.makeDirectory("staging")
         try Fixtures.makeImage(at: staging.appending("sunset.png"), width: 64, height: 64)
         try harness.moveIn(["sunset.png"], from: staging)
 
-        let events = try await waitUntil("sunset.png's completed event") { () -> [(String, [String: Any])]? in
-            let text = (try? String(contentsOfFile: stream.string, encoding: .utf8)) ?? ""
-            let events = text.components(separatedBy: "\n\n").compactMap { record -> (String, [String: Any])? in
-                let lines = record.split(separator: "\n")
-                guard let kind = lines.first(where: { $0.hasPrefix("event: ") })?.dropFirst(7),
-                    let data = lines.first(where: { $0.hasPrefix("data: ") })?.dropFirst(6),
-                    let json = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any],
-                    (json["source"] as? String)?.hasSuffix("sunset.png") == true
-                else { return nil }
-                return (String(kind), json)
+        // sunset.png's records up to its completed event, as (kind, JSON, the record's text).
+        func records(_ stream: FilePath) async throws -> [(String, [String: Any], String)] {
+            try await waitUntil("sunset.png's completed event") { () -> [(String, [String: Any], String)]? in
+                let text = (try? String(contentsOfFile: stream.string, encoding: .utf8)) ?? ""
+                let events = text.components(separatedBy: "\n\n").compactMap {
+                    record -> (String, [String: Any], String)? in
+                    let lines = record.split(separator: "\n")
+                    guard let kind = lines.first(where: { $0.hasPrefix("event: ") })?.dropFirst(7),
+                        let data = lines.first(where: { $0.hasPrefix("data: ") })?.dropFirst(6),
+                        let json = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any],
+                        (json["source"] as? String)?.hasSuffix("sunset.png") == true
+                    else { return nil }
+                    return (String(kind), json, record)
+                }
+                return events.contains { $0.0 == "completed" } ? events : nil
             }
-            return events.contains { $0.0 == "completed" } ? events : nil
         }
+        let events = try await records(streams[0])
         #expect(events.map(\.0).filter { $0 != "progress" } == ["queued", "started", "completed"])
         #expect(Set(events.compactMap { $0.1["jobID"] as? String }).count == 1)
         #expect(events.last?.1["outputs"] as? [String] == [harness.outbox.appending("sunset.jpg").string])
+        let other = try await records(streams[1])
+        #expect(other.map(\.2).filter { !$0.hasPrefix("event: progress") }
+            == events.map(\.2).filter { !$0.hasPrefix("event: progress") })
 
         // A client still reading the stream does not hold up shutdown; the socket goes with the daemon.
         let daemon = try #require(harness.daemon)

@@ -71,7 +71,7 @@ struct JobEventsTests {
         let events = JobEvents()
         let board = JobStatusBoard(events: events)
         await board.apply(Self.event(.queued, "a"))
-        #expect(await board.liveEntries { $0.state == "queued" }.map(\.id) == ["a"])
+        #expect(await board.liveEntries(where: { $0.state == "queued" }, offset: 0, limit: 10).page.map(\.id) == ["a"])
         await board.apply(Self.event(.started, "a"))
         await board.apply(Self.event(.progress, "a", progress: 0.5))
         #expect(await board.queuedCount == 0)
@@ -80,5 +80,28 @@ struct JobEventsTests {
         #expect(await board.runningJobs.isEmpty)
         #expect(await board.recentJobs.map(\.state) == ["completed"])
         #expect(await board.entry("a")?.progress == 1)
+    }
+
+    @Test func theBoardPagesTheQueueInTheOrderItWasQueued() async {
+        let board = JobStatusBoard(events: JobEvents())
+        let all: @Sendable (JobStatusBoard.Entry) -> Bool = { _ in true }
+        for id in ["a", "b", "c", "d", "e"] { await board.apply(Self.event(.queued, id)) }
+        await board.apply(Self.event(.started, "c"))
+        await board.apply(Self.event(.failed, "b"))
+        // Queued again (a retry under the same id): its place is now at the end.
+        await board.apply(Self.event(.queued, "a"))
+        #expect(await board.queuedCount == 3)
+        let first = await board.liveEntries(where: all, offset: 0, limit: 2)
+        #expect(first.page.map(\.id) == ["c", "d"])
+        #expect(first.total == 4)
+        #expect(await board.liveEntries(where: all, offset: 2, limit: 2).page.map(\.id) == ["e", "a"])
+        #expect(await board.liveEntries(where: { $0.state == "queued" }, offset: 1, limit: 5).page.map(\.id) == ["e", "a"])
+
+        // Thousands through the queue: what is listed stays what is queued, in order.
+        for number in 0..<3000 { await board.apply(Self.event(.queued, "n\(number)")) }
+        for number in 0..<3000 where number % 3 != 0 { await board.apply(Self.event(.completed, "n\(number)")) }
+        let rest = await board.liveEntries(where: { $0.state == "queued" }, offset: 0, limit: 2000)
+        #expect(rest.total == 3 + 1000)
+        #expect(rest.page.map(\.id) == ["d", "e", "a"] + stride(from: 0, to: 3000, by: 3).map { "n\($0)" })
     }
 }
