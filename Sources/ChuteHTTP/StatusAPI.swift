@@ -126,12 +126,14 @@ package struct StatusAPI: Sendable {
         var page: [API.Job] = []
         var liveCount = 0
         if state == nil || liveStates.contains(state!) {
+            let filter: @Sendable (API.Job) -> Bool = { job in
+                (state == nil || job.state == state) && (rule == nil || job.rule == rule)
+                    && (text == nil || job.source.contains(text!))
+                    && (since == nil || (job.startedAt ?? job.queuedAt ?? .distantPast) >= since!)
+            }
+            let filtered = state != nil || rule != nil || text != nil || since != nil
             (page, liveCount) = await self.board.liveEntries(
-                where: { job in
-                    (state == nil || job.state == state) && (rule == nil || job.rule == rule)
-                        && (text == nil || job.source.contains(text!))
-                        && (since == nil || (job.startedAt ?? job.queuedAt ?? .distantPast) >= since!)
-                },
+                where: filtered ? filter : nil,
                 offset: offset,
                 limit: limit
             )

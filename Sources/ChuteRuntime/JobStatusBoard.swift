@@ -164,27 +164,35 @@ package actor JobStatusBoard: Service {
         return entry
     }
 
-    /// A page of the live entries that pass `isIncluded`: the running jobs (the earliest started first), then the
-    /// queued jobs (in the order they were queued) and the waiting files (the oldest first), `offset` of them
-    /// skipped and at most `limit` taken; with how many pass in all. Only the page's entries are copied, so that
-    /// a page taken during a burst of 10,000 queued files costs the board little.
+    /// A page of the live entries that pass `isIncluded` (all of them when it is `nil`): the running jobs (the
+    /// earliest started first), then the queued jobs (in the order they were queued) and the waiting files (the
+    /// oldest first), `offset` of them skipped and at most `limit` taken; with how many pass in all. Only the page's
+    /// entries are copied, and with no filter only they are looked at, so that a page taken during a burst of 10,000
+    /// queued files costs the board little.
     package func liveEntries(
-        where isIncluded: @Sendable (Entry) -> Bool,
+        where isIncluded: (@Sendable (Entry) -> Bool)?,
         offset: Int,
         limit: Int
     ) -> (page: [Entry], total: Int) {
         var page: [Entry] = []
-        var total = 0
+        var passed = 0
+        // Whether the page still wants entries; the count of those that pass is known without looking when all do.
+        var wanted: Bool { isIncluded != nil || passed < offset + limit }
         func take(_ entry: Entry) {
-            guard isIncluded(entry) else { return }
-            if total >= offset, page.count < limit { page.append(entry) }
-            total += 1
+            guard isIncluded?(entry) ?? true else { return }
+            if passed >= offset, page.count < limit { page.append(entry) }
+            passed += 1
         }
-        for entry in Self.inOrder(self.running.values, by: \.startedAt) { take(entry) }
+        if wanted { for entry in Self.inOrder(self.running.values, by: \.startedAt) { take(entry) } }
         for place in self.queueOrder {
+            guard wanted else { break }
             if let queued = self.queued[place.id], queued.number == place.number { take(queued.entry) }
         }
-        for entry in Self.inOrder(self.waiting.values.filter(isIncluded), by: \.queuedAt) { take(entry) }
+        if wanted {
+            let waiting = isIncluded.map { self.waiting.values.filter($0) } ?? Array(self.waiting.values)
+            for entry in Self.inOrder(waiting, by: \.queuedAt) { take(entry) }
+        }
+        let total = isIncluded == nil ? self.running.count + self.queued.count + self.waiting.count : passed
         return (page, total)
     }
 

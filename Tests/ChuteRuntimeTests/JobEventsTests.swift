@@ -84,17 +84,19 @@ struct JobEventsTests {
 
     @Test func theBoardPagesTheQueueInTheOrderItWasQueued() async {
         let board = JobStatusBoard(events: JobEvents())
-        let all: @Sendable (JobStatusBoard.Entry) -> Bool = { _ in true }
         for id in ["a", "b", "c", "d", "e"] { await board.apply(Self.event(.queued, id)) }
         await board.apply(Self.event(.started, "c"))
         await board.apply(Self.event(.failed, "b"))
         // Queued again (a retry under the same id): its place is now at the end.
         await board.apply(Self.event(.queued, "a"))
         #expect(await board.queuedCount == 3)
-        let first = await board.liveEntries(where: all, offset: 0, limit: 2)
+        let first = await board.liveEntries(where: nil, offset: 0, limit: 2)
         #expect(first.page.map(\.id) == ["c", "d"])
         #expect(first.total == 4)
-        #expect(await board.liveEntries(where: all, offset: 2, limit: 2).page.map(\.id) == ["e", "a"])
+        #expect(await board.liveEntries(where: nil, offset: 2, limit: 2).page.map(\.id) == ["e", "a"])
+        let everyOne = await board.liveEntries(where: { _ in true }, offset: 1, limit: 2)
+        #expect(everyOne.page.map(\.id) == ["d", "e"])
+        #expect(everyOne.total == 4)
         #expect(await board.liveEntries(where: { $0.state == "queued" }, offset: 1, limit: 5).page.map(\.id) == ["e", "a"])
 
         // Thousands through the queue: what is listed stays what is queued, in order.
@@ -103,5 +105,8 @@ struct JobEventsTests {
         let rest = await board.liveEntries(where: { $0.state == "queued" }, offset: 0, limit: 2000)
         #expect(rest.total == 3 + 1000)
         #expect(rest.page.map(\.id) == ["d", "e", "a"] + stride(from: 0, to: 3000, by: 3).map { "n\($0)" })
+        let unfiltered = await board.liveEntries(where: nil, offset: 1000, limit: 3)
+        #expect(unfiltered.total == 1 + 3 + 1000)
+        #expect(unfiltered.page.map(\.id) == ["n2988", "n2991", "n2994"])
     }
 }
