@@ -37,6 +37,9 @@ package struct APIClient: Sendable {
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: self.socket.string, channelInitializer: Self.httpChannel)
+        } catch let error as IOError {
+            // The system's words alone: NIO's own description names its internal call.
+            throw Unreachable(socket: self.socket, cause: String(cString: strerror(error.errnoCode)))
         } catch {
             throw Unreachable(socket: self.socket, cause: "\(error)")
         }
