@@ -110,7 +110,7 @@ package enum Completeness: Sendable, Equatable {
                 // before the index, they are the start of one being written.
                 return sawIndex && size - offset < 8 ? .whole : .incomplete("a box header is cut off at byte \(offset)")
             }
-            let name = String(decoding: header[4..<8], as: UTF8.self)
+            let name = Self.boxName(header[4..<8])
             var length = Int64(Self.integer(header[0..<4], littleEndian: false))
             if length == 1 {
                 guard header.count == 16 else { return .incomplete("a box header is cut off at byte \(offset)") }
@@ -129,6 +129,14 @@ package enum Completeness: Sendable, Equatable {
             offset = end
         }
         return .unknown
+    }
+
+    /// A box's four-character type as text, or in hex when it is not printable ASCII (damaged or not a box at all),
+    /// so that a message never carries control characters.
+    static func boxName(_ bytes: ArraySlice<UInt8>) -> String {
+        bytes.allSatisfy { (0x20...0x7E).contains($0) }
+            ? String(decoding: bytes, as: UTF8.self)
+            : "0x" + bytes.map { ($0 < 0x10 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     /// Checks that the first Matroska segment fits in the file.

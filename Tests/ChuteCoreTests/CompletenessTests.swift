@@ -143,6 +143,14 @@ struct CompletenessTests {
         #expect(self.judge(data.prefix(moov)) == .incomplete("the file has no 'moov' box yet"))
     }
 
+    @Test func aDamagedBoxTypeIsNamedInHex() throws {
+        // An `ftyp` box, then a box whose type is four NUL bytes and whose size runs past the end (as in the corpus's
+        // heic_corrupted.heic): the message must not carry control characters into the log and the sidecar.
+        var data = Data([0, 0, 0, 16]) + Data("ftypisom".utf8) + Data([0, 0, 2, 0])
+        data += Data([0, 0, 1, 0, 0, 0, 0, 0]) + Data(repeating: 7, count: 32)
+        #expect(self.judge(data) == .incomplete("the '0x00000000' box at byte 16 runs past the end of the file"))
+    }
+
     /// Cuts that fall exactly between two units of a format (pages, frames, boxes) leave a file that looks tidy at its
     /// end; the checks must still find it short.
     @Test func cutsBetweenPagesFramesAndBoxesAreIncomplete() throws {
