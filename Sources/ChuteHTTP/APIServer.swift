@@ -75,9 +75,9 @@ package struct APIServer: Service {
     ///
     /// - Throws: ``APIServerError`` when the path is something else than a socket, or a live process answers on it.
     static func removeStaleSocket(at path: FilePath) throws {
-        var status = stat()
-        guard lstat(path.string, &status) == 0 else { return }
-        guard status.st_mode & S_IFMT == S_IFSOCK else {
+        // The attributes of the path itself, not of what a symbolic link there names.
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path.string) else { return }
+        guard attributes[.type] as? FileAttributeType == .typeSocket else {
             throw APIServerError(socket: path, reason: "it exists and is not a socket")
         }
         if UnixSocket.answers(at: path) {
