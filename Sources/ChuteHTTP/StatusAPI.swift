@@ -91,7 +91,7 @@ package struct StatusAPI: Sendable {
 
     private func health() async throws -> Response {
         try Self.json(
-            API.Health(status: "ok", version: ChuteVersion.current, pid: getpid(), paused: await self.intake.isPaused)
+            API.Health(status: "ok", version: ChuteVersion.current, pid: getpid(), paused: self.intake.isPaused)
         )
     }
 
@@ -101,7 +101,7 @@ package struct StatusAPI: Sendable {
         counts["running"] = running.count
         counts["queued"] = await self.board.queuedCount
         counts["waiting"] = await self.board.waitingCount
-        return try Self.json(API.Status(paused: await self.intake.isPaused, counts: counts, running: running))
+        return try Self.json(API.Status(paused: self.intake.isPaused, counts: counts, running: running))
     }
 
     private func jobs(_ query: Hummingbird.Parameters) async throws -> Response {
@@ -201,7 +201,7 @@ package struct StatusAPI: Sendable {
     }
 
     private func retryFailed(rule: String?) async throws -> Response {
-        if let rule, !(await self.intake.rules.contains { $0.name == rule }) {
+        if let rule, !(self.intake.rules.contains { $0.name == rule }) {
             throw Self.problem(.notFound, "no rule '\(rule)'")
         }
         var report = API.RetryReport(retried: [], skipped: [:])
@@ -252,7 +252,7 @@ package struct StatusAPI: Sendable {
     }
 
     private func rules() async throws -> Response {
-        let rules = await self.intake.rules.map { rule in
+        let rules = self.intake.rules.map { rule in
             API.RuleInfo(
                 name: rule.name,
                 match: rule.match.map(\.pattern),

@@ -1,6 +1,7 @@
 import ChuteCore
 import Foundation
 import Logging
+import Synchronization
 import SystemPackage
 
 /// A file event, as the intake needs it.
@@ -74,10 +75,18 @@ package actor Intake {
     private let retryDelay: Duration
     private let logger: Logger
     private let events: JobEvents
+    /// What the status API reads without waiting its turn on the intake, which a burst of thousands of files keeps
+    /// busy: the rules in force and whether intake is paused. Written only by the intake.
+    private struct Published: Sendable {
+        var rules: [Rule]
+        var isPaused = false
+    }
+
+    private let published: Mutex<Published>
     /// The rules in force, for the status API.
-    package private(set) var rules: [Rule]
+    package nonisolated var rules: [Rule] { self.published.withLock { $0.rules } }
     /// Whether intake is paused (the API's pause): files a rule takes wait here instead of the queue.
-    package private(set) var isPaused = false
+    package nonisolated var isPaused: Bool { self.published.withLock { $0.isPaused } }
     /// Files taken while intake was paused, with their watched folder; resuming queues them.
     private var held: [FilePath: FilePath] = [:]
     /// The group folders taken (rules with `groupBy: folder`), for the files that arrive in them afterwards.
@@ -120,7 +129,7 @@ package actor Intake {
         events: JobEvents = JobEvents()
     ) {
         self.matcher = RuleMatcher(config: config)
-        self.rules = config.rules
+        self.published = Mutex(Published(rules: config.rules))
         self.events = events
         self.watches = Dictionary(config.watches.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         self.queue = queue
@@ -143,17 +152,17 @@ package actor Intake {
     ///   at a restart).
     package func reload(_ config: ChuteConfig) {
         self.matcher = RuleMatcher(config: config)
-        self.rules = config.rules
+        self.published.withLock { $0.rules = config.rules }
     }
 
     /// Stops queueing jobs: files that rules take are held until ``resume()``; queued and running jobs go on.
     package func pause() {
-        self.isPaused = true
+        self.published.withLock { $0.isPaused = true }
     }
 
     /// Queues again the files held while paused (each is looked at anew first).
     package func resume() {
-        self.isPaused = false
+        self.published.withLock { $0.isPaused = false }
         for (path, root) in self.held {
             self.retryContinuation.yield(Retry(path: path, root: root, delay: .zero))
         }
