@@ -221,6 +221,6 @@ extension Journal {
 
     private static func historyPath(_ data: Data?) -> FilePath? {
         guard let data, !data.isEmpty else { return nil }
-        return (data + [0]).withUnsafeBytes { FilePath(platformString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        return FilePath(bytes: data)
     }
 }

@@ -181,7 +181,7 @@ package final class Journal: Sendable {
                     ORDER BY updatedAt DESC
                     """,
                 arguments: [
-                    Self.bytes(source), Int64(bitPattern: fingerprint.device), Int64(bitPattern: fingerprint.inode),
+                    source.bytes, Int64(bitPattern: fingerprint.device), Int64(bitPattern: fingerprint.inode),
                     fingerprint.size, fingerprint.modifiedNanoseconds, fingerprint.changedNanoseconds,
                 ]
             )
@@ -220,7 +220,7 @@ package final class Journal: Sendable {
         try await self.update(
             jobID,
             sql: "state = 'completed', output = ?, sha256 = ?, sidecar = NULL",
-            arguments: [Self.bytes(output), sha256]
+            arguments: [output.bytes, sha256]
         )
     }
 
@@ -235,10 +235,10 @@ package final class Journal: Sendable {
                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)
                     """,
                 arguments: [
-                    job.id, Self.bytes(job.source), Int64(bitPattern: job.fingerprint.device),
+                    job.id, job.source.bytes, Int64(bitPattern: job.fingerprint.device),
                     Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
                     job.fingerprint.modifiedNanoseconds, job.fingerprint.changedNanoseconds, job.rule.name,
-                    Self.bytes(job.plan.directory),
+                    job.plan.directory.bytes,
                     Date().timeIntervalSince1970, Date().timeIntervalSince1970, members,
                 ]
             )
@@ -273,7 +273,7 @@ package final class Journal: Sendable {
                       AND state IN ('completed', 'failed', 'cancelled')
                     ORDER BY updatedAt DESC
                     """,
-                arguments: [Self.bytes(folder), Int64(bitPattern: device), Int64(bitPattern: inode), rule]
+                arguments: [folder.bytes, Int64(bitPattern: device), Int64(bitPattern: inode), rule]
             )
             guard let row else { return nil }
             let members = try JSONDecoder().decode([GroupMember].self, from: row["members"] as Data)
@@ -315,7 +315,7 @@ package final class Journal: Sendable {
                   outputParts = ?
                 """,
             arguments: [
-                Int64(bitPattern: outputInode), encoded, sidecar.source.sha256, sidecarFolder.map(Self.bytes),
+                Int64(bitPattern: outputInode), encoded, sidecar.source.sha256, sidecarFolder.map(\.bytes),
                 !writesSidecar, encodedParts,
             ]
         )
@@ -326,7 +326,7 @@ package final class Journal: Sendable {
         try await self.update(
             jobID,
             sql: "state = 'completed', output = ?, sidecar = NULL, sidecarPath = ?",
-            arguments: [Self.bytes(output), sidecar.map(Self.bytes)]
+            arguments: [output.bytes, sidecar.map(\.bytes)]
         )
     }
 
@@ -335,7 +335,7 @@ package final class Journal: Sendable {
         try await self.update(
             jobID,
             sql: "state = 'failed', sidecar = NULL, failureCode = ?, failureMessage = ?, sidecarPath = ?",
-            arguments: [failure.code.rawValue, failure.message, sidecar.map(Self.bytes)]
+            arguments: [failure.code.rawValue, failure.message, sidecar.map(\.bytes)]
         )
     }
 
@@ -345,7 +345,7 @@ package final class Journal: Sendable {
         try await self.update(
             jobID,
             sql: "state = 'cancelled', sidecar = NULL, failureCode = ?, failureMessage = ?, sidecarPath = ?",
-            arguments: [reason.code.rawValue, reason.message, sidecar.map(Self.bytes)]
+            arguments: [reason.code.rawValue, reason.message, sidecar.map(\.bytes)]
         )
     }
 
@@ -412,7 +412,7 @@ package final class Journal: Sendable {
                     }
                     try db.execute(
                         sql: "UPDATE job SET state = 'completed', output = ?, sidecar = NULL WHERE id = ?",
-                        arguments: [Self.bytes(output), id]
+                        arguments: [output.bytes, id]
                     )
                     recovery.completed += 1
                 } else {
@@ -460,7 +460,7 @@ package final class Journal: Sendable {
             }
             try db.execute(
                 sql: "UPDATE job SET state = 'completed', output = ?, sidecar = NULL WHERE id = ?",
-                arguments: [Self.bytes(outputs[0]), id]
+                arguments: [outputs[0].bytes, id]
             )
             recovery.completed += 1
             return
@@ -530,13 +530,8 @@ package final class Journal: Sendable {
         return nil
     }
 
-    private static func bytes(_ path: FilePath) -> Data {
-        path.withPlatformString { Data(bytes: $0, count: strlen($0)) }
-    }
-
     private static func path(_ data: Data?) -> FilePath {
-        guard let data else { return FilePath() }
-        return (data + [0]).withUnsafeBytes { FilePath(platformString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        data.map(FilePath.init(bytes:)) ?? FilePath()
     }
 }
 
