@@ -26,7 +26,11 @@ package struct StatusAPI: Sendable {
     package let events: JobEvents
     package let cancellations: JobCancellations
     package let metrics: JobMetrics
-    private let eventRecords = EventRecords()
+    /// Each event encoded once for all the clients of the event stream: enough for any client not about to be dropped
+    /// as too slow (``JobEvents/hardLimit``) to find the events it has not read yet.
+    private let encodedEvents = EncodedValues<JobEvent>(generation: 4096)
+    /// Jobs encoded once for the pages that list them.
+    private let encodedJobs = EncodedValues<API.Job>(generation: 4096)
 
     package init(
         board: JobStatusBoard,
@@ -149,7 +153,17 @@ package struct StatusAPI: Sendable {
             )
             page += try await self.journal.history(filter).map(Self.job)
         }
-        return try Self.json(API.JobList(jobs: page, limit: limit, offset: offset))
+        // An `API.JobList` as `Self.json` writes it (sorted keys), from the jobs' cached JSON.
+        var body = ByteBuffer(string: "{\"jobs\":[")
+        for (index, job) in page.enumerated() {
+            if index > 0 { body.writeString(",") }
+            var encoded = try self.encodedJobs.json(job)
+            body.writeBuffer(&encoded)
+        }
+        body.writeString("],\"limit\":\(limit),\"offset\":\(offset)}\n")
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
     }
 
     private func job(_ id: String) async throws -> Response {
@@ -284,8 +298,10 @@ package struct StatusAPI: Sendable {
                 for await batch in subscription.batches.cancelOnGracefulShutdown() {
                     var buffer = ByteBuffer()
                     for event in batch {
-                        var record = try self.eventRecords.record(event)
-                        buffer.writeBuffer(&record)
+                        var data = try self.encodedEvents.json(event)
+                        buffer.writeString("event: \(event.kind.rawValue)\ndata: ")
+                        buffer.writeBuffer(&data)
+                        buffer.writeString("\n\n")
                     }
                     try await writer.write(buffer)
                     // Paced: in a burst of thousands of jobs, a write per event to each client costs the daemon more

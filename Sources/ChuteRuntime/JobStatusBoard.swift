@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// finished jobs beyond the latest is the journal's.
 package actor JobStatusBoard: Service {
     /// A job (or a waiting file) as the board knows it.
-    package struct Entry: Sendable, Codable, Equatable {
+    package struct Entry: Sendable, Codable, Hashable {
         /// `nil` for a file that is waiting to be ready and has no job yet.
         package var id: String?
         package var rule: String?
