@@ -1,6 +1,7 @@
 import ChuteCore
 import ChuteRuntime
 import Foundation
+import NIOCore
 
 /// The JSON documents of the status API, shared by the daemon that writes them and the CLI that reads them.
 package enum API {
@@ -28,6 +29,18 @@ package enum API {
         package var jobs: [Job]
         package var limit: Int
         package var offset: Int
+
+        /// The document as ``API/encoder()`` writes it (sorted keys, compact), from each job's JSON already encoded
+        /// (``EncodedValues``): the daemon's job pages, which polling clients ask for many times a second.
+        static func json(jobs: [ByteBuffer], limit: Int, offset: Int) -> ByteBuffer {
+            var document = ByteBuffer(string: "{\"jobs\":[")
+            for (index, var job) in jobs.enumerated() {
+                if index > 0 { document.writeString(",") }
+                document.writeBuffer(&job)
+            }
+            document.writeString("],\"limit\":\(limit),\"offset\":\(offset)}")
+            return document
+        }
     }
 
     /// One output of a job, as it is on disk now.

@@ -153,17 +153,8 @@ package struct StatusAPI: Sendable {
             )
             page += try await self.journal.history(filter).map(Self.job)
         }
-        // An `API.JobList` as `Self.json` writes it (sorted keys), from the jobs' cached JSON.
-        var body = ByteBuffer(string: "{\"jobs\":[")
-        for (index, job) in page.enumerated() {
-            if index > 0 { body.writeString(",") }
-            var encoded = try self.encodedJobs.json(job)
-            body.writeBuffer(&encoded)
-        }
-        body.writeString("],\"limit\":\(limit),\"offset\":\(offset)}\n")
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
+        let jobs = try page.map(self.encodedJobs.json)
+        return Self.json(document: API.JobList.json(jobs: jobs, limit: limit, offset: offset))
     }
 
     private func job(_ id: String) async throws -> Response {
@@ -347,11 +338,16 @@ package struct StatusAPI: Sendable {
     }
 
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        var data = try API.encoder().encode(value)
-        data.append(UInt8(ascii: "\n"))
+        Self.json(document: ByteBuffer(bytes: try API.encoder().encode(value)), status: status)
+    }
+
+    /// A response with a JSON document already encoded, ended by a newline.
+    static func json(document: ByteBuffer, status: HTTPResponse.Status = .ok) -> Response {
+        var body = document
+        body.writeString("\n")
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
     }
 
     /// A refusal with its JSON body.
@@ -389,10 +385,6 @@ package struct APIProblem: HTTPResponseError {
     package var message: String
 
     package func response(from request: Request, context: some RequestContext) throws -> Response {
-        var data = try API.encoder().encode(API.Problem(error: self.message))
-        data.append(UInt8(ascii: "\n"))
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        return Response(status: self.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        try StatusAPI.json(API.Problem(error: self.message), status: self.status)
     }
 }
