@@ -63,7 +63,7 @@ package enum WorkerMain {
             defer { WorkerSandbox.lift() }
             let refusals = WorkerSandbox.refusedAllocations()
             do throws(ConversionFailure) {
-                guard request.inputs == nil || engine.joinsInputs else {
+                guard request.inputs == nil || descriptor.joinsGroups != nil else {
                     throw ConversionFailure(
                         .unsupportedInput,
                         "the \(engine.kind.rawValue) engine converts one file at a time, not a group of files"

@@ -287,7 +287,7 @@ extension ConfigReader.Walker {
             self.choice($0, of: DuplicatePolicy.self, expected: "skip or convert")
         }
         let sidecars = fields["sidecars"].flatMap { self.sidecarPlacement($0) }
-        let grouping = fields["groupBy"].flatMap { self.grouping($0, format: format) }
+        let grouping = fields["groupBy"].flatMap { self.grouping($0, format: format, options: options) }
         let notify = fields["notify"].flatMap { self.notifyTargets($0) }
         guard let name, let match, let format, let output else { return nil }
         return Rule(
@@ -313,17 +313,23 @@ extension ConfigReader.Walker {
         )
     }
 
-    /// Reads `groupBy:`; only a target that joins several inputs into one output takes it: `pdf` (the PDF engine
-    /// appends the pages of each PDF, and a page for each image, in turn), and `gif` and `webp` (the image engine
-    /// makes the images an animation's frames).
-    private mutating func grouping(_ entry: Entry, format: TargetFormat?) -> RuleGrouping? {
+    /// Reads `groupBy:`; only an engine that joins groups takes it, for the targets and options its check allows
+    /// (``EngineDescriptor/joinsGroups``): PDFs and images merged into a PDF, images into an animation or a contact
+    /// sheet, clips into one video or sound file.
+    private mutating func grouping(_ entry: Entry, format: TargetFormat?, options: ConversionOptions) -> RuleGrouping? {
         guard let grouping = self.choice(entry, of: RuleGrouping.self, expected: "folder") else { return nil }
-        if let format, format.category != .pdf, !RuleGrouping.animatedFormats.contains(format.name) {
+        guard let format else { return grouping }
+        guard let check = self.registry.engine(format.engine)?.joinsGroups else {
             self.report(
-                "'groupBy' makes one output of several files, which only 'to: pdf' (PDFs and images merged) and "
-                    + "'to: gif' or 'to: webp' (images animated) do, not 'to: \(format.name)'",
+                "'groupBy' makes one output of several files, which 'to: \(format.name)' does not; a group becomes a "
+                    + "PDF, an animated gif or webp, a contact sheet (an image target with 'tiles'), or one video or "
+                    + "sound file",
                 at: entry.value
             )
+            return nil
+        }
+        if let problem = check(format, options) {
+            self.report(problem, at: entry.value)
             return nil
         }
         return grouping

@@ -42,7 +42,8 @@ package struct Rule: Sendable, Equatable {
     /// `sidecars` (`beside`, `failed-only` or a folder, default beside): where the sidecars go.
     package var sidecars: SidecarPlacement
     /// `groupBy` (`folder`, default none): each sub-folder of the watched folder becomes one job, whose matching files
-    /// in natural name order make one output named after the folder.
+    /// in natural name order make one output named after the folder: a merged PDF, an animation, or clips joined into
+    /// one video or sound file.
     package var grouping: RuleGrouping?
     /// `notify` (list, default: the top-level `notify`): where notifications of this rule's jobs go, instead of the
     /// top-level list; `[]` sends none.
@@ -124,9 +125,6 @@ package enum RuleGrouping: String, Sendable, Equatable, CaseIterable {
     /// `folder`: a sub-folder dropped into the watched folder is one job once it is complete; the files below it
     /// that the rule matches, in natural name order (``NaturalOrder``), make one output named after the folder.
     case folder
-
-    /// The image formats whose group becomes one animation, each image a frame.
-    package static let animatedFormats: Set<String> = ["gif", "webp"]
 }
 
 /// What to do with a source whose content a rule already converted.

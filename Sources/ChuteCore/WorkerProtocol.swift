@@ -295,8 +295,6 @@ package protocol ConversionEngine: Sendable {
     var kind: EngineKind { get }
     /// The C libraries behind this engine and their versions, for sidecars.
     var libraries: [String: String] { get }
-    /// Whether it joins the inputs of a group job into one output (see the extension's default).
-    var joinsInputs: Bool { get }
     /// Converts `request.input` into `request.output`, or into several parts beside it (``OutputPart``).
     ///
     /// - Parameters:
@@ -312,8 +310,3 @@ package protocol ConversionEngine: Sendable {
         -> ConversionReport
 }
 
-extension ConversionEngine {
-    /// Whether the engine joins the inputs of a group job (``ConversionRequest/inputs``) into one output; an engine
-    /// that does not is never given such a job (the worker refuses it). By default it does not.
-    package var joinsInputs: Bool { false }
-}

@@ -217,7 +217,7 @@ struct ConversionPlan {
                 size = target
             }
             filters += geometry.aspectFilters(size: &size)
-            coded = self.fittingTheContainer(size)
+            coded = self.profile.fitting(size)
             if coded != size {
                 filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
             }
@@ -231,7 +231,7 @@ struct ConversionPlan {
             )
             coded = matrix?.swapsDimensions == true ? (target.height, target.width) : target
             keptMatrix = matrix
-            coded = self.fittingTheContainer(coded)
+            coded = self.profile.fitting(coded)
             if source.width != coded.width || source.height != coded.height {
                 filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
             }
@@ -249,15 +249,6 @@ struct ConversionPlan {
             keptMatrix: keptMatrix,
             frameRates: self.profile.frameRates
         )
-    }
-
-    /// The nearest size the container takes: some take only multiples of 16 (AMV, RealVideo), and the nearest one
-    /// barely stretches the picture.
-    private func fittingTheContainer(_ size: (width: Int, height: Int)) -> (width: Int, height: Int) {
-        let multiple = self.profile.sizeMultiple
-        guard multiple > 2 else { return size }
-        func round(_ value: Int) -> Int { max(multiple, (value + multiple / 2) / multiple * multiple) }
-        return (round(size.width), round(size.height))
     }
 
     private func planAudio(_ source: SourceStream, options: ConversionOptions) -> Audio {

@@ -113,6 +113,13 @@ struct FilterGraph: ~Copyable {
         )
     }
 
+    /// Ends the input at `timestamp` (in the input's time base), where the last frame ends, as the `ffmpeg` CLI
+    /// does: a filter that makes a constant frame rate (`fps`) then keeps the last frame for its whole duration. The
+    /// corresponding C function is `av_buffersrc_close`.
+    func pushEndOfStream(at timestamp: Int64) throws(FFmpegError) {
+        try FFmpegError.check(av_buffersrc_close(self.source, timestamp, 0), .filter, "av_buffersrc_close")
+    }
+
     /// Takes the next filtered frame into `frame`. The corresponding C function is `av_buffersink_get_frame`.
     func pull(into frame: borrowing Frame) throws(FFmpegError) -> CodecOutput {
         let status = av_buffersink_get_frame(self.sink, frame.pointer)

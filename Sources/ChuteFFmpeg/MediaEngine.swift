@@ -30,7 +30,7 @@ package struct MediaEngine: ConversionEngine {
 
     package let kind: EngineKind
     /// The least time between two progress reports.
-    private let progressInterval: Duration
+    let progressInterval: Duration
 
     /// Creates the engine for a lane.
     ///
@@ -79,6 +79,9 @@ package struct MediaEngine: ConversionEngine {
         // Anything logged before this job (a previous one's last words) is not this job's.
         _ = FFmpegLog.takeMessages()
         // A picture is written from a video only: a poster frame or a sticker (``FrameWriter``).
+        if let inputs = request.inputs {
+            return try self.concatenate(inputs, request: request, progress: progress)
+        }
         let writesFrames = request.format.category == .image && MediaOptions.frameFormats.contains(request.format.name)
         guard request.format.category == .video || request.format.category == .audio || writesFrames else {
             throw ConversionFailure(.internalError, "the media engine does not write \(request.format.name)")
@@ -119,11 +122,13 @@ package struct MediaEngine: ConversionEngine {
         return report
     }
 
-    /// Plans, writes and verifies the output.
-    private static func run(
+    /// Plans, writes and verifies the output; with `conformance`, every kept stream is re-encoded to that shape
+    /// (a clip of a group whose clips differ).
+    static func run(
         _ request: ConversionRequest,
         input: MediaFile,
         output: MediaFile,
+        conformance: Conformance? = nil,
         meter: inout ProgressMeter,
         progress: (JobProgress) -> Void
     ) throws(FFmpegError) -> ConversionReport {
@@ -146,6 +151,9 @@ package struct MediaEngine: ConversionEngine {
             options: request.options
         )
         try plan.applySound(request.options, input: input)
+        if let conformance {
+            plan.conform(to: conformance)
+        }
         let trim = try TrimWindow(options: request.options, plan: plan, input: container)
         let twoPass = try Self.firstPass(request, plan: plan, container: container, input: input, trim: trim)
         defer {

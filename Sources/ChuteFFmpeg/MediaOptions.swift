@@ -274,6 +274,7 @@ extension MediaEngine {
             EngineDescriptor.AlsoWrites(["jpg", "png"], from: [.video], options: MediaOptions.posterKeys),
             EngineDescriptor.AlsoWrites(["webp", "gif"], from: [.video], options: MediaOptions.stickerKeys),
         ],
+        joinsGroups: MediaOptions.checkGroup,
         // The worker's codecs get the threads the daemon's CPU budget gives a video job; 0 (`chute convert`) lets
         // FFmpeg pick, as the `ffmpeg` CLI does.
         make: { threads in
@@ -321,6 +322,7 @@ extension MediaEngine {
             CommonOptions.metadata.spec, CommonOptions.strip.spec, MediaOptions.coverArt.spec,
             MediaOptions.speed.spec, MediaOptions.loudness.spec,
         ],
+        joinsGroups: MediaOptions.checkGroup,
         make: { threads in
             CodecThreads.set(threads)
             return MediaEngine(kind: .audio)

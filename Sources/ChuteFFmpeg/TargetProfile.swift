@@ -116,4 +116,13 @@ struct TargetProfile {
         self.defaultAudioBitrate =
             name == "dts" ? 768_000 : self.videoCodecs.isEmpty && name != "opus" ? 192_000 : 128_000
     }
+
+    /// The nearest size the container takes: some take only multiples of 16 (AMV, RealVideo), and the nearest one
+    /// barely stretches the picture.
+    func fitting(_ size: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        let multiple = self.sizeMultiple
+        guard multiple > 2 else { return size }
+        func round(_ value: Int) -> Int { max(multiple, (value + multiple / 2) / multiple * multiple) }
+        return (round(size.width), round(size.height))
+    }
 }

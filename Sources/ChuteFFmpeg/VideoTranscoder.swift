@@ -185,7 +185,7 @@ final class VideoTranscoder: StreamTranscoder {
         try self.decoder.finish(into: self.decoded, tally: &self.tally) { (frame) throws(FFmpegError) in
             try self.filter(frame, into: output)
         }
-        try self.graph.pushEndOfStream()
+        try self.graph.pushEndOfStream(at: self.nextTimestamp)
         try self.drainGraph(into: output)
         try self.encoder.sendEndOfStream()
         try self.drainEncoder(into: output)

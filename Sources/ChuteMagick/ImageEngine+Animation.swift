@@ -2,6 +2,50 @@ import ChuteCore
 import SystemPackage
 
 extension ImageEngine {
+    /// The formats whose group becomes one animation, each image a frame (without `tiles`).
+    static let animatedFormats: Set<String> = ["gif", "webp"]
+
+    /// The image engine's ``EngineDescriptor/joinsGroups``: a group becomes a contact sheet with `tiles`, else an
+    /// animation, which only GIF and WebP hold.
+    @Sendable static func checkGroup(_ format: TargetFormat, _ options: ConversionOptions) -> String? {
+        guard options[ImageOptions.tiles] == nil, !Self.animatedFormats.contains(format.name) else { return nil }
+        return "images joined into one \(format.name) (groupBy) make a contact sheet, which needs 'tiles' "
+            + "(COLUMNSxROWS, such as 4x3); only gif and webp make an animation without it"
+    }
+
+    /// Reads one image of a group as a single input is read (its types, limits and warnings), keeping its first
+    /// frame, turned upright.
+    static func groupImage(
+        _ input: FilePath,
+        request: ConversionRequest,
+        library: MagickLibrary,
+        report: inout ConversionReport
+    ) throws(ConversionFailure) -> Wand {
+        var one = request
+        one.input = input
+        one.inputs = nil
+        let bytes = try InputFile(opening: one).readAll(limit: Self.inputByteLimit)
+        guard !bytes.isEmpty else { throw ConversionFailure(.corruptInput, "empty file") }
+        var decoded = ConversionReport(outputBytes: 0)
+        let (type, coder) = try Self.inspect(bytes, request: one, library: library, report: &decoded)
+        let frame = try Self.decode(
+            bytes,
+            layout: nil,
+            type: type,
+            coder: coder,
+            one,
+            library: library,
+            report: &decoded,
+            progress: { _ in }
+        )
+        report.warnings += decoded.warnings
+        try Self.withMagick(library) { () throws(MagickError) in
+            try frame.keepFirstImage()
+            try frame.autoOrient()
+        }
+        return frame
+    }
+
     /// Makes the images of a group (`request.inputs`, in order) one looping GIF or WebP animation, one frame each,
     /// shown for the rule's `frameDelay`.
     ///
@@ -19,7 +63,7 @@ extension ImageEngine {
         request: ConversionRequest,
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
-        guard RuleGrouping.animatedFormats.contains(request.format.name) else {
+        guard Self.animatedFormats.contains(request.format.name) else {
             throw ConversionFailure(
                 .unsupportedInput,
                 "a group of images becomes an animated GIF or WebP, not \(request.format.name)"
@@ -44,28 +88,9 @@ extension ImageEngine {
         let animation = Wand()
         var canvas: (width: Int, height: Int)?
         for (index, input) in inputs.enumerated() {
-            var one = request
-            one.input = input
-            one.inputs = nil
             do throws(ConversionFailure) {
-                let bytes = try InputFile(opening: one).readAll(limit: Self.inputByteLimit)
-                guard !bytes.isEmpty else { throw ConversionFailure(.corruptInput, "empty file") }
-                var decoded = ConversionReport(outputBytes: 0)
-                let (type, coder) = try Self.inspect(bytes, request: one, library: library, report: &decoded)
-                let frame = try Self.decode(
-                    bytes,
-                    layout: nil,
-                    type: type,
-                    coder: coder,
-                    one,
-                    library: library,
-                    report: &decoded,
-                    progress: { _ in }
-                )
-                report.warnings += decoded.warnings
+                let frame = try Self.groupImage(input, request: request, library: library, report: &report)
                 try Self.withMagick(library) { () throws(MagickError) in
-                    try frame.keepFirstImage()
-                    try frame.autoOrient()
                     let size =
                         canvas
                         ?? ImageOperation.fittedSize(
@@ -74,26 +99,7 @@ extension ImageEngine {
                             box: (options[CommonOptions.width], options[CommonOptions.height])
                         ) ?? (frame.width, frame.height)
                     canvas = size
-                    let scale = min(
-                        Double(size.width) / Double(frame.width),
-                        Double(size.height) / Double(frame.height)
-                    )
-                    let fitted = (
-                        max(1, Int((Double(frame.width) * scale).rounded())),
-                        max(1, Int((Double(frame.height) * scale).rounded()))
-                    )
-                    if fitted != (frame.width, frame.height) {
-                        try frame.resize(width: fitted.0, height: fitted.1)
-                    }
-                    if fitted != size {
-                        try frame.extend(
-                            width: size.width,
-                            height: size.height,
-                            x: (size.width - fitted.0) / 2,
-                            y: (size.height - fitted.1) / 2,
-                            background: background
-                        )
-                    }
+                    try frame.fit(into: size, background: background)
                     try frame.makeFrame(ticks: ticks)
                     if ImageOperation.lossyTargets.contains(request.format.name) {
                         try frame.setQuality(ImageOperation.quality(options))
@@ -106,14 +112,25 @@ extension ImageEngine {
             progress(JobProgress(fraction: 0.8 * Double(index + 1) / Double(inputs.count)))
         }
         try Self.withMagick(library) { () throws(MagickError) in try animation.selectImage(at: 0) }
-        let output = try Self.encode(animation, request: request, library: library, report: &report)
+        try Self.write(animation, of: inputs, request: request, library: library, report: &report)
+        progress(JobProgress(fraction: 1))
+        report.details["frameDelay"] = "\(ticks * 10)ms"
+        return report
+    }
+
+    /// Encodes the picture made of a group, writes it to `request.output`, and records its size and the group's.
+    static func write(
+        _ picture: borrowing Wand,
+        of inputs: [FilePath],
+        request: ConversionRequest,
+        library: MagickLibrary,
+        report: inout ConversionReport
+    ) throws(ConversionFailure) {
+        let output = try Self.encode(picture, request: request, library: library, report: &report)
         let file = try OutputFile(creatingAt: request.output)
         try output.withUnsafeBytes { (bytes) throws(ConversionFailure) in try file.write(bytes) }
         try file.finish()
-        progress(JobProgress(fraction: 1))
         report.outputBytes = Int64(output.count)
         report.details["inputFiles"] = String(inputs.count)
-        report.details["frameDelay"] = "\(ticks * 10)ms"
-        return report
     }
 }

@@ -45,9 +45,6 @@ package struct ImageEngine: ConversionEngine {
 
     package var kind: EngineKind { .image }
 
-    /// A group of images becomes one animation (see ``animate(_:request:progress:)``).
-    package var joinsInputs: Bool { true }
-
     /// `ImageMagick` with its release, plus the delegate libraries behind its coders (`libjpeg`, `libpng`,
     /// `libwebp`, `libheif`, `libtiff`, `OpenJPEG`, `OpenEXR`) as those coders report them, and `LibRaw`, which
     /// decodes camera RAW files.
@@ -82,6 +79,9 @@ package struct ImageEngine: ConversionEngine {
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
         if let inputs = request.inputs {
+            if let grid = request.options[ImageOptions.tiles].flatMap(TileGrid.init) {
+                return try self.contactSheet(inputs, grid: grid, request: request, progress: progress)
+            }
             return try self.animate(inputs, request: request, progress: progress)
         }
         return try self.convert(request, metadata: Self.metadataPolicy(of: request.options), progress: progress)

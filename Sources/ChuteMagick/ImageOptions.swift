@@ -88,7 +88,8 @@ package enum ImageOptions {
         summary: "Cut the picture into COLUMNSxROWS tiles (`3x3`: 3 columns, 3 rows, as ImageMagick's `-crop 3x3@`), "
             + "each its own output `{stem}-r1c1.{ext}` … `{stem}-r3c3.{ext}` (row, then column); tiles differ by at "
             + "most a pixel, the later ones taking the remainder. At most \(TileGrid.maximumTiles) tiles. All of them "
-            + "are put in place, or none, and one sidecar (`{stem}.{ext}.chute.json`) lists them.",
+            + "are put in place, or none, and one sidecar (`{stem}.{ext}.chute.json`) lists them. With `groupBy: "
+            + "folder` the reverse: the folder's images laid on one contact sheet of COLUMNSxROWS cells, row by row.",
         stage: .tile,
         show: { "cut into \($0) tiles (columns x rows)" }
     )
@@ -294,6 +295,7 @@ extension ImageEngine {
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
             ImageOptions.tiles.spec, ImageOptions.frameDelay.spec,
         ],
+        joinsGroups: ImageEngine.checkGroup,
         // ImageMagick runs one OpenMP thread per job unless told more: the lanes already use every core.
         make: { threads in ImageEngine(threadsPerJob: max(1, threads)) }
     )

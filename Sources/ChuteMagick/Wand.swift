@@ -421,6 +421,28 @@ struct Wand: ~Copyable {
         try self.check(MagickResetImagePage(self.handle, nil), .process, "MagickResetImagePage")
     }
 
+    /// Fits the current image into `size`, enlarged or reduced keeping its aspect ratio, and centres it on a canvas
+    /// of exactly that size in `background`.
+    func fit(into size: (width: Int, height: Int), background: ImageColor) throws(MagickError) {
+        let scale = min(Double(size.width) / Double(self.width), Double(size.height) / Double(self.height))
+        let fitted = (
+            width: max(1, Int((Double(self.width) * scale).rounded())),
+            height: max(1, Int((Double(self.height) * scale).rounded()))
+        )
+        if fitted != (self.width, self.height) {
+            try self.resize(width: fitted.width, height: fitted.height)
+        }
+        if fitted != size {
+            try self.extend(
+                width: size.width,
+                height: size.height,
+                x: (size.width - fitted.width) / 2,
+                y: (size.height - fitted.height) / 2,
+                background: background
+            )
+        }
+    }
+
     /// Makes a wand holding one transparent `width` × `height` image. The corresponding C function is
     /// `MagickNewImage`.
     static func makeCanvas(width: Int, height: Int) throws(MagickError) -> Wand {

@@ -23,9 +23,6 @@ package struct PDFEngine: ConversionEngine {
 
     package var kind: EngineKind { .pdf }
 
-    /// A group of PDFs and images is merged: the pages of each PDF and a page for each image, in order.
-    package var joinsInputs: Bool { true }
-
     /// `qpdf` and its release.
     package var libraries: [String: String] {
         ["qpdf": qpdf_get_qpdf_version().map { String(cString: $0) } ?? "unknown"]
@@ -42,6 +39,9 @@ package struct PDFEngine: ConversionEngine {
         alsoWrites: [
             EngineDescriptor.AlsoWrites(["jpg", "png", "webp"], from: [.pdf], options: PDFOptions.renderingKeys)
         ],
+        // A group of PDFs and images is merged: the pages of each PDF and a page for each image, in order; every
+        // option then applies to the merged document.
+        joinsGroups: { _, _ in nil },
         make: { _ in PDFEngine() }
     )
 

@@ -557,6 +557,40 @@ private let badSettingsValueCases: [(String, String)] = [
         #expect(audio.rules[0].options == ConversionOptions(["audioBitrate": 192_000]))
     }
 
+    @Test func groupByTakesTargetsThatJoinAndTheOptionsOfAJoin() throws {
+        let joined = try parsed(
+            yaml(rule: ["match: \"*.mp4\"", "to: mp4", "output: out", "groupBy: folder", "height: 720", "crf: 23"])
+        )
+        #expect(joined.rules[0].grouping == .folder)
+        let track = try parsed(yaml(rule: ["match: \"*.wav\"", "to: mp3", "output: out", "groupBy: folder"]))
+        #expect(track.rules[0].grouping == .folder)
+        let sheet = try parsed(
+            yaml(rule: ["match: \"*.png\"", "to: jpg", "output: out", "groupBy: folder", "tiles: 4x3"])
+        )
+        #expect(sheet.rules[0].grouping == .folder)
+        #expect(
+            problems(yaml(rule: ["match: \"*.png\"", "to: jpg", "output: out", "groupBy: folder"])) == [
+                "rules.yaml:8:14: images joined into one jpg (groupBy) make a contact sheet, which needs 'tiles' "
+                    + "(COLUMNSxROWS, such as 4x3); only gif and webp make an animation without it"
+            ]
+        )
+        let trimmed = ["match: \"*.mp4\"", "to: mp4", "output: out", "groupBy: folder", "start: 5", "crop: 1:1"]
+        #expect(
+            problems(yaml(rule: trimmed)) == [
+                "rules.yaml:8:14: clips joined into one mp4 (groupBy) take only the options that set the output "
+                    + "(audioBitrate, audioCodec, channels, crf, height, metadata, preset, sampleRate, strip, upscale, "
+                    + "videoBitrate, videoCodec, width), not crop, start"
+            ]
+        )
+        #expect(
+            problems(yaml(rule: ["match: \"*.docx\"", "to: odt", "output: out", "groupBy: folder"])) == [
+                "rules.yaml:8:14: 'groupBy' makes one output of several files, which 'to: odt' does not; a group "
+                    + "becomes a PDF, an animated gif or webp, a contact sheet (an image target with 'tiles'), or one "
+                    + "video or sound file"
+            ]
+        )
+    }
+
     @Test func mediaOptionsApplyOnlyToTheirTargets() {
         let image = ["match: \"*.png\"", "to: jpg", "output: out", "crf: 20", "sampleRate: 44100"]
         #expect(

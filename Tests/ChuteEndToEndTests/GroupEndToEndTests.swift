@@ -371,4 +371,53 @@ struct GroupEndToEndTests {
             print("animation \(name): frames \(frames), centre colours \(colours)")
         }
     }
+
+    @Test func aFolderOfImagesBecomesAContactSheet() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: sheet
+                    match: "*.{png,jpg}"
+                    to: jpg
+                    tiles: 3x2
+                    width: 300
+                    output: ./outbox
+                    groupBy: folder
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        // Five images in natural order 1, 2, 3, 4, 10: the last is portrait and is fitted into its cell; the sixth
+        // cell stays empty (white).
+        let staging = try harness.directory.makeDirectory("staging/roll")
+        let images = [
+            ("1.png", "200x150", "red"), ("2.jpg", "100x75", "lime"), ("3.png", "400x300", "blue"),
+            ("4.jpg", "200x150", "yellow"), ("10.png", "150x200", "magenta"),
+        ]
+        for (name, size, colour) in images {
+            try CommandLineTool.run([Fixtures.convert, "-size", size, "xc:\(colour)", staging.appending(name).string])
+        }
+        try Self.copyIn(staging, to: harness)
+
+        let sidecars = try await harness.waitForSidecars(1)
+        let sidecar = try #require(sidecars["roll.jpg.chute.json"], "\(sidecars.keys)")
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        print("contact sheet: \(sidecar.details)")
+        #expect(sidecar.details["inputFiles"] == "5" && sidecar.details["tiles"] == "3x2")
+        let output = harness.outbox.appending("roll.jpg")
+        // Cells of the first image's shape within 300/3 pixels: 100x75; the sheet 300x150.
+        let info = try Fixtures.identify(output)
+        #expect(info.width == 300 && info.height == 150, "\(info)")
+        var colours: [String] = []
+        for (x, y) in [(50, 37), (150, 37), (250, 37), (50, 112), (150, 112), (250, 112), (115, 112)] {
+            colours.append(
+                try CommandLineTool.run([
+                    Fixtures.convert, output.string, "-format",
+                    "%[fx:round(p{\(x),\(y)}.r)]%[fx:round(p{\(x),\(y)}.g)]%[fx:round(p{\(x),\(y)}.b)]", "info:",
+                ]).standardOutput
+            )
+        }
+        print("contact sheet cells: \(colours)")
+        // Red, lime, blue, yellow, magenta (its cell's centre), white (empty), white (beside the portrait image).
+        #expect(colours == ["100", "010", "001", "110", "101", "111", "111"], "\(colours)")
+    }
 }

@@ -53,6 +53,10 @@ package struct EngineDescriptor: Sendable {
     /// Other engines' formats it writes from the inputs it alone reads; the job's lane is chosen from the input's
     /// sniffed type (``TargetFormat/engine(reading:)``).
     package var alsoWrites: [AlsoWrites]
+    /// Whether a rule with `groupBy` can join a group into one file of a format it writes: a check of the rule's
+    /// target and options that returns what keeps them from it, or `nil` when nothing does. An engine without one
+    /// joins no group: the rules reader refuses `groupBy` for its formats and its workers refuse a group job.
+    package var joinsGroups: (@Sendable (_ format: TargetFormat, _ options: ConversionOptions) -> String?)?
     /// Makes the engine in a worker process; the argument is how many threads its library may use per job (the
     /// daemon's ``EngineRegistry/threadsPerJob(cpuBudget:)``), or 0 to let the library choose (`chute convert`).
     package var make: @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
@@ -65,6 +69,7 @@ package struct EngineDescriptor: Sendable {
         formats: [TargetFormat],
         options: [OptionSpec],
         alsoWrites: [AlsoWrites] = [],
+        joinsGroups: (@Sendable (_ format: TargetFormat, _ options: ConversionOptions) -> String?)? = nil,
         make: @escaping @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
     ) {
         self.kind = kind
@@ -74,6 +79,7 @@ package struct EngineDescriptor: Sendable {
         self.formats = formats
         self.options = options
         self.alsoWrites = alsoWrites
+        self.joinsGroups = joinsGroups
         self.make = make
     }
 

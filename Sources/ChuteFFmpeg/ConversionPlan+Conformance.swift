@@ -1,0 +1,60 @@
+import CFFmpeg
+
+/// The one shape every clip of a group is re-encoded to when the clips differ, so that their packets join into one
+/// stream of one codec configuration (``MediaEngine/concatenate(_:request:progress:)``): a picture size, a frame
+/// rate, and the sound's sample rate and channels.
+struct Conformance {
+    /// The coded picture size, upright (display matrices are applied to the pixels).
+    var width: Int
+    var height: Int
+    var frameRate: AVRational
+    /// The sound's, unless the rule or the target sets them.
+    var sampleRate: Int
+    var channels: Int
+}
+
+extension ConversionPlan {
+    /// Makes every kept video and audio stream a re-encode to `shape`: the picture turned upright, fitted into the
+    /// size and centred on black, at the frame rate (frames repeated or dropped, as FFmpeg's `fps` filter does); the
+    /// sound at the rate and channels, unless the rule or the target set its own. Subtitles and cover pictures are
+    /// left out: the clips' join holds one picture and one sound stream.
+    mutating func conform(to shape: Conformance) {
+        if let video = self.video {
+            let matrix = video.source.displayMatrix
+            let width = shape.width
+            let height = shape.height
+            let filters =
+                (matrix?.rotationFilters ?? []) + [
+                    "scale=w=\(width):h=\(height):force_original_aspect_ratio=decrease:flags=bicubic",
+                    "pad=w=\(width):h=\(height):x=(ow-iw)/2:y=(oh-ih)/2",
+                    "setsar=1",
+                    "fps=fps=\(shape.frameRate.num)/\(shape.frameRate.den)",
+                    "format=pix_fmts=\(String(cString: av_get_pix_fmt_name(video.codec.pixelFormat)))",
+                ]
+            self.video = Video(
+                source: video.source,
+                isCopy: false,
+                codec: video.codec,
+                width: width,
+                height: height,
+                filters: filters,
+                maxFrameRate: nil,
+                keptMatrix: nil,
+                frameRates: video.frameRates
+            )
+        }
+        self.audio = self.audio.map { audio in
+            Audio(
+                source: audio.source,
+                isCopy: false,
+                encoding: audio.encoding,
+                bitRate: audio.bitRate,
+                sampleRate: audio.sampleRate ?? shape.sampleRate,
+                channels: audio.channels ?? shape.channels,
+                filters: audio.filters
+            )
+        }
+        self.subtitles = []
+        self.covers = []
+    }
+}

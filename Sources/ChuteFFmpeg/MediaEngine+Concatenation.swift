@@ -1,0 +1,468 @@
+import CFFmpeg
+import ChuteCore
+import SystemPackage
+
+extension MediaOptions {
+    /// The options a group of clips joined into one file takes: those that set the output's size, codecs and
+    /// metadata. Options that edit each clip's time or picture (trim, crop, speed, loudness, …) would apply to every
+    /// clip alike, which a rule that joins clips hardly means.
+    static let groupKeys: Set<String> = [
+        CommonOptions.width.key, CommonOptions.height.key, Self.upscale.key, Self.videoCodec.key, Self.crf.key,
+        Self.videoBitrate.key, Self.preset.key, Self.audioCodec.key, Self.audioBitrate.key, Self.channels.key,
+        Self.sampleRate.key, CommonOptions.metadata.key, CommonOptions.strip.key,
+    ]
+
+    /// The media engines' ``EngineDescriptor/joinsGroups``: every video and audio target joins clips, with the
+    /// options of ``groupKeys`` alone.
+    @Sendable static func checkGroup(_ format: TargetFormat, _ options: ConversionOptions) -> String? {
+        let refused = options.values.keys.filter { !Self.groupKeys.contains($0) }.sorted()
+        guard !refused.isEmpty else { return nil }
+        return "clips joined into one \(format.name) (groupBy) take only the options that set the output ("
+            + Self.groupKeys.sorted().joined(separator: ", ") + "), not " + refused.joined(separator: ", ")
+    }
+}
+
+extension MediaEngine {
+    /// One clip of a group, as first read: its main streams and what its packets must match to join the others'.
+    private struct Clip {
+        let file: MediaFile
+        let video: SourceStream?
+        let audio: SourceStream?
+        let frameRate: AVRational
+        /// The codec configuration of the main video and audio streams, byte for byte.
+        let signature: [StreamSignature]
+        /// Whether the rule's options, on this clip alone, would copy its main streams into the target.
+        let copiesAlone: Bool
+    }
+
+    /// What a stream's packets need a decoder to be set up with: packets join into one stream only when it is equal.
+    private struct StreamSignature: Equatable {
+        let codecID: UInt32
+        let width: Int32
+        let height: Int32
+        let format: Int32
+        let sampleRate: Int32
+        let channels: Int32
+        let extradata: [UInt8]
+        let matrix: DisplayMatrix?
+
+        init(_ stream: UnsafePointer<AVStream>, matrix: DisplayMatrix?) {
+            let parameters = stream.pointee.codecpar.pointee
+            self.codecID = parameters.codec_id.rawValue
+            self.width = parameters.width
+            self.height = parameters.height
+            self.format = parameters.format
+            self.sampleRate = parameters.sample_rate
+            self.channels = parameters.ch_layout.nb_channels
+            self.extradata =
+                parameters.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) }
+                ?? []
+            self.matrix = matrix
+        }
+    }
+
+    /// The keys of the options that shape the picture, applied when the clips are re-encoded to one shape.
+    private static let pictureKeys: Set<String> = [
+        CommonOptions.width.key, CommonOptions.height.key, MediaOptions.upscale.key, MediaOptions.videoCodec.key,
+        MediaOptions.crf.key, MediaOptions.videoBitrate.key, MediaOptions.preset.key,
+    ]
+
+    /// The containers of the re-encoded clips and of their join: Matroska holds every video codec Chute writes, and
+    /// FLAC keeps the sound sample for sample with no encoder delay to leave gaps between the clips.
+    private static let clipFormat = TargetFormat(name: "mkv", category: .video, engine: .video, coder: "matroska")
+    private static let soundClipFormat = TargetFormat(name: "flac", category: .audio, engine: .audio, coder: "flac")
+
+    /// Joins the clips of a group (`request.inputs`, in order) into one video or one sound file.
+    ///
+    /// When every clip's main streams have the same codec configuration and the rule would copy them, their packets
+    /// are copied one clip after the other into the output, as FFmpeg's concat demuxer does. Otherwise the clips
+    /// are made one shape first (``Conformance``: the first clip's picture as shown, fitted into the rule's box, at
+    /// its frame rate, or the nearest the target takes; pictures of another shape fitted and centred on black): each
+    /// clip's picture is encoded as the rule says and its sound made lossless (FLAC), into a temporary Matroska file
+    /// beside the output, read back and checked as a single conversion is. Those are joined into one temporary file,
+    /// which is then converted to the target as a single input is: the joined picture copied, the sound encoded once,
+    /// so no encoder delay falls between the clips. Every clip must have the kinds of stream the first has (a picture
+    /// for a video target; sound in all or none).
+    ///
+    /// - Returns: the output's size, warnings, and the details `mode` (`joined` or `joined (re-encoded)`),
+    ///   `inputFiles`, `clipDurations`, `outputDuration`, the output's codecs and how it was verified.
+    /// - Throws: ``ConversionFailure``: `unsupportedInput` for an option a group does not take or clips that cannot
+    ///   be joined; a clip's own failure, naming the clip and its place in the group. The output and every
+    ///   temporary file are removed.
+    func concatenate(
+        _ inputs: [FilePath],
+        request: ConversionRequest,
+        progress: (JobProgress) -> Void
+    ) throws(ConversionFailure) -> ConversionReport {
+        // The rules reader refuses these options too; a job from an older journal may still carry one.
+        let refused = request.options.values.keys.filter { !MediaOptions.groupKeys.contains($0) }.sorted()
+        guard refused.isEmpty else {
+            throw ConversionFailure(
+                .unsupportedInput,
+                "a group of clips joined into one \(request.format.name) takes the options "
+                    + MediaOptions.groupKeys.sorted().joined(separator: ", ") + "; not "
+                    + refused.joined(separator: ", ")
+            )
+        }
+        guard request.format.category == .video || request.format.category == .audio else {
+            throw ConversionFailure(
+                .unsupportedInput,
+                "a group of clips becomes one video or one sound file, not \(request.format.name)"
+            )
+        }
+        let profile = TargetProfile(request.format)
+        var clips: [Clip] = []
+        for (index, input) in inputs.enumerated() {
+            do throws(ConversionFailure) {
+                let clip = try Self.readClip(input, request: request, profile: profile)
+                if let first = clips.first {
+                    try Self.check(clip, against: first, isVideo: profile.isVideo)
+                }
+                clips.append(clip)
+            } catch {
+                throw error.inGroup(input, index: index, count: inputs.count)
+            }
+        }
+        guard let first = clips.first else {
+            throw ConversionFailure(.unsupportedInput, "the group has no clip")
+        }
+        let copies = clips.allSatisfy { $0.copiesAlone && $0.signature == first.signature }
+        let output = try MediaFile.create(at: request.output)
+        var report: ConversionReport
+        if copies {
+            do {
+                report = try self.joinAsTheyAre(clips, request: request, profile: profile, output: output, progress)
+            } catch {
+                throw error.conversionFailure
+            }
+        } else {
+            report = try self.reencode(clips, inputs: inputs, request: request, profile: profile, output: output, progress)
+        }
+        try output.keep()
+        report.outputBytes = output.currentSize ?? 0
+        report.details["inputFiles"] = String(inputs.count)
+        progress(JobProgress(fraction: 1))
+        return report
+    }
+
+    /// Copies the clips' packets one clip after the other into the output, and reads it back.
+    private func joinAsTheyAre(
+        _ clips: [Clip],
+        request: ConversionRequest,
+        profile: TargetProfile,
+        output: MediaFile,
+        _ progress: (JobProgress) -> Void
+    ) throws(FFmpegError) -> ConversionReport {
+        var meter = ProgressMeter(interval: self.progressInterval)
+        let durations = try Self.join(
+            clips.map(\.file),
+            demuxer: nil,
+            format: request.format,
+            profile: profile,
+            options: request.options,
+            into: output
+        )
+        let verification = try OutputVerifier.verify(
+            output,
+            demuxer: profile.demuxer,
+            expectedDuration: durations.reduce(0, +),
+            copiedStreams: Set(0..<Int32(clips[0].signature.count)),
+            meter: &meter,
+            progress: progress
+        )
+        _ = FFmpegLog.takeMessages()
+        var report = ConversionReport(outputBytes: 0)
+        report.details["outputDuration"] = OutputVerifier.seconds(verification.duration)
+        report.details["verification"] = verification.description
+        report.details["mode"] = "joined"
+        report.details["note"] = "every clip's packets were copied without re-encoding"
+        report.details["clipDurations"] = durations.map(OutputVerifier.seconds).joined(separator: ", ")
+        return report
+    }
+
+    /// Makes the clips one shape, joins them, and converts the join to the target (see
+    /// ``concatenate(_:request:progress:)``).
+    private func reencode(
+        _ clips: [Clip],
+        inputs: [FilePath],
+        request: ConversionRequest,
+        profile: TargetProfile,
+        output: MediaFile,
+        _ progress: (JobProgress) -> Void
+    ) throws(ConversionFailure) -> ConversionReport {
+        var meter = ProgressMeter(interval: self.progressInterval)
+        let shape = Self.conformance(of: clips[0], request: request, profile: profile)
+        let clipFormat = profile.isVideo ? Self.clipFormat : Self.soundClipFormat
+        // The picture as the rule says (in the target's codec), the sound lossless at the rule's rate and channels.
+        var clipOptions = ConversionOptions(request.options.values.filter { Self.pictureKeys.contains($0.key) })
+        if profile.isVideo {
+            clipOptions[MediaOptions.videoCodec] = request.options[MediaOptions.videoCodec] ?? profile.videoCodecs[0]
+            clipOptions[MediaOptions.audioCodec] = .flac
+        }
+        clipOptions[MediaOptions.sampleRate] = request.options[MediaOptions.sampleRate]
+        clipOptions[MediaOptions.channels] = request.options[MediaOptions.channels]
+        var warnings: [String] = []
+        var frames: [String] = []
+        var encodedVideo: String?
+        var parts: [MediaFile] = []
+        for (index, clip) in clips.enumerated() {
+            var one = request
+            one.input = inputs[index]
+            one.inputs = nil
+            one.format = clipFormat
+            one.options = clipOptions
+            one.output = FilePath(request.output.string + "-clip\(index + 1)")
+            do throws(ConversionFailure) {
+                let part = try MediaFile.create(at: one.output)
+                let share = Double(index) / Double(clips.count)
+                do {
+                    let report = try Self.run(one, input: clip.file, output: part, conformance: shape, meter: &meter) {
+                        progress(JobProgress(fraction: 0.6 * (share + $0.fraction / Double(clips.count))))
+                    }
+                    warnings += report.warnings
+                    frames.append(report.details["frames"] ?? "")
+                    encodedVideo = encodedVideo ?? report.details["outputVideo"]
+                } catch {
+                    throw error.conversionFailure
+                }
+                parts.append(part)
+            } catch {
+                throw error.inGroup(inputs[index], index: index, count: inputs.count)
+            }
+        }
+        let joined = try MediaFile.create(at: FilePath(request.output.string + "-joined"))
+        // The picture was encoded as the rule says; what is left is the sound, the container and the metadata.
+        var last = request
+        last.options = ConversionOptions(request.options.values.filter { !Self.pictureKeys.contains($0.key) })
+        let durations: [Double]
+        var report: ConversionReport
+        do {
+            durations = try Self.join(
+                parts,
+                demuxer: profile.isVideo ? "matroska" : clipFormat.coder,
+                format: Self.clipFormat,
+                profile: TargetProfile(Self.clipFormat),
+                options: [:],
+                into: joined
+            )
+            parts.removeAll()
+            report = try Self.run(last, input: joined, output: output, meter: &meter) {
+                progress(JobProgress(fraction: 0.6 + 0.4 * $0.fraction))
+            }
+        } catch {
+            throw error.conversionFailure
+        }
+        report.warnings = warnings + report.warnings
+        // The last step's input was the temporary join; its picture was encoded in the first step.
+        for key in ["inputFormat", "inputVideo", "inputAudio", "inputWidth", "inputHeight", "inputDuration"] {
+            report.details[key] = nil
+        }
+        report.details["outputVideo"] = encodedVideo
+        report.details["mode"] = "joined (re-encoded)"
+        report.details["clipDurations"] = durations.map(OutputVerifier.seconds).joined(separator: ", ")
+        if profile.isVideo {
+            report.details["clipFrames"] = frames.joined(separator: ", ")
+        }
+        report.details["clipShape"] =
+            (profile.isVideo ? "\(shape.width)x\(shape.height) at \(shape.frameRate.num)/\(shape.frameRate.den) fps, " : "")
+            + "sound joined losslessly"
+        return report
+    }
+
+    /// Opens one clip of a group and reads its main streams.
+    private static func readClip(
+        _ input: FilePath,
+        request: ConversionRequest,
+        profile: TargetProfile
+    ) throws(ConversionFailure) -> Clip {
+        var one = request
+        one.input = input
+        one.inputs = nil
+        let file = try MediaFile.open(reading: one)
+        guard file.size > 0 else { throw ConversionFailure(.corruptInput, "empty file") }
+        guard let type = MediaType.sniff(file.header(count: 512)),
+            type.category == .video || type.category == .audio
+        else {
+            throw ConversionFailure(.unsupportedInput, "the content is not in a video or audio format Chute recognises")
+        }
+        do {
+            let container = try InputContainer(file: file)
+            let sources = (0..<container.streamCount).map { SourceStream(container.stream(at: $0)) }
+            try Self.checkLimits(request.limits, sources: sources, declaredDuration: container.declaredDuration)
+            let bestVideo = av_find_best_stream(container.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+            let bestAudio = av_find_best_stream(container.context, AVMEDIA_TYPE_AUDIO, -1, max(-1, bestVideo), nil, 0)
+            let video = profile.isVideo && bestVideo >= 0 ? sources[Int(bestVideo)] : nil
+            let audio = bestAudio >= 0 ? sources[Int(bestAudio)] : nil
+            let kept = [video, audio].compactMap { $0 }
+            let signature = kept.map { source in
+                StreamSignature(container.stream(at: source.index), matrix: source.displayMatrix)
+            }
+            var frameRate = AVRational(num: 25, den: 1)
+            if let video {
+                let guessed = av_guess_frame_rate(container.context, container.stream(at: video.index), nil)
+                if guessed.num > 0 && guessed.den > 0 { frameRate = guessed }
+            }
+            let muxer = av_guess_format(request.format.coder, nil, nil)
+            let plan = try muxer.map { muxer throws(FFmpegError) in
+                try ConversionPlan(
+                    sources: sources,
+                    inputFormat: container.formatName,
+                    bestVideo: video?.index,
+                    bestAudio: audio?.index,
+                    format: request.format,
+                    muxer: muxer,
+                    options: request.options
+                )
+            }
+            return Clip(
+                file: file,
+                video: video,
+                audio: audio,
+                frameRate: frameRate,
+                signature: signature,
+                copiesAlone: plan.map { ($0.video?.isCopy ?? true) && $0.audio.allSatisfy(\.isCopy) } ?? false
+            )
+        } catch {
+            throw error.conversionFailure
+        }
+    }
+
+    /// Fails when `clip` lacks a kind of stream the first clip has, or has one the first lacks.
+    private static func check(_ clip: Clip, against first: Clip, isVideo: Bool) throws(ConversionFailure) {
+        if isVideo && clip.video == nil {
+            throw ConversionFailure(.unsupportedInput, "it has no picture, and a group joined into a video needs one")
+        }
+        if (clip.audio == nil) != (first.audio == nil) {
+            throw ConversionFailure(
+                .unsupportedInput,
+                clip.audio == nil
+                    ? "it has no sound while the group's first clip has; the clips of a group join only if all have "
+                        + "sound or none has"
+                    : "it has sound while the group's first clip has none; the clips of a group join only if all "
+                        + "have sound or none has"
+            )
+        }
+    }
+
+    /// The shape the clips are re-encoded to: the first clip's.
+    private static func conformance(
+        of first: Clip,
+        request: ConversionRequest,
+        profile: TargetProfile
+    ) -> Conformance {
+        let source = first.video
+        var size = (width: 2, height: 2)
+        if let source {
+            let display =
+                source.displayMatrix?.swapsDimensions == true
+                ? (source.height, source.width) : (source.width, source.height)
+            size = ConversionPlan.fit(
+                display,
+                width: request.options[CommonOptions.width],
+                height: request.options[CommonOptions.height],
+                upscale: request.options[MediaOptions.upscale] == true
+            )
+            size = profile.fitting(size)
+        }
+        return Conformance(
+            width: size.width,
+            height: size.height,
+            frameRate: profile.frameRates.map { rates in
+                rates.min { abs(av_q2d($0) - av_q2d(first.frameRate)) < abs(av_q2d($1) - av_q2d(first.frameRate)) }!
+            } ?? first.frameRate,
+            sampleRate: first.audio?.sampleRate ?? 48_000,
+            channels: first.audio?.channels ?? 2
+        )
+    }
+
+    /// Writes the packets of the parts' main streams into `file`, one part after the other, each part's times
+    /// shifted to start where the previous part ended (the later of its picture's and its sound's ends).
+    ///
+    /// - Returns: how long each part lasts in the output, in seconds.
+    private static func join(
+        _ parts: [MediaFile],
+        demuxer: String?,
+        format: TargetFormat,
+        profile: TargetProfile,
+        options: ConversionOptions,
+        into file: MediaFile
+    ) throws(FFmpegError) -> [Double] {
+        let muxer = try OutputContainer(file: file, muxer: format.coder, fileExtension: format.name)
+        var kinds: [AVMediaType] = []
+        var durations: [Double] = []
+        var start = 0.0
+        let packet = try Packet()
+        for (index, part) in parts.enumerated() {
+            let container = try InputContainer(file: part, demuxer: demuxer)
+            let bestVideo =
+                profile.isVideo ? av_find_best_stream(container.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0) : -1
+            let bestAudio = av_find_best_stream(container.context, AVMEDIA_TYPE_AUDIO, -1, max(-1, bestVideo), nil, 0)
+            // The part's streams, by their index in the output: the picture first, then the sound.
+            let kept = [bestVideo, bestAudio].filter { $0 >= 0 }.map(Int.init)
+            if index == 0 {
+                for source in kept {
+                    kinds.append(try Self.addStream(copying: container.stream(at: source), to: muxer))
+                }
+                muxer.copyTags(from: container, stream: profile.isVideo ? nil : kept.last)
+                muxer.applyMetadataPolicy(CommonOptions.metadataPolicy(in: options))
+                try muxer.writeHeader()
+            }
+            let types = kept.map { container.stream(at: $0).pointee.codecpar.pointee.codec_type }
+            guard types == kinds else {
+                throw FFmpegError(
+                    .unsupportedStream,
+                    "concat",
+                    detail: "clip \(index + 1) does not have the streams the first has"
+                )
+            }
+            let shift = Int64((start * Double(AV_TIME_BASE)).rounded()) - container.startMicroseconds
+            // Matroska leaves out the decoding times of reordered video, which the shift needs.
+            var clocks = kept.map { DecodingClock(container.stream(at: $0)) }
+            var end = start
+            while try container.read(into: packet) {
+                defer { packet.unref() }
+                let target = packet.pointer
+                guard let outputIndex = kept.firstIndex(of: Int(target.pointee.stream_index)) else { continue }
+                clocks[outputIndex].fill(target)
+                let timeBase = container.stream(at: Int(target.pointee.stream_index)).pointee.time_base
+                let offset = av_rescale_q(shift, chute_time_base_q(), timeBase)
+                if target.pointee.pts != chute_nopts_value() {
+                    target.pointee.pts += offset
+                    end = max(end, Double(target.pointee.pts + max(0, target.pointee.duration)) * av_q2d(timeBase))
+                }
+                if target.pointee.dts != chute_nopts_value() { target.pointee.dts += offset }
+                target.pointee.stream_index = Int32(outputIndex)
+                target.pointee.pos = -1
+                av_packet_rescale_ts(target, timeBase, muxer.stream(at: Int32(outputIndex)).pointee.time_base)
+                try muxer.write(packet)
+            }
+            durations.append(end - start)
+            start = end
+        }
+        try muxer.finish()
+        return durations
+    }
+
+    /// Adds an output stream with `stream`'s parameters, for its packets copied unchanged.
+    ///
+    /// - Returns: the stream's type.
+    private static func addStream(
+        copying stream: UnsafeMutablePointer<AVStream>,
+        to muxer: borrowing OutputContainer
+    ) throws(FFmpegError) -> AVMediaType {
+        let copy = try muxer.addStream()
+        try FFmpegError.check(
+            avcodec_parameters_copy(copy.pointee.codecpar, stream.pointee.codecpar),
+            .writeOutput,
+            "avcodec_parameters_copy"
+        )
+        copy.pointee.codecpar.pointee.codec_tag = 0
+        copy.pointee.time_base = stream.pointee.time_base
+        copy.pointee.avg_frame_rate = stream.pointee.avg_frame_rate
+        copy.pointee.r_frame_rate = stream.pointee.r_frame_rate
+        copy.pointee.sample_aspect_ratio = stream.pointee.sample_aspect_ratio
+        TagCopy.copy(from: stream.pointee.metadata, to: &copy.pointee.metadata)
+        try SourceStream(stream).displayMatrix?.attach(to: copy)
+        return stream.pointee.codecpar.pointee.codec_type
+    }
+}
