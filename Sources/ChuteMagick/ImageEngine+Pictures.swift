@@ -100,6 +100,7 @@ extension ImageEngine {
     /// - Parameters:
     ///   - pixels: `width` × `height` pixels, 8 bits a sample, row by row without padding.
     ///   - channels: the order of one pixel's samples, such as `BGRP` (`P`: a padding byte).
+    ///   - size: the size to resample the picture to first, if any.
     ///   - format: the target, one of the image engine's formats.
     ///   - options: the rule's options; only `quality` is read.
     /// - Returns: the encoded file, and ImageMagick's warnings.
@@ -109,6 +110,7 @@ extension ImageEngine {
         width: Int,
         height: Int,
         channels: String,
+        size: (width: Int, height: Int)? = nil,
         format: TargetFormat,
         options: ConversionOptions
     ) throws(ConversionFailure) -> (bytes: [UInt8], warnings: [String]) {
@@ -118,6 +120,9 @@ extension ImageEngine {
         let image = Wand()
         let bytes = try Self.withMagick(library) { () throws(MagickError) -> [UInt8] in
             try image.constitute(width: width, height: height, channels: channels, bitsPerChannel: 8, pixels: pixels)
+            if let size, size != (width, height) {
+                try image.resize(width: size.width, height: size.height)
+            }
             if ImageOperation.lossyTargets.contains(format.name) {
                 try image.setQuality(ImageOperation.quality(options))
             }

@@ -147,6 +147,11 @@ package struct PDFEngine: ConversionEngine {
         let pageCount = try Self.run { () throws(PDFError) in try document.pageCount() }
         progress(JobProgress(fraction: 0.5))
         let settings = PDFDocument.WriteSettings(compress: options[PDFOptions.compress] == true)
+        if settings.compress, let dpi = options[PDFOptions.dpi] {
+            let resampled = try Self.resampleImages(of: document, to: dpi, request: request)
+            report.details["imagesResampled"] = resampled.summary
+            report.warnings += resampled.warnings
+        }
 
         if let split = options[PDFOptions.split] {
             report = try Self.writeParts(

@@ -59,8 +59,10 @@ package enum PDFOptions {
         .flag,
         summary: "Rewrite the PDF smaller: objects packed into object streams, and every stream compressed with "
             + "general-purpose filters decoded and compressed again (images compressed as JPEG, JBIG2, CCITT or "
-            + "JPEG 2000 are kept as they are; qpdf does not resample images). The sidecar's `details` give "
-            + "`bytesBefore` and `bytesAfter`; when the rewrite is not smaller and no other option changes the "
+            + "JPEG 2000 are kept as they are), and with `dpi` every 8-bit grey or RGB page image finer than that "
+            + "resampled to it and stored as a JPEG at `quality`, where that is smaller (`imagesResampled` says "
+            + "how many, and the bytes before and after). The sidecar's `details` give `bytesBefore` and "
+            + "`bytesAfter`; when the rewrite is not smaller and no other option changes the "
             + "file, the source's own bytes are written and `compressed` says so.",
         default: "`false`",
         stage: .encode,
@@ -74,10 +76,20 @@ package enum PDFOptions {
         summary: "From a PDF to `png`, `jpg` or `webp`: each page (of those `pages` keeps) becomes one image at this "
             + "resolution, drawn by poppler on white and turned as the page's `/Rotate` says; a page of 8.5 × 11 "
             + "inches at 150 dpi is 1275 × 1650 pixels. JPEG and WebP are encoded at `quality`. The images are "
-            + "named `-p1`, `-p2`, … (at most 100), in one sidecar.",
-        default: "`150`",
+            + "named `-p1`, `-p2`, … (at most 100), in one sidecar. From a PDF to `pdf` with `compress`: the "
+            + "resolution page images are resampled to (a page image's resolution is its pixels over its page's "
+            + "size).",
+        default: "`150` (rendered pages); none (`compress` resamples no image)",
         stage: .resize,
-        formats: ["jpg", "png", "webp"],
+        formats: ["jpg", "png", "webp", "pdf"],
+        check: { _, context in
+            guard context.format.name == "pdf", context.options[PDFOptions.compress] != true else { return nil }
+            return OptionProblem(
+                "'dpi' on a pdf target is the resolution 'compress: true' resamples images to; the rule does not "
+                    + "compress",
+                at: .key
+            )
+        },
         show: { "\(OptionValue.number($0)) dpi" }
     )
 
@@ -152,7 +164,8 @@ package enum PDFOptions {
     /// The operations' keys, in the order the docs list them.
     static let specs: [OptionSpec] = [
         Self.pages.spec, CommonOptions.rotate.spec, Self.split.spec, Self.compress.spec, CommonOptions.metadata.spec,
-        CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec, Self.pageSize.spec, Self.margin.spec,
+        CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec, ImageOptions.quality.spec,
+        Self.pageSize.spec, Self.margin.spec,
         CommonOptions.watermark.spec,
         CommonOptions.watermarkPosition.spec, CommonOptions.watermarkOpacity.spec, CommonOptions.watermarkSize.spec,
     ]

@@ -86,4 +86,45 @@ package enum PDFFixtures {
             to: URL(fileURLWithPath: path.string)
         )
     }
+
+    /// A PDF of one page of `points` (width, height) filled by one image: `data` is the image's stream, a JPEG file
+    /// (`filter` `/DCTDecode`) or raw 8-bit samples (`filter` `nil`), `width` × `height` pixels of grey or RGB.
+    /// A scanner's output, in effect: its resolution is the pixels over the page's size in inches.
+    package static func imagePage(
+        _ data: [UInt8],
+        filter: String?,
+        width: Int,
+        height: Int,
+        gray: Bool,
+        points: (width: Int, height: Int)
+    ) -> [UInt8] {
+        let content = "q \(points.width) 0 0 \(points.height) 0 0 cm /Scan Do Q"
+        let image =
+            "<< /Type /XObject /Subtype /Image /Width \(width) /Height \(height) /ColorSpace "
+            + "\(gray ? "/DeviceGray" : "/DeviceRGB") /BitsPerComponent 8"
+            + (filter.map { " /Filter \($0)" } ?? "") + " /Length \(data.count) >>\nstream\n"
+        let objects: [[UInt8]] = [
+            Array("<< /Type /Catalog /Pages 2 0 R >>".utf8),
+            Array("<< /Type /Pages /Kids [3 0 R] /Count 1 >>".utf8),
+            Array(
+                ("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(points.width) \(points.height)] "
+                    + "/Resources << /XObject << /Scan 5 0 R >> >> /Contents 4 0 R >>").utf8
+            ),
+            Array("<< /Length \(content.utf8.count) >>\nstream\n\(content)\nendstream".utf8),
+            Array(image.utf8) + data + Array("\nendstream".utf8),
+        ]
+        var file = Array("%PDF-1.4\n%\u{E2}\u{E3}\u{CF}\u{D3}\n".utf8)
+        var offsets: [Int] = []
+        for (index, object) in objects.enumerated() {
+            offsets.append(file.count)
+            file += Array("\(index + 1) 0 obj\n".utf8) + object + Array("\nendobj\n".utf8)
+        }
+        let xref = file.count
+        var table = "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
+        for offset in offsets {
+            table += String(format: "%010d 00000 n \n", offset)
+        }
+        table += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(xref)\n%%EOF\n"
+        return file + Array(table.utf8)
+    }
 }

@@ -591,6 +591,19 @@ private let badSettingsValueCases: [(String, String)] = [
         )
     }
 
+    @Test func aPDFsDPIIsTheResolutionCompressResamplesTo() throws {
+        let resampled = try parsed(
+            yaml(rule: ["match: \"*.pdf\"", "to: pdf", "output: out", "compress: true", "dpi: 150", "quality: 70"])
+        )
+        #expect(resampled.rules[0].options == ConversionOptions(["compress": true, "dpi": 150.0, "quality": 70.0]))
+        #expect(
+            problems(yaml(rule: ["match: \"*.pdf\"", "to: pdf", "output: out", "dpi: 150"])) == [
+                "rules.yaml:8:5: 'dpi' on a pdf target is the resolution 'compress: true' resamples images to; the "
+                    + "rule does not compress"
+            ]
+        )
+    }
+
     @Test func mediaOptionsApplyOnlyToTheirTargets() {
         let image = ["match: \"*.png\"", "to: jpg", "output: out", "crf: 20", "sampleRate: 44100"]
         #expect(

@@ -164,6 +164,98 @@ struct PDFEndToEndTests {
         #expect(packedOutput == packed, "a rewrite that is not smaller keeps the source's bytes")
     }
 
+    /// What `pdfimages -list` says of each image: width, height, encoding and resolution.
+    private static func images(_ path: FilePath) throws -> [(width: Int, height: Int, encoding: String, ppi: Int)] {
+        try CommandLineTool.run(["pdfimages", "-list", path.string]).standardOutput.split(separator: "\n")
+            .dropFirst(2).compactMap { line in
+                let fields = line.split(separator: " ")
+                guard fields.count >= 14, let width = Int(fields[3]), let height = Int(fields[4]),
+                    let ppi = Int(fields[12])
+                else { return nil }
+                return (width, height, String(fields[8]), ppi)
+            }
+    }
+
+    @Test func compressResamplesScannedPagesToTheRulesDPI() async throws {
+        let harness = try Self.harness("    compress: true\n    dpi: 100\n    quality: 70")
+        defer { harness.stop() }
+        try await harness.start()
+        // An A4 page scanned at 300 dpi as a JPEG, and the same page in grey stored losslessly (Flate, as qpdf
+        // compresses the raw samples), and a page whose image is already at 100 dpi.
+        let jpeg = harness.directory.appending("page.jpg")
+        try CommandLineTool.run([Fixtures.convert, "-size", "2480x3508", "plasma:fractal", "-quality", "90", jpeg.string])
+        let jpegBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: jpeg.string)))
+        try Self.drop(
+            PDFFixtures.imagePage(jpegBytes, filter: "/DCTDecode", width: 2480, height: 3508, gray: false, points: (595, 842)),
+            as: "colour.pdf",
+            into: harness
+        )
+        let gray = harness.directory.appending("page.gray")
+        try CommandLineTool.run([Fixtures.convert, "-size", "2480x3508", "gradient:white-gray20", "-depth", "8", "gray:\(gray.string)"])
+        let raw = harness.directory.appending("raw.pdf")
+        let graySamples = try [UInt8](Data(contentsOf: URL(fileURLWithPath: gray.string)))
+        try Data(PDFFixtures.imagePage(graySamples, filter: nil, width: 2480, height: 3508, gray: true, points: (595, 842)))
+            .write(to: URL(fileURLWithPath: raw.string))
+        let flate = harness.directory.appending("flate.pdf")
+        try CommandLineTool.run(["qpdf", "--compress-streams=y", raw.string, flate.string])
+        try Self.drop(
+            try [UInt8](Data(contentsOf: URL(fileURLWithPath: flate.string))),
+            as: "gray.pdf",
+            into: harness
+        )
+        let small = harness.directory.appending("small.jpg")
+        try CommandLineTool.run([Fixtures.convert, "-size", "827x1169", "plasma:fractal", "-quality", "90", small.string])
+        try Self.drop(
+            PDFFixtures.imagePage(
+                try [UInt8](Data(contentsOf: URL(fileURLWithPath: small.string))),
+                filter: "/DCTDecode",
+                width: 827,
+                height: 1169,
+                gray: false,
+                points: (595, 842)
+            ),
+            as: "coarse.pdf",
+            into: harness
+        )
+        var expected = [
+            ("colour.pdf", 827, 1169, "1 of 1 images to 100 dpi"), ("gray.pdf", 827, 1169, "1 of 1 images to 100 dpi"),
+            ("coarse.pdf", 827, 1169, "0 of 1 images to 100 dpi"),
+        ]
+        if Corpus.isPresent {
+            // A real scan: an 800x981 JPEG in an ICC colour space at 150 dpi.
+            try Self.drop(
+                try [UInt8](Data(contentsOf: URL(fileURLWithPath: Corpus.folder.appending("pdf/pdf_scanned_image_only.pdf").string))),
+                as: "scan.pdf",
+                into: harness
+            )
+            expected.append(("scan.pdf", 533, 654, "1 of 1 images to 100 dpi"))
+        }
+
+        let sidecars = try await harness.waitForSidecars(expected.count, timeout: 120)
+        for (name, width, height, summary) in expected {
+            let sidecar = try #require(sidecars["\(name).chute.json"], "\(sidecars.keys)")
+            #expect(sidecar.status == .completed, "\(name): \(String(describing: sidecar.error))")
+            let output = harness.outbox.appending(name)
+            let images = try Self.images(output)
+            print(
+                "resample \(name): \(sidecar.details["bytesBefore"] ?? "") bytes before, \(sidecar.details["bytesAfter"] ?? "") "
+                    + "after; \(sidecar.details["imagesResampled"] ?? ""); images \(images)"
+            )
+            #expect(sidecar.details["imagesResampled"]?.hasPrefix(summary) == true, "\(name): \(sidecar.details)")
+            // Within a pixel: the page's size in points is rounded.
+            #expect(
+                images.count == 1 && abs(images[0].width - width) <= 1 && abs(images[0].height - height) <= 1,
+                "\(name): \(images)"
+            )
+            #expect(images.first?.ppi == 100, "\(name): \(images)")
+            #expect(images.first?.encoding == "jpeg")
+            // It still renders.
+            try CommandLineTool.run([
+                "pdftoppm", "-r", "20", "-png", output.string, harness.directory.appending("render-\(name)").string,
+            ])
+        }
+    }
+
     @Test func stripLeavesNoInfoOrXMP() async throws {
         let harness = try Self.harness("    metadata: strip")
         defer { harness.stop() }
