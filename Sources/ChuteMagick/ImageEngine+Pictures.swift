@@ -24,7 +24,10 @@ package struct Picture: Sendable {
     /// The bits per sample of the file's own image data.
     package var bitsPerSample: Int
     /// Upright pixels flattened onto white, row by row without padding; empty when only the headers were read.
+    /// With ``alpha``, the samples as they are, not flattened.
     package var pixels: [UInt8]
+    /// The alpha of each pixel, 8 bits (0 transparent), when it was asked for and the picture has transparency.
+    package var alpha: [UInt8]? = nil
 }
 
 extension ImageEngine {
@@ -36,12 +39,15 @@ extension ImageEngine {
     ///   - bytes: the file's content.
     ///   - request: the job, for its limits (`maxPixels`).
     ///   - decoding: whether to decode the pixels, or only read the headers (of a type that can be pinged, JPEG).
+    ///   - keepingAlpha: whether a decoded picture with transparency keeps it (``Picture/alpha``) rather than being
+    ///     flattened onto white.
     /// - Returns: the picture, and ImageMagick's warnings.
     /// - Throws: ``ConversionFailure`` as ``convert(_:progress:)`` throws for an input it cannot read.
     package static func picture(
         from bytes: [UInt8],
         request: ConversionRequest,
-        decoding: Bool
+        decoding: Bool,
+        keepingAlpha: Bool = false
     ) throws(ConversionFailure) -> (Picture, warnings: [String]) {
         let library = MagickLibrary.shared
         library.limitThreads(to: 1)
@@ -78,7 +84,8 @@ extension ImageEngine {
             try images.keepFirstImage()
             let dotsPerInch = images.dotsPerInch
             try images.autoOrient()
-            if images.hasAlpha { try images.removeAlpha(onto: PixelColor(named: "white")) }
+            let alpha = keepingAlpha && images.hasAlpha ? try images.exportPixels(channels: "A") : nil
+            if images.hasAlpha && alpha == nil { try images.removeAlpha(onto: PixelColor(named: "white")) }
             let gray = images.isGray
             if !gray { try images.makeSRGB() }
             return Picture(
@@ -88,10 +95,24 @@ extension ImageEngine {
                 orientation: 1,
                 samples: gray ? .gray : .rgb,
                 bitsPerSample: 8,
-                pixels: try images.exportPixels(channels: gray ? "I" : "RGB")
+                pixels: try images.exportPixels(channels: gray ? "I" : "RGB"),
+                alpha: alpha
             )
         }
         return (picture, report.warnings)
+    }
+
+    /// Reads a rule's `watermarkImage` for another engine: the file (at most 32 MiB, opened by its path, since it
+    /// comes from the rules file) decoded as ``picture(from:request:decoding:keepingAlpha:)`` decodes, keeping its
+    /// transparency.
+    ///
+    /// - Throws: ``ConversionFailure``: a file that cannot be read, or does not decode.
+    package static func watermarkPicture(
+        at path: String,
+        request: ConversionRequest
+    ) throws(ConversionFailure) -> (Picture, warnings: [String]) {
+        let bytes = try Self.withMagick(MagickLibrary.shared) { () throws(MagickError) in try Watermark.read(path) }
+        return try Self.picture(from: bytes, request: request, decoding: true, keepingAlpha: true)
     }
 
     /// Encodes pixels drawn elsewhere (a PDF page that poppler drew) for one of the image engine's formats, at the

@@ -166,7 +166,8 @@ package enum ImageOptions {
                 path.hasPrefix("/") ? nil : "the path must be absolute, such as /srv/chute/logo.png"
             }
         ),
-        summary: "Lay this image file (a PNG with transparency is best) on the image, `watermarkSize` wide, placed by "
+        summary: "Lay this image file (a PNG with transparency is best) on the image, or on every page of a PDF (as "
+            + "page content, its transparency kept, under none of the page's text), `watermarkSize` wide, placed by "
             + "`watermarkPosition`, at `watermarkOpacity`. The worker reads it at each job; a missing file is an "
             + "error of the rules file.",
         stage: .watermark,

@@ -95,7 +95,7 @@ struct Watermark: Equatable {
     }
 
     /// Reads the watermark file. It comes from the rules file, not from a drop folder, so a plain open is safe.
-    private static func read(_ path: String) throws(MagickError) -> [UInt8] {
+    static func read(_ path: String) throws(MagickError) -> [UInt8] {
         do {
             let descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
             defer { try? descriptor.close() }

@@ -1,28 +1,53 @@
 import CQPDF
 import ChuteCore
+import Foundation
 
 extension PDFDocument {
-    /// A line of text to lay on every page.
+    /// A mark to lay on every page: a line of text or a picture, placed by `position`, at `opacity`, `size` of the
+    /// page's width wide, turned by `rotation`.
     struct Watermark: Sendable {
-        /// The text in Latin-1 (WinAnsi) bytes, which the standard Helvetica font shows without embedding a font.
-        var text: [UInt8]
+        /// What is drawn.
+        enum Mark: Sendable {
+            /// Text in Latin-1 (WinAnsi) bytes, which the standard Helvetica font shows without embedding a font.
+            case text([UInt8])
+            /// A picture of 8-bit samples, with its transparency.
+            case picture(Stamp)
+        }
+
+        /// A picture's samples: grey or RGB, row by row, and an alpha level a pixel when it has transparency.
+        struct Stamp: Sendable {
+            var samples: [UInt8]
+            var alpha: [UInt8]?
+            var width: Int
+            var height: Int
+            var isGray: Bool
+        }
+
+        var mark: Mark
         var position: Gravity
         /// From 0 (invisible) to 1 (opaque).
         var opacity: Double
-        /// The text's width as a fraction of the page's width.
+        /// The mark's width as a fraction of the page's width (before it is turned).
         var size: Double
+        /// Degrees anticlockwise, as the page shows it.
+        var rotation: Double
 
-        /// The text of a rule's `watermark`, or `nil` when it has a character beyond Latin-1.
-        init?(_ text: String, position: Gravity, opacity: Double, size: Double) {
+        /// A rule's `watermark` text, or `nil` when it has a character beyond Latin-1.
+        init?(_ text: String, position: Gravity, opacity: Double, size: Double, rotation: Double) {
             var bytes: [UInt8] = []
             for scalar in text.unicodeScalars {
                 guard scalar.value <= 0xFF else { return nil }
                 bytes.append(UInt8(scalar.value))
             }
-            self.text = bytes
+            self.init(mark: .text(bytes), position: position, opacity: opacity, size: size, rotation: rotation)
+        }
+
+        init(mark: Mark, position: Gravity, opacity: Double, size: Double, rotation: Double) {
+            self.mark = mark
             self.position = position
             self.opacity = opacity
             self.size = size
+            self.rotation = rotation
         }
 
         /// Helvetica's advance widths of the characters 32 to 126, in thousandths of the font size (its AFM file).
@@ -33,59 +58,96 @@ extension PDFDocument {
             556, 333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556, 556, 556, 333, 500,
             278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584,
         ]
+        /// Helvetica's cap height and descender, in font sizes.
+        private static let (capHeight, descender) = (0.718, 0.207)
 
-        /// The text's width at a font size of 1 (characters beyond ASCII counted as a digit is).
-        var width: Double {
-            Double(self.text.reduce(0) { $0 + ((32...126).contains($1) ? Self.widths[Int($1) - 32] : 556) }) / 1000
+        /// The width of `text` at a font size of 1 (characters beyond ASCII counted as a digit is).
+        private static func width(of text: [UInt8]) -> Double {
+            Double(text.reduce(0) { $0 + ((32...126).contains($1) ? Self.widths[Int($1) - 32] : 556) }) / 1000
         }
 
-        /// The content that draws it in a page of `box` (x0, y0, x1, y1, in points): white with a dark outline,
-        /// as the image engine draws it, in the graphics state `/ChuteWatermarkState` (its opacity) and the font
-        /// `/ChuteWatermarkFont`. It starts with `Q`, closing the `q` put before the page's own content.
+        /// The content that draws the mark in a page of `box` (x0, y0, x1, y1, in points), in the graphics state
+        /// `/ChuteWatermarkState` (its opacity): text white with a dark outline in the font `/ChuteWatermarkFont`, as
+        /// the image engine draws it, or the picture `/ChuteWatermarkImage`. The mark's box, turned, is placed by
+        /// `position` 2 % of the page's shorter side in from its edges. It starts with `Q`, closing the `q` put
+        /// before the page's own content.
         func content(in box: (Double, Double, Double, Double)) -> [UInt8] {
             let (width, height) = (box.2 - box.0, box.3 - box.1)
             let margin = 0.02 * min(width, height)
-            let fontSize = min(self.size * width / max(self.width, 0.001), height / 2)
-            let textWidth = self.width * fontSize
-            // Helvetica's cap height is 0.718 and its descender 0.207 of the font size.
-            let x: Double
-            switch self.position {
-            case .west, .northwest, .southwest: x = box.0 + margin
-            case .east, .northeast, .southeast: x = box.2 - margin - textWidth
-            case .center, .north, .south: x = box.0 + (width - textWidth) / 2
+            // The mark's own size, before it is turned.
+            let mark: (width: Double, height: Double)
+            var fontSize = 0.0
+            switch self.mark {
+            case .text(let text):
+                fontSize = min(self.size * width / max(Self.width(of: text), 0.001), height / 2)
+                mark = (Self.width(of: text) * fontSize, (Self.capHeight + Self.descender) * fontSize)
+            case .picture(let stamp):
+                let drawn = self.size * width
+                mark = (drawn, drawn * Double(stamp.height) / Double(stamp.width))
             }
-            let y: Double
+            let radians = self.rotation * .pi / 180
+            let (cosine, sine) = (cos(radians), sin(radians))
+            let turned = (
+                abs(mark.width * cosine) + abs(mark.height * sine), abs(mark.width * sine) + abs(mark.height * cosine)
+            )
+            let centre: (x: Double, y: Double)
             switch self.position {
-            case .north, .northeast, .northwest: y = box.3 - margin - 0.718 * fontSize
-            case .south, .southeast, .southwest: y = box.1 + margin + 0.207 * fontSize
-            case .center, .east, .west: y = box.1 + (height - 0.718 * fontSize) / 2
+            case .west, .northwest, .southwest: centre.x = box.0 + margin + turned.0 / 2
+            case .east, .northeast, .southeast: centre.x = box.2 - margin - turned.0 / 2
+            case .center, .north, .south: centre.x = box.0 + width / 2
+            }
+            switch self.position {
+            case .north, .northeast, .northwest: centre.y = box.3 - margin - turned.1 / 2
+            case .south, .southeast, .southwest: centre.y = box.1 + margin + turned.1 / 2
+            case .center, .east, .west: centre.y = box.1 + height / 2
             }
             let number = PDFDocument.number
-            var escaped: [UInt8] = []
-            for byte in self.text {
-                if byte == UInt8(ascii: "(") || byte == UInt8(ascii: ")") || byte == UInt8(ascii: "\\") {
-                    escaped.append(UInt8(ascii: "\\"))
+            // The mark's centre at the origin, turned, then moved to its place.
+            let place =
+                "\(number(cosine)) \(number(sine)) \(number(-sine)) \(number(cosine)) \(number(centre.x)) "
+                + "\(number(centre.y)) cm\n"
+            let (left, bottom) = (-mark.width / 2, -mark.height / 2)
+            switch self.mark {
+            case .text(let text):
+                var escaped: [UInt8] = []
+                for byte in text {
+                    if byte == UInt8(ascii: "(") || byte == UInt8(ascii: ")") || byte == UInt8(ascii: "\\") {
+                        escaped.append(UInt8(ascii: "\\"))
+                    }
+                    escaped.append(byte)
                 }
-                escaped.append(byte)
+                let head =
+                    "Q\nq /ChuteWatermarkState gs " + place
+                    + "1 g 0.2 G \(number(max(fontSize * 0.03, 0.3))) w 2 Tr\n"
+                    + "BT /ChuteWatermarkFont \(number(fontSize)) Tf \(number(left)) "
+                    + "\(number(bottom + Self.descender * fontSize)) Td ("
+                return Array(head.utf8) + escaped + Array(") Tj ET Q\n".utf8)
+            case .picture:
+                let draw =
+                    "Q\nq /ChuteWatermarkState gs " + place
+                    + "\(number(mark.width)) 0 0 \(number(mark.height)) \(number(left)) \(number(bottom)) cm "
+                    + "/ChuteWatermarkImage Do Q\n"
+                return Array(draw.utf8)
             }
-            let head =
-                "Q\nq /ChuteWatermarkState gs 1 g 0.2 G \(number(max(fontSize * 0.03, 0.3))) w 2 Tr\n"
-                + "BT /ChuteWatermarkFont \(number(fontSize)) Tf \(number(x)) \(number(y)) Td ("
-            return Array(head.utf8) + escaped + Array(") Tj ET Q\n".utf8)
         }
     }
 
     /// Lays `watermark` on every page, over its content, which is left as it is (its text stays selectable): the
     /// page's content is put between `q` and `Q`, so that whatever it changes in the graphics state cannot move
-    /// the watermark, and the watermark's own content follows, with its font (Helvetica, not embedded) and opacity
-    /// in the page's resources. It is placed in the page's own coordinates (its media box): on a page turned by
-    /// `/Rotate` it turns with the page. The corresponding C functions are `qpdf_oh_new_stream`,
-    /// `qpdf_oh_replace_stream_data` and `qpdf_oh_replace_key`.
+    /// the watermark, and the watermark's own content follows, with its font (Helvetica, not embedded) or picture
+    /// (one image, with a soft mask for its transparency, shared by every page) and its opacity in the page's
+    /// resources. It is placed in the page's own coordinates (its media box): on a page turned by `/Rotate` it turns
+    /// with the page. The corresponding C functions are `qpdf_oh_new_stream`, `qpdf_oh_replace_stream_data`,
+    /// `qpdf_make_indirect_object` and `qpdf_oh_replace_key`.
     ///
     /// - Throws: ``PDFError`` with code `pages`.
     func addWatermark(_ watermark: Watermark) throws(PDFError) {
         let handle = self.handle
         let opacity = Self.number(watermark.opacity)
+        var picture: qpdf_oh?
+        if case .picture(let stamp) = watermark.mark {
+            picture = try self.makeImage(stamp)
+        }
         for page in try self.pages() {
             let box = self.mediaBox(of: page)
             let contents = qpdf_oh_new_array(handle)
@@ -102,15 +164,24 @@ extension PDFDocument {
             qpdf_oh_replace_key(handle, page, "/Contents", contents)
 
             let resources = self.dictionary(at: "/Resources", in: page)
-            qpdf_oh_replace_key(
-                handle,
-                self.dictionary(at: "/Font", in: resources),
-                "/ChuteWatermarkFont",
-                qpdf_oh_parse(
+            if let picture {
+                qpdf_oh_replace_key(
                     handle,
-                    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+                    self.dictionary(at: "/XObject", in: resources),
+                    "/ChuteWatermarkImage",
+                    picture
                 )
-            )
+            } else {
+                qpdf_oh_replace_key(
+                    handle,
+                    self.dictionary(at: "/Font", in: resources),
+                    "/ChuteWatermarkFont",
+                    qpdf_oh_parse(
+                        handle,
+                        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+                    )
+                )
+            }
             qpdf_oh_replace_key(
                 handle,
                 self.dictionary(at: "/ExtGState", in: resources),
@@ -119,6 +190,34 @@ extension PDFDocument {
             )
             try self.check(.pages, "qpdf_oh_replace_key")
         }
+    }
+
+    /// An image XObject of `stamp`'s samples (compressed with Flate when the file is written), with its alpha as a
+    /// soft mask, as one indirect object.
+    private func makeImage(_ stamp: Watermark.Stamp) throws(PDFError) -> qpdf_oh {
+        let handle = self.handle
+        func image(_ samples: [UInt8], gray: Bool) -> qpdf_oh {
+            let stream = self.makeStream(samples)
+            let dictionary = qpdf_oh_get_dict(handle, stream)
+            let entries = [
+                ("/Type", qpdf_oh_new_name(handle, "/XObject")), ("/Subtype", qpdf_oh_new_name(handle, "/Image")),
+                ("/Width", qpdf_oh_new_integer(handle, Int64(stamp.width))),
+                ("/Height", qpdf_oh_new_integer(handle, Int64(stamp.height))),
+                ("/ColorSpace", qpdf_oh_new_name(handle, gray ? "/DeviceGray" : "/DeviceRGB")),
+                ("/BitsPerComponent", qpdf_oh_new_integer(handle, 8)),
+            ]
+            for (key, value) in entries {
+                qpdf_oh_replace_key(handle, dictionary, key, value)
+            }
+            return stream
+        }
+        let picture = image(stamp.samples, gray: stamp.isGray)
+        if let alpha = stamp.alpha {
+            qpdf_oh_replace_key(handle, qpdf_oh_get_dict(handle, picture), "/SMask", image(alpha, gray: true))
+        }
+        let indirect = qpdf_make_indirect_object(handle, picture)
+        try self.check(.pages, "qpdf_make_indirect_object")
+        return indirect
     }
 
     /// A number as PDF content writes it, with three decimals: `-12.5` → `-12.500` (never an exponent).

@@ -125,17 +125,7 @@ package struct PDFEngine: ConversionEngine {
             }
             try Self.run { () throws(PDFError) in try document.rotatePages(by: Int(degrees)) }
         }
-        if let text = options[CommonOptions.watermark] {
-            guard
-                let watermark = PDFDocument.Watermark(
-                    text,
-                    position: options[CommonOptions.watermarkPosition] ?? .southeast,
-                    opacity: options[CommonOptions.watermarkOpacity] ?? 0.5,
-                    size: options[CommonOptions.watermarkSize] ?? 0.25
-                )
-            else {
-                throw ConversionFailure(.unsupportedInput, "a PDF watermark is drawn in Helvetica: Latin-1 text only")
-            }
+        if let watermark = try Self.watermark(request) {
             try Self.run { () throws(PDFError) in try document.addWatermark(watermark) }
         }
         let policy = CommonOptions.metadataPolicy(in: options)
@@ -171,6 +161,7 @@ package struct PDFEngine: ConversionEngine {
                     !bytes.isEmpty && options[PDFOptions.pages] == nil && options[CommonOptions.rotate] == nil
                     && policy != .strip
                     && password == nil && options[CommonOptions.watermark] == nil
+                    && options[ImageOptions.watermarkImage] == nil
                 report.details["bytesBefore"] = String(sourceByteCount)
                 if output.count >= sourceByteCount && onlyCompresses {
                     report.details["compressed"] =

@@ -158,6 +158,22 @@ package enum PDFOptions {
         return number * unit
     }
 
+    /// `watermarkRotation`: how far a PDF's watermark is turned.
+    package static let watermarkRotation = RuleOption<Double>(
+        "watermarkRotation",
+        .number(NumberRange(from: -360, upTo: 360, wording: "degrees from -360 to 360")),
+        summary: "PDF: turn the watermark this many degrees anticlockwise about its centre (`45`: rising from "
+            + "bottom left to top right); `watermarkPosition` places the turned mark.",
+        default: "`0`",
+        stage: .watermark,
+        check: { _, context in
+            guard context.options[CommonOptions.watermark] == nil, context.options["watermarkImage"] == nil
+            else { return nil }
+            return OptionProblem("'watermarkRotation' needs 'watermark' or 'watermarkImage'", at: .key)
+        },
+        show: { "watermark turned \(OptionValue.number($0))°" }
+    )
+
     /// The resolution of rendered pages when the rule gives no `dpi`.
     static let defaultDPI = 150.0
 
@@ -166,7 +182,7 @@ package enum PDFOptions {
         Self.pages.spec, CommonOptions.rotate.spec, Self.split.spec, Self.compress.spec, CommonOptions.metadata.spec,
         CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec, ImageOptions.quality.spec,
         Self.pageSize.spec, Self.margin.spec,
-        CommonOptions.watermark.spec,
+        CommonOptions.watermark.spec, ImageOptions.watermarkImage.spec, Self.watermarkRotation.spec,
         CommonOptions.watermarkPosition.spec, CommonOptions.watermarkOpacity.spec, CommonOptions.watermarkSize.spec,
     ]
 

@@ -1031,6 +1031,8 @@ private let badSettingsValueCases: [(String, String)] = [
             groupBy: folder
             pageSize: a4
             margin: 12mm
+            watermark: Copy
+            watermarkRotation: 30
           - name: slides
             match: "*.pdf"
             to: png
@@ -1091,7 +1093,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "background": "background #102030", "aspect": "aspect 4:5", "aspectMode": "aspectMode pad",
         "watermark": "watermark \"© Me\"", "watermarkImage": "watermark image /bin/sh",
         "watermarkPosition": "watermark at northwest", "watermarkOpacity": "watermark opacity 0.7",
-        "watermarkSize": "watermark size 0.3", "maxFileSize": "at most 300KB",
+        "watermarkSize": "watermark size 0.3", "watermarkRotation": "watermark turned 30°",
+        "maxFileSize": "at most 300KB",
         "upscale": "upscale", "videoCodec": "videoCodec hevc", "crf": "crf 19", "videoBitrate": "videoBitrate 2.5M",
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",

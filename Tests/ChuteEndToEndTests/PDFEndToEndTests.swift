@@ -515,6 +515,54 @@ struct PDFEndToEndTests {
         #expect(changed > 500, "the watermark does not show: \(compared.standardError)")
     }
 
+    @Test func anImageWatermarkIsTurnedKeepsItsTransparencyAndLeavesTheTextSelectable() async throws {
+        let logo = try TemporaryDirectory(prefix: "logo")
+        defer { logo.remove() }
+        // 200x100: the top half red, the bottom half transparent.
+        let path = logo.appending("logo.png")
+        try CommandLineTool.run([
+            Fixtures.convert, "-size", "200x100", "xc:none", "-fill", "red", "-draw", "rectangle 0,0 199,49",
+            path.string,
+        ])
+        let harness = try Self.harness(
+            """
+                watermarkImage: \(path.string)
+                watermarkPosition: center
+                watermarkSize: 0.5
+                watermarkOpacity: 1
+                watermarkRotation: 90
+            """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        try Self.drop(PDFFixtures.make(pages: ["page 1", "page 2"]), as: "memo.pdf", into: harness)
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["memo.pdf.chute.json"])
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        let output = harness.outbox.appending("memo.pdf")
+        let texts = try Self.pageTexts(output)
+        #expect(texts.count == 2 && texts[0].contains("page 1") && texts[1].contains("page 2"), "\(texts)")
+        // At 72 dpi a pixel is a point. The mark is 306 x 153 points, turned a quarter anticlockwise about the
+        // page's centre (306, 396): 153 wide and 306 high, its red half on the left, its transparent half on the
+        // right, where the page shows through.
+        try CommandLineTool.run([
+            "pdftoppm", "-r", "72", "-f", "1", "-l", "1", "-singlefile", "-png", output.string,
+            harness.directory.appending("page").string,
+        ])
+        let page = harness.directory.appending("page.png").string
+        var colours: [String] = []
+        for (x, y) in [(266, 396), (266, 280), (346, 396), (266, 150), (150, 396)] {
+            colours.append(
+                try CommandLineTool.run([
+                    Fixtures.convert, page, "-format",
+                    "%[fx:round(p{\(x),\(y)}.r)]%[fx:round(p{\(x),\(y)}.g)]%[fx:round(p{\(x),\(y)}.b)]", "info:",
+                ]).standardOutput
+            )
+        }
+        print("image watermark, page 1 at (266,396) (266,280) (346,396) (266,150) (150,396): \(colours)")
+        #expect(colours == ["100", "100", "111", "111", "111"], "\(colours)")
+    }
+
     @Test func thePasswordOfTheRuleOpensAnEncryptedPDFAndIsNeverRecorded() async throws {
         let harness = try Self.harness("    password: user-pw")
         defer { harness.stop() }
