@@ -309,4 +309,3 @@ package protocol ConversionEngine: Sendable {
     ) throws(ConversionFailure)
         -> ConversionReport
 }
-

@@ -55,8 +55,9 @@ extension MediaEngine {
             self.sampleRate = parameters.sample_rate
             self.channels = parameters.ch_layout.nb_channels
             self.extradata =
-                parameters.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size))) }
-                ?? []
+                parameters.extradata.map {
+                    Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size)))
+                } ?? []
             self.matrix = matrix
         }
     }
@@ -94,15 +95,9 @@ extension MediaEngine {
         request: ConversionRequest,
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
-        // The rules reader refuses these options too; a job from an older journal may still carry one.
-        let refused = request.options.values.keys.filter { !MediaOptions.groupKeys.contains($0) }.sorted()
-        guard refused.isEmpty else {
-            throw ConversionFailure(
-                .unsupportedInput,
-                "a group of clips joined into one \(request.format.name) takes the options "
-                    + MediaOptions.groupKeys.sorted().joined(separator: ", ") + "; not "
-                    + refused.joined(separator: ", ")
-            )
+        // The rules reader asks the same; a job from an older journal may still carry such an option.
+        if let problem = MediaOptions.checkGroup(request.format, request.options) {
+            throw ConversionFailure(.unsupportedInput, problem)
         }
         guard request.format.category == .video || request.format.category == .audio else {
             throw ConversionFailure(
@@ -136,7 +131,14 @@ extension MediaEngine {
                 throw error.conversionFailure
             }
         } else {
-            report = try self.reencode(clips, inputs: inputs, request: request, profile: profile, output: output, progress)
+            report = try self.reencode(
+                clips,
+                inputs: inputs,
+                request: request,
+                profile: profile,
+                output: output,
+                progress
+            )
         }
         try output.keep()
         report.outputBytes = output.currentSize ?? 0
@@ -263,9 +265,8 @@ extension MediaEngine {
         if profile.isVideo {
             report.details["clipFrames"] = frames.joined(separator: ", ")
         }
-        report.details["clipShape"] =
-            (profile.isVideo ? "\(shape.width)x\(shape.height) at \(shape.frameRate.num)/\(shape.frameRate.den) fps, " : "")
-            + "sound joined losslessly"
+        let picture = "\(shape.width)x\(shape.height) at \(shape.frameRate.num)/\(shape.frameRate.den) fps, "
+        report.details["clipShape"] = (profile.isVideo ? picture : "") + "sound joined losslessly"
         return report
     }
 

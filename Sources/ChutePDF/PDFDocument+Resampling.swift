@@ -5,8 +5,9 @@ import Glibc
 #endif
 
 extension PDFDocument {
-    /// An image of a page that ``PDFEngine`` may store smaller: 8-bit grey or RGB samples (device or ICC), compressed as a JPEG
-    /// (`/DCTDecode`) or losslessly (`/FlateDecode`), without a colour-key mask, a stencil or a decode array.
+    /// An image of a page that ``PDFEngine`` may store smaller: 8-bit grey or RGB samples (device or ICC),
+    /// compressed as a JPEG (`/DCTDecode`) or losslessly (`/FlateDecode`), without a colour-key mask, a stencil or a
+    /// decode array.
     struct StoredImage {
         /// The image's stream.
         let object: qpdf_oh

@@ -125,7 +125,9 @@ struct GroupMediaEndToEndTests {
         #expect(sidecar.details["mode"] == "joined")
         let output = harness.outbox.appending("same.mp4")
         let duration = try #require(try MediaFixtures.probe(output).duration)
-        let joined = (video: try Self.packetCount(output, stream: "v:0"), audio: try Self.packetCount(output, stream: "a:0"))
+        let joined = (
+            video: try Self.packetCount(output, stream: "v:0"), audio: try Self.packetCount(output, stream: "a:0")
+        )
         print("copied join: \(duration) s, packets \(joined) of \(packets)")
         #expect(abs(duration - 4.5) <= 0.1, "\(duration)")
         #expect(joined == packets)

@@ -183,19 +183,32 @@ struct PDFEndToEndTests {
         // An A4 page scanned at 300 dpi as a JPEG, and the same page in grey stored losslessly (Flate, as qpdf
         // compresses the raw samples), and a page whose image is already at 100 dpi.
         let jpeg = harness.directory.appending("page.jpg")
-        try CommandLineTool.run([Fixtures.convert, "-size", "2480x3508", "plasma:fractal", "-quality", "90", jpeg.string])
+        try CommandLineTool.run([
+            Fixtures.convert, "-size", "2480x3508", "plasma:fractal", "-quality", "90", jpeg.string,
+        ])
         let jpegBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: jpeg.string)))
         try Self.drop(
-            PDFFixtures.imagePage(jpegBytes, filter: "/DCTDecode", width: 2480, height: 3508, gray: false, points: (595, 842)),
+            PDFFixtures.imagePage(
+                jpegBytes,
+                filter: "/DCTDecode",
+                width: 2480,
+                height: 3508,
+                gray: false,
+                points: (595, 842)
+            ),
             as: "colour.pdf",
             into: harness
         )
         let gray = harness.directory.appending("page.gray")
-        try CommandLineTool.run([Fixtures.convert, "-size", "2480x3508", "gradient:white-gray20", "-depth", "8", "gray:\(gray.string)"])
+        try CommandLineTool.run([
+            Fixtures.convert, "-size", "2480x3508", "gradient:white-gray20", "-depth", "8", "gray:\(gray.string)",
+        ])
         let raw = harness.directory.appending("raw.pdf")
         let graySamples = try [UInt8](Data(contentsOf: URL(fileURLWithPath: gray.string)))
-        try Data(PDFFixtures.imagePage(graySamples, filter: nil, width: 2480, height: 3508, gray: true, points: (595, 842)))
-            .write(to: URL(fileURLWithPath: raw.string))
+        try Data(
+            PDFFixtures.imagePage(graySamples, filter: nil, width: 2480, height: 3508, gray: true, points: (595, 842))
+        )
+        .write(to: URL(fileURLWithPath: raw.string))
         let flate = harness.directory.appending("flate.pdf")
         try CommandLineTool.run(["qpdf", "--compress-streams=y", raw.string, flate.string])
         try Self.drop(
@@ -204,7 +217,9 @@ struct PDFEndToEndTests {
             into: harness
         )
         let small = harness.directory.appending("small.jpg")
-        try CommandLineTool.run([Fixtures.convert, "-size", "827x1169", "plasma:fractal", "-quality", "90", small.string])
+        try CommandLineTool.run([
+            Fixtures.convert, "-size", "827x1169", "plasma:fractal", "-quality", "90", small.string,
+        ])
         try Self.drop(
             PDFFixtures.imagePage(
                 try [UInt8](Data(contentsOf: URL(fileURLWithPath: small.string))),
@@ -224,7 +239,13 @@ struct PDFEndToEndTests {
         if Corpus.isPresent {
             // A real scan: an 800x981 JPEG in an ICC colour space at 150 dpi.
             try Self.drop(
-                try [UInt8](Data(contentsOf: URL(fileURLWithPath: Corpus.folder.appending("pdf/pdf_scanned_image_only.pdf").string))),
+                try [UInt8](
+                    Data(
+                        contentsOf: URL(
+                            fileURLWithPath: Corpus.folder.appending("pdf/pdf_scanned_image_only.pdf").string
+                        )
+                    )
+                ),
                 as: "scan.pdf",
                 into: harness
             )
