@@ -255,8 +255,13 @@ extension MediaEngine {
             throw error.conversionFailure
         }
         report.warnings = warnings + report.warnings
-        // The last step's input was the temporary join; its picture was encoded in the first step.
-        for key in ["inputFormat", "inputVideo", "inputAudio", "inputWidth", "inputHeight", "inputDuration"] {
+        // The last step's input was the temporary join, its picture encoded in the first step, and its time and speed
+        // are only the last step's.
+        let lastStepOnly = [
+            "inputFormat", "inputVideo", "inputAudio", "inputWidth", "inputHeight", "inputDuration", "elapsedSeconds",
+            "speed",
+        ]
+        for key in lastStepOnly {
             report.details[key] = nil
         }
         report.details["outputVideo"] = encodedVideo

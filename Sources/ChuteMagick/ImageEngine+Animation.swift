@@ -14,7 +14,7 @@ extension ImageEngine {
     }
 
     /// Reads one image of a group as a single input is read (its types, limits and warnings), keeping its first
-    /// frame, turned upright.
+    /// frame, turned upright, in sRGB.
     static func groupImage(
         _ input: FilePath,
         request: ConversionRequest,
@@ -42,6 +42,9 @@ extension ImageEngine {
         try Self.withMagick(library) { () throws(MagickError) in
             try frame.keepFirstImage()
             try frame.autoOrient()
+            // Pictures are laid on one canvas, whose pixels are sRGB: a HEIC that ImageMagick decodes as YCbCr (a
+            // Xiaomi phone's) would otherwise go onto it as YCbCr values.
+            try frame.makeSRGB()
         }
         return frame
     }

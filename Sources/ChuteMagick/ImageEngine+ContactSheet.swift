@@ -9,8 +9,8 @@ extension ImageEngine {
     /// (COLUMNSxROWS) cells, row by row, each image fitted into its cell and centred.
     ///
     /// Each image is read through its own descriptor and decoded as a single input is (its first frame, turned
-    /// upright). The cells are the first image's shape, within `width`/COLUMNS × `height`/ROWS when the rule bounds
-    /// the sheet, else within ``contactSheetCell`` pixels a side; every other image is fitted into that cell (enlarged
+    /// upright, in sRGB). The cells are the first image's shape, within `width`/COLUMNS and `height`/ROWS when the
+    /// rule bounds the sheet, else within ``contactSheetCell`` pixels a side; every other image is fitted into that cell (enlarged
     /// or reduced, keeping its aspect ratio). Cells left empty and the margins of fitted images are `background`
     /// (white by default; `transparent` where the target holds alpha). `quality` applies to lossy targets;
     /// `maxFileSize` as for any image.
@@ -36,10 +36,13 @@ extension ImageEngine {
         library.limitThreads(to: self.threadsPerJob)
         let options = request.options
         let background = options[ImageOptions.background].flatMap(ImageColor.init) ?? .white
-        let box: (width: Int?, height: Int?) = (
-            width: options[CommonOptions.width].map { max(1, $0 / grid.columns) } ?? Self.contactSheetCell,
-            height: options[CommonOptions.height].map { max(1, $0 / grid.rows) } ?? Self.contactSheetCell
+        var box: (width: Int?, height: Int?) = (
+            options[CommonOptions.width].map { max(1, $0 / grid.columns) },
+            options[CommonOptions.height].map { max(1, $0 / grid.rows) }
         )
+        if box == (nil, nil) {
+            box = (Self.contactSheetCell, Self.contactSheetCell)
+        }
         var report = ConversionReport(outputBytes: 0)
         var sheet: Wand?
         var cell = (width: 1, height: 1)

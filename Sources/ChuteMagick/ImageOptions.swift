@@ -91,7 +91,7 @@ package enum ImageOptions {
             + "are put in place, or none, and one sidecar (`{stem}.{ext}.chute.json`) lists them. With `groupBy: "
             + "folder` the reverse: the folder's images laid on one contact sheet of COLUMNSxROWS cells, row by row.",
         stage: .tile,
-        show: { "cut into \($0) tiles (columns x rows)" }
+        show: { "\($0) tiles (columns x rows)" }
     )
 
     /// The raw layout a rule declares, or `nil` when it reads inputs by their content.

@@ -1100,7 +1100,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",
         "allAudio": "allAudio", "rawFormat": "raw yuv input", "rawSize": "raw size 640x480",
         "rawDepth": "raw depth 16", "start": "start at 1:30", "end": "end at 2:00", "duration": "lasting 20",
-        "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "cut into 2x3 tiles",
+        "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "2x3 tiles (columns x rows)",
         "speed": "speed 2×", "mute": "mute", "loudness": "loudness -16 LUFS", "coverArt": "coverArt drop",
         "pages": "pages 1-3,x2", "split": "split into 1,2-z", "compress": "compress", "password": "password given",
         "dpi": "96 dpi", "pageSize": "pages a4 sized", "margin": "margin 12mm", "frameDelay": "each frame 200ms",

@@ -420,4 +420,44 @@ struct GroupEndToEndTests {
         // Red, lime, blue, yellow, magenta (its cell's centre), white (empty), white (beside the portrait image).
         #expect(colours == ["100", "010", "001", "110", "101", "111", "111"], "\(colours)")
     }
+
+    @Test func aPhoneHEICDecodedAsYCbCrKeepsItsColoursOnAContactSheet() async throws {
+        guard Corpus.isPresent else { return }
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: sheet
+                    match: "*.heic"
+                    to: png
+                    tiles: 2x1
+                    output: ./outbox
+                    groupBy: folder
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        // ImageMagick decodes this Xiaomi HEIC as YCbCr; laid on the sheet's sRGB canvas as it is, it turned pink.
+        let heic = Corpus.folder.appending("image/heic_xiaomi.heic")
+        let staging = try harness.directory.makeDirectory("staging/phone")
+        try CommandLineTool.run(["cp", heic.string, staging.appending("1.heic").string])
+        try CommandLineTool.run(["cp", heic.string, staging.appending("2.heic").string])
+        try Self.copyIn(staging, to: harness)
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["phone.png.chute.json"])
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        let cell = try #require(sidecar.details["cellWidth"].flatMap(Int.init))
+        let mean = "%[fx:mean.r] %[fx:mean.g] %[fx:mean.b]"
+        let sheet = try CommandLineTool.run([
+            Fixtures.convert, harness.outbox.appending("phone.png").string, "-crop", "\(cell)x100000+0+0", "-format",
+            mean, "info:",
+        ]).standardOutput
+        let reference = try CommandLineTool.run([
+            Fixtures.convert, heic.string, "-auto-orient", "-colorspace", "sRGB", "-format", mean, "info:",
+        ]).standardOutput
+        let channels = [sheet, reference].map { $0.split(separator: " ").compactMap { Double($0) } }
+        print("YCbCr HEIC on a contact sheet: mean RGB \(channels[0]), convert's \(channels[1])")
+        #expect(channels[0].count == 3 && channels[1].count == 3)
+        for (ours, theirs) in zip(channels[0], channels[1]) {
+            #expect(abs(ours - theirs) < 0.03, "\(channels)")
+        }
+    }
 }
