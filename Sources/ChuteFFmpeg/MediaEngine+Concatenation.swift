@@ -78,7 +78,8 @@ extension MediaEngine {
     /// When every clip's main streams have the same codec configuration and the rule would copy them, their packets
     /// are copied one clip after the other into the output, as FFmpeg's concat demuxer does. Otherwise the clips
     /// are made one shape first (``Conformance``: the first clip's picture as shown, fitted into the rule's box, at
-    /// its frame rate, or the nearest the target takes; pictures of another shape fitted and centred on black): each
+    /// its frame rate, or the nearest the target takes, pictures of another shape fitted and centred on black; the
+    /// highest sample rate and the most channels among the clips): each
     /// clip's picture is encoded as the rule says and its sound made lossless (FLAC), into a temporary Matroska file
     /// beside the output, read back and checked as a single conversion is. Those are joined into one temporary file,
     /// which is then converted to the target as a single input is: the joined picture copied, the sound encoded once,
@@ -193,7 +194,7 @@ extension MediaEngine {
         _ progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
         var meter = ProgressMeter(interval: self.progressInterval)
-        let shape = Self.conformance(of: clips[0], request: request, profile: profile)
+        let shape = Self.conformance(of: clips, request: request, profile: profile)
         let clipFormat = profile.isVideo ? Self.clipFormat : Self.soundClipFormat
         // The picture as the rule says (in the target's codec), the sound lossless at the rule's rate and channels.
         var clipOptions = ConversionOptions(request.options.values.filter { Self.pictureKeys.contains($0.key) })
@@ -350,12 +351,14 @@ extension MediaEngine {
         }
     }
 
-    /// The shape the clips are re-encoded to: the first clip's.
+    /// The shape the clips are re-encoded to: the first clip's picture and frame rate, and the highest sample rate
+    /// and the most channels among the clips' sound (a mono first track does not make a mixtape mono).
     private static func conformance(
-        of first: Clip,
+        of clips: [Clip],
         request: ConversionRequest,
         profile: TargetProfile
     ) -> Conformance {
+        let first = clips[0]
         let source = first.video
         var size = (width: 2, height: 2)
         if let source {
@@ -376,8 +379,8 @@ extension MediaEngine {
             frameRate: profile.frameRates.map { rates in
                 rates.min { abs(av_q2d($0) - av_q2d(first.frameRate)) < abs(av_q2d($1) - av_q2d(first.frameRate)) }!
             } ?? first.frameRate,
-            sampleRate: first.audio?.sampleRate ?? 48_000,
-            channels: first.audio?.channels ?? 2
+            sampleRate: clips.compactMap(\.audio?.sampleRate).max() ?? 48_000,
+            channels: clips.compactMap(\.audio?.channels).max() ?? 2
         )
     }
 
