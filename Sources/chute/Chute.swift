@@ -104,11 +104,21 @@ extension Chute {
         )
 
         @Argument(help: "The rules file (YAML).")
-        var file: String
+        var file: String?
+
+        @Option(name: .shortAndLong, help: "The rules file, as the other commands take it (instead of FILE).")
+        var config: String?
+
+        func validate() throws {
+            guard (self.file == nil) != (self.config == nil) else {
+                throw ValidationError("give the rules file once: chute check FILE, or chute check --config FILE")
+            }
+        }
 
         func run() throws {
-            let config = try loadConfig(self.file)
-            print(ConfigSummary.render(config, file: self.file, registry: Engines.registry))
+            let file = self.file ?? self.config ?? ""
+            let config = try loadConfig(file)
+            print(ConfigSummary.render(config, file: file, registry: Engines.registry))
             // Not an error: a share mounted later, or a folder an uploader creates, is waited for by the daemon.
             for watch in config.watches where access(watch.path.string, F_OK) != 0 && errno == ENOENT {
                 print("warning: watched folder \(watch.path) does not exist yet; chute run waits for it to appear")

@@ -60,6 +60,11 @@ struct CommandLineTests {
         #expect(result.status == 0)
         #expect(result.output.contains("heic-to-jpg"))
         #expect(result.output.contains("mkv-to-mp4"))
+        // As the other commands take it.
+        let option = try await self.chute(["check", "--config", example.string])
+        #expect(option.status == 0 && option.output == result.output)
+        let both = try await self.chute(["check", example.string, "--config", example.string])
+        #expect(both.status != 0 && both.error.contains("give the rules file once"), "\(both.error)")
     }
 
     @Test func checkShowsEveryOptionARuleSets() async throws {
