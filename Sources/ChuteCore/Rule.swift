@@ -42,8 +42,8 @@ package struct Rule: Sendable, Equatable {
     /// `sidecars` (`beside`, `failed-only` or a folder, default beside): where the sidecars go.
     package var sidecars: SidecarPlacement
     /// `groupBy` (`folder`, default none): each sub-folder of the watched folder becomes one job, whose matching files
-    /// in natural name order make one output named after the folder: a merged PDF, an animation, or clips joined into
-    /// one video or sound file.
+    /// in natural name order make one output named after the folder: a merged PDF, an animation, a contact sheet, or
+    /// clips joined into one video or sound file.
     package var grouping: RuleGrouping?
     /// `notify` (list, default: the top-level `notify`): where notifications of this rule's jobs go, instead of the
     /// top-level list; `[]` sends none.

@@ -11,6 +11,33 @@ struct Conformance {
     /// The sound's, unless the rule or the target sets them.
     var sampleRate: Int
     var channels: Int
+    /// The deepest sound's bits per sample (over 16: the joined FLAC is 24-bit), so that every clip's FLAC has the
+    /// same sample format: a FLAC decoder refuses a change of depth within a stream.
+    var soundBits: Int
+    /// The colour description every clip's encoder is given (the first clip's), so that the clips' H.264 headers, and
+    /// with them their packets, agree. A clip described otherwise keeps its pixels: a small colour shift, not a
+    /// broken stream. `nil` for sound alone.
+    var colour: VideoColour?
+}
+
+/// A video stream's colour description, as its encoder writes it into the stream's headers.
+struct VideoColour: Equatable {
+    var primaries: AVColorPrimaries
+    var transfer: AVColorTransferCharacteristic
+    var space: AVColorSpace
+    var range: AVColorRange
+    var chromaLocation: AVChromaLocation
+
+    /// The description an encode of `parameters` writes: the source's, full-range ("J") pixel formats becoming the
+    /// limited range they are converted to.
+    init(_ parameters: AVCodecParameters) {
+        self.primaries = parameters.color_primaries
+        self.transfer = parameters.color_trc
+        self.space = parameters.color_space
+        let fullRange = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P].map(\.rawValue)
+        self.range = fullRange.contains(parameters.format) ? AVCOL_RANGE_MPEG : parameters.color_range
+        self.chromaLocation = parameters.chroma_location
+    }
 }
 
 extension ConversionPlan {
@@ -40,14 +67,18 @@ extension ConversionPlan {
                 filters: filters,
                 maxFrameRate: nil,
                 keptMatrix: nil,
-                frameRates: video.frameRates
+                frameRates: video.frameRates,
+                colour: shape.colour
             )
         }
         self.audio = self.audio.map { audio in
             Audio(
                 source: audio.source,
                 isCopy: false,
-                encoding: audio.encoding,
+                // The clips' sound is FLAC (``MediaEngine``'s join), of one depth.
+                encoding: audio.encoding.codecID == AV_CODEC_ID_FLAC
+                    ? AudioEncoding(codec: .flac, sourceBits: shape.soundBits, pcmCodecs: self.profile.pcmCodecs)
+                    : audio.encoding,
                 bitRate: audio.bitRate,
                 sampleRate: audio.sampleRate ?? shape.sampleRate,
                 channels: audio.channels ?? shape.channels,

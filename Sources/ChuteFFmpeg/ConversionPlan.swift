@@ -30,6 +30,8 @@ struct ConversionPlan {
         let keptMatrix: DisplayMatrix?
         /// The frame rates the container takes (the nearest is used), or `nil` for any.
         let frameRates: [AVRational]?
+        /// The colour description to give the encoder instead of the source's (clips made one shape), if any.
+        var colour: VideoColour? = nil
     }
 
     /// One audio stream's treatment.

@@ -29,6 +29,8 @@ extension MediaEngine {
         let video: SourceStream?
         let audio: SourceStream?
         let frameRate: AVRational
+        /// The main video stream's colour description, if it has one.
+        let colour: VideoColour?
         /// The codec configuration of the main video and audio streams, byte for byte.
         let signature: [StreamSignature]
         /// Whether the rule's options, on this clip alone, would copy its main streams into the target.
@@ -59,6 +61,42 @@ extension MediaEngine {
                     Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size)))
                 } ?? []
             self.matrix = matrix
+        }
+    }
+
+    /// What the packets of one part's stream need to be decoded as the first part's: its codec, and for a picture
+    /// its size, pixel format and codec headers; for sound its sample format, rate, depth and channels (a FLAC
+    /// part's headers differ by its length and checksum, which a decoder of the join does not need).
+    private struct JoinedStream: Equatable, CustomStringConvertible {
+        let codecID: UInt32
+        let width: Int32
+        let height: Int32
+        let format: Int32
+        let sampleRate: Int32
+        let bits: Int32
+        let channels: Int32
+        let videoHeaders: [UInt8]
+
+        init(_ parameters: AVCodecParameters) {
+            self.codecID = parameters.codec_id.rawValue
+            self.width = parameters.width
+            self.height = parameters.height
+            self.format = parameters.format
+            self.sampleRate = parameters.sample_rate
+            self.bits = parameters.bits_per_raw_sample
+            self.channels = parameters.ch_layout.nb_channels
+            self.videoHeaders =
+                parameters.codec_type == AVMEDIA_TYPE_VIDEO
+                ? parameters.extradata.map {
+                    Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size)))
+                } ?? [] : []
+        }
+
+        var description: String {
+            let name = String(cString: avcodec_get_name(AVCodecID(rawValue: self.codecID)))
+            return self.width > 0
+                ? "\(name) \(self.width)x\(self.height)"
+                : "\(name) \(self.sampleRate) Hz \(self.bits)-bit \(self.channels) ch"
         }
     }
 
@@ -111,9 +149,7 @@ extension MediaEngine {
         for (index, input) in inputs.enumerated() {
             do throws(ConversionFailure) {
                 let clip = try Self.readClip(input, request: request, profile: profile)
-                if let first = clips.first {
-                    try Self.check(clip, against: first, isVideo: profile.isVideo)
-                }
+                try Self.check(clip, against: clips.first ?? clip, isVideo: profile.isVideo)
                 clips.append(clip)
             } catch {
                 throw error.inGroup(input, index: index, count: inputs.count)
@@ -157,7 +193,7 @@ extension MediaEngine {
         _ progress: (JobProgress) -> Void
     ) throws(FFmpegError) -> ConversionReport {
         var meter = ProgressMeter(interval: self.progressInterval)
-        let durations = try Self.join(
+        let (durations, repaired) = try Self.join(
             clips.map(\.file),
             demuxer: nil,
             format: request.format,
@@ -165,6 +201,10 @@ extension MediaEngine {
             options: request.options,
             into: output
         )
+        var warnings = FFmpegLog.takeMessages()
+        if repaired > 0 {
+            warnings.append("\(repaired) packets where the clips meet had their timestamps repaired")
+        }
         let verification = try OutputVerifier.verify(
             output,
             demuxer: profile.demuxer,
@@ -173,8 +213,9 @@ extension MediaEngine {
             meter: &meter,
             progress: progress
         )
+        // Decoding from a seek point makes decoders warn about what lies before it; the checks judged the output.
         _ = FFmpegLog.takeMessages()
-        var report = ConversionReport(outputBytes: 0)
+        var report = ConversionReport(outputBytes: 0, warnings: warnings)
         report.details["outputDuration"] = OutputVerifier.seconds(verification.duration)
         report.details["verification"] = verification.description
         report.details["mode"] = "joined"
@@ -240,7 +281,7 @@ extension MediaEngine {
         let durations: [Double]
         var report: ConversionReport
         do {
-            durations = try Self.join(
+            (durations, _) = try Self.join(
                 parts,
                 demuxer: profile.isVideo ? "matroska" : clipFormat.coder,
                 format: Self.clipFormat,
@@ -309,6 +350,7 @@ extension MediaEngine {
                 let guessed = av_guess_frame_rate(container.context, container.stream(at: video.index), nil)
                 if guessed.num > 0 && guessed.den > 0 { frameRate = guessed }
             }
+            let colour = video.map { VideoColour(container.stream(at: $0.index).pointee.codecpar.pointee) }
             let muxer = av_guess_format(request.format.coder, nil, nil)
             let plan = try muxer.map { muxer throws(FFmpegError) in
                 try ConversionPlan(
@@ -326,6 +368,7 @@ extension MediaEngine {
                 video: video,
                 audio: audio,
                 frameRate: frameRate,
+                colour: colour,
                 signature: signature,
                 copiesAlone: plan.map { ($0.video?.isCopy ?? true) && $0.audio.allSatisfy(\.isCopy) } ?? false
             )
@@ -334,7 +377,8 @@ extension MediaEngine {
         }
     }
 
-    /// Fails when `clip` lacks a kind of stream the first clip has, or has one the first lacks.
+    /// Fails when `clip` has no picture for a video target (the first clip included, which sets the picture's shape),
+    /// or lacks sound the first clip has, or has sound the first lacks.
     private static func check(_ clip: Clip, against first: Clip, isVideo: Bool) throws(ConversionFailure) {
         if isVideo && clip.video == nil {
             throw ConversionFailure(.unsupportedInput, "it has no picture, and a group joined into a video needs one")
@@ -380,14 +424,17 @@ extension MediaEngine {
                 rates.min { abs(av_q2d($0) - av_q2d(first.frameRate)) < abs(av_q2d($1) - av_q2d(first.frameRate)) }!
             } ?? first.frameRate,
             sampleRate: clips.compactMap(\.audio?.sampleRate).max() ?? 48_000,
-            channels: clips.compactMap(\.audio?.channels).max() ?? 2
+            channels: clips.compactMap(\.audio?.channels).max() ?? 2,
+            soundBits: clips.compactMap(\.audio?.bitsPerSample).max() ?? 16,
+            colour: first.colour
         )
     }
 
     /// Writes the packets of the parts' main streams into `file`, one part after the other, each part's times
     /// shifted to start where the previous part ended (the later of its picture's and its sound's ends).
     ///
-    /// - Returns: how long each part lasts in the output, in seconds.
+    /// - Returns: how long each part lasts in the output, in seconds, and how many packets' timestamps the muxer
+    ///   needed repaired (where a part's first packets overlap the previous part's end).
     private static func join(
         _ parts: [MediaFile],
         demuxer: String?,
@@ -395,9 +442,9 @@ extension MediaEngine {
         profile: TargetProfile,
         options: ConversionOptions,
         into file: MediaFile
-    ) throws(FFmpegError) -> [Double] {
+    ) throws(FFmpegError) -> (durations: [Double], repaired: Int) {
         let muxer = try OutputContainer(file: file, muxer: format.coder, fileExtension: format.name)
-        var kinds: [AVMediaType] = []
+        var firstParameters: [JoinedStream] = []
         var durations: [Double] = []
         var start = 0.0
         let packet = try Packet()
@@ -410,18 +457,22 @@ extension MediaEngine {
             let kept = [bestVideo, bestAudio].filter { $0 >= 0 }.map(Int.init)
             if index == 0 {
                 for source in kept {
-                    kinds.append(try Self.addStream(copying: container.stream(at: source), to: muxer))
+                    try Self.addStream(copying: container.stream(at: source), to: muxer)
                 }
                 muxer.copyTags(from: container, stream: profile.isVideo ? nil : kept.last)
                 muxer.applyMetadataPolicy(CommonOptions.metadataPolicy(in: options))
                 try muxer.writeHeader()
             }
-            let types = kept.map { container.stream(at: $0).pointee.codecpar.pointee.codec_type }
-            guard types == kinds else {
+            let parameters = kept.map { JoinedStream(container.stream(at: $0).pointee.codecpar.pointee) }
+            if index == 0 {
+                firstParameters = parameters
+            }
+            guard parameters == firstParameters else {
                 throw FFmpegError(
                     .unsupportedStream,
                     "concat",
-                    detail: "clip \(index + 1) does not have the streams the first has"
+                    detail: "clip \(index + 1)'s streams are not encoded as the first clip's, so they cannot be joined "
+                        + "(\(parameters.map(\.description)) against \(firstParameters.map(\.description)))"
                 )
             }
             let shift = Int64((start * Double(AV_TIME_BASE)).rounded()) - container.startMicroseconds
@@ -437,7 +488,10 @@ extension MediaEngine {
                 let offset = av_rescale_q(shift, chute_time_base_q(), timeBase)
                 if target.pointee.pts != chute_nopts_value() {
                     target.pointee.pts += offset
-                    end = max(end, Double(target.pointee.pts + max(0, target.pointee.duration)) * av_q2d(timeBase))
+                    // A packet without a duration (a last frame, in some files) lasts a frame.
+                    let duration =
+                        target.pointee.duration > 0 ? target.pointee.duration : clocks[outputIndex].frameTicks
+                    end = max(end, Double(target.pointee.pts + duration) * av_q2d(timeBase))
                 }
                 if target.pointee.dts != chute_nopts_value() { target.pointee.dts += offset }
                 target.pointee.stream_index = Int32(outputIndex)
@@ -448,17 +502,16 @@ extension MediaEngine {
             durations.append(end - start)
             start = end
         }
+        let repaired = muxer.repairedTimestamps
         try muxer.finish()
-        return durations
+        return (durations, repaired)
     }
 
     /// Adds an output stream with `stream`'s parameters, for its packets copied unchanged.
-    ///
-    /// - Returns: the stream's type.
     private static func addStream(
         copying stream: UnsafeMutablePointer<AVStream>,
         to muxer: borrowing OutputContainer
-    ) throws(FFmpegError) -> AVMediaType {
+    ) throws(FFmpegError) {
         let copy = try muxer.addStream()
         try FFmpegError.check(
             avcodec_parameters_copy(copy.pointee.codecpar, stream.pointee.codecpar),
@@ -472,6 +525,5 @@ extension MediaEngine {
         copy.pointee.sample_aspect_ratio = stream.pointee.sample_aspect_ratio
         TagCopy.copy(from: stream.pointee.metadata, to: &copy.pointee.metadata)
         try SourceStream(stream).displayMatrix?.attach(to: copy)
-        return stream.pointee.codecpar.pointee.codec_type
     }
 }

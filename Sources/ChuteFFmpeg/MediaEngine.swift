@@ -51,7 +51,8 @@ package struct MediaEngine: ConversionEngine {
         FFmpegLibrary.shared.versions
     }
 
-    /// Converts `request.input` into `request.output`.
+    /// Converts `request.input` into `request.output`, or joins a group's clips (`request.inputs`) into it
+    /// (``concatenate(_:request:progress:)``, whose report says `mode: joined` or `joined (re-encoded)`).
     ///
     /// Options: `width`, `height` and `upscale` bound the video; `videoCodec`, `crf` or `videoBitrate`, `preset`
     /// and `maxFrameRate` set its encoding; `audioCodec`, `audioBitrate`, `channels` and `sampleRate` set the
@@ -78,10 +79,11 @@ package struct MediaEngine: ConversionEngine {
         }
         // Anything logged before this job (a previous one's last words) is not this job's.
         _ = FFmpegLog.takeMessages()
-        // A picture is written from a video only: a poster frame or a sticker (``FrameWriter``).
+        // A group's clips are joined into one file (``concatenate(_:request:progress:)``).
         if let inputs = request.inputs {
             return try self.concatenate(inputs, request: request, progress: progress)
         }
+        // A picture is written from a video only: a poster frame or a sticker (``FrameWriter``).
         let writesFrames = request.format.category == .image && MediaOptions.frameFormats.contains(request.format.name)
         guard request.format.category == .video || request.format.category == .audio || writesFrames else {
             throw ConversionFailure(.internalError, "the media engine does not write \(request.format.name)")

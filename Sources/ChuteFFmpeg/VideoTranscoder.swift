@@ -108,15 +108,16 @@ final class VideoTranscoder: StreamTranscoder {
             encoder.pointee.time_base = av_inv_q(frameRate)
             encoder.pointee.framerate = frameRate
             encoder.pointee.thread_count = CodecThreads.encoder
-            encoder.pointee.color_primaries = parameters.color_primaries
-            encoder.pointee.color_trc = parameters.color_trc
-            encoder.pointee.colorspace = parameters.color_space
-            encoder.pointee.chroma_sample_location = parameters.chroma_location
+            encoder.pointee.color_primaries = plan.colour?.primaries ?? parameters.color_primaries
+            encoder.pointee.color_trc = plan.colour?.transfer ?? parameters.color_trc
+            encoder.pointee.colorspace = plan.colour?.space ?? parameters.color_space
+            encoder.pointee.chroma_sample_location = plan.colour?.chromaLocation ?? parameters.chroma_location
             // Full-range ("J") sources are converted to the limited range of the output's pixel format.
             let isFullRangeFormat = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P].contains(
                 context.pix_fmt
             )
-            encoder.pointee.color_range = isFullRangeFormat ? AVCOL_RANGE_MPEG : parameters.color_range
+            encoder.pointee.color_range =
+                plan.colour?.range ?? (isFullRangeFormat ? AVCOL_RANGE_MPEG : parameters.color_range)
             settings.configure(encoder)
         }
         let outputStream = try output.addStream()

@@ -10,7 +10,8 @@ extension ImageEngine {
     ///
     /// Each image is read through its own descriptor and decoded as a single input is (its first frame, turned
     /// upright, in sRGB). The cells are the first image's shape, within `width`/COLUMNS and `height`/ROWS when the
-    /// rule bounds the sheet, else within ``contactSheetCell`` pixels a side; every other image is fitted into that cell (enlarged
+    /// rule bounds the sheet, else within ``contactSheetCell`` pixels a side (a first image smaller than that keeps
+    /// its size, and so do the cells); every other image is fitted into that cell (enlarged
     /// or reduced, keeping its aspect ratio). Cells left empty and the margins of fitted images are `background`
     /// (white by default; `transparent` where the target holds alpha). `quality` applies to lossy targets;
     /// `maxFileSize` as for any image.

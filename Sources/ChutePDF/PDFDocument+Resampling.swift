@@ -6,8 +6,8 @@ import Glibc
 
 extension PDFDocument {
     /// An image of a page that ``PDFEngine`` may store smaller: 8-bit grey or RGB samples (device or ICC),
-    /// compressed as a JPEG (`/DCTDecode`) or losslessly (`/FlateDecode`), without a colour-key mask, a stencil or a
-    /// decode array.
+    /// compressed as a JPEG (`/DCTDecode`) or losslessly (`/FlateDecode`), without a mask, a stencil or a decode
+    /// array.
     struct StoredImage {
         /// The image's stream.
         let object: qpdf_oh
@@ -19,7 +19,7 @@ extension PDFDocument {
         /// The size of its data as stored, in bytes.
         let storedBytes: Int
         /// Its resolution as estimated from the pages that show it: the pixels over the page's size, the lowest of
-        /// the page's two orientations, the highest over the pages. An image drawn smaller than its page is finer
+        /// the page's two orientations, the lowest over the pages. An image drawn smaller than its page is finer
         /// than this says, so an image is never taken for finer than it is.
         var dotsPerInch: Double
     }
@@ -54,7 +54,7 @@ extension PDFDocument {
                     max(width / size.height, height / size.width)
                 )
                 if let seen = images[id] {
-                    images[id]?.dotsPerInch = max(seen.dotsPerInch, image.dotsPerInch)
+                    images[id]?.dotsPerInch = min(seen.dotsPerInch, image.dotsPerInch)
                 } else {
                     images[id] = image
                     order.append(id)
@@ -93,7 +93,8 @@ extension PDFDocument {
         }
         guard name("/Subtype") == "/Image", integer("/BitsPerComponent") == 8,
             let width = integer("/Width"), let height = integer("/Height"), width > 0, height > 0,
-            !["/Mask", "/Decode", "/ImageMask"].contains(where: { self.has($0, in: dictionary) })
+            // A soft mask with `/Matte` must keep the image's size; a colour key would be moved by JPEG's losses.
+            !["/Mask", "/SMask", "/Decode", "/ImageMask"].contains(where: { self.has($0, in: dictionary) })
         else { return nil }
         // qpdf undoes Flate's predictors (its `/DecodeParms`); a JPEG's would change how its samples read.
         let filter = name("/Filter")

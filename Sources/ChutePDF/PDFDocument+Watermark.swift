@@ -82,8 +82,10 @@ extension PDFDocument {
                 fontSize = min(self.size * width / max(Self.width(of: text), 0.001), height / 2)
                 mark = (Self.width(of: text) * fontSize, (Self.capHeight + Self.descender) * fontSize)
             case .picture(let stamp):
-                let drawn = self.size * width
-                mark = (drawn, drawn * Double(stamp.height) / Double(stamp.width))
+                // As wide as `size` says, but never higher than half the page, as text is.
+                let aspect = Double(stamp.height) / Double(stamp.width)
+                let drawn = min(self.size * width, height / 2 / aspect)
+                mark = (drawn, drawn * aspect)
             }
             let radians = self.rotation * .pi / 180
             let (cosine, sine) = (cos(radians), sin(radians))
@@ -137,8 +139,8 @@ extension PDFDocument {
     /// the watermark, and the watermark's own content follows, with its font (Helvetica, not embedded) or picture
     /// (one image, with a soft mask for its transparency, shared by every page) and its opacity in the page's
     /// resources. It is placed in the page's own coordinates (its media box): on a page turned by `/Rotate` it turns
-    /// with the page. The corresponding C functions are `qpdf_oh_new_stream`, `qpdf_oh_replace_stream_data`,
-    /// `qpdf_make_indirect_object` and `qpdf_oh_replace_key`.
+    /// with the page. The corresponding C functions are `qpdf_oh_new_stream`, `qpdf_oh_replace_stream_data` and
+    /// `qpdf_oh_replace_key`.
     ///
     /// - Throws: ``PDFError`` with code `pages`.
     func addWatermark(_ watermark: Watermark) throws(PDFError) {
@@ -146,7 +148,7 @@ extension PDFDocument {
         let opacity = Self.number(watermark.opacity)
         var picture: qpdf_oh?
         if case .picture(let stamp) = watermark.mark {
-            picture = try self.makeImage(stamp)
+            picture = self.makeImage(stamp)
         }
         for page in try self.pages() {
             let box = self.mediaBox(of: page)
@@ -193,8 +195,8 @@ extension PDFDocument {
     }
 
     /// An image XObject of `stamp`'s samples (compressed with Flate when the file is written), with its alpha as a
-    /// soft mask, as one indirect object.
-    private func makeImage(_ stamp: Watermark.Stamp) throws(PDFError) -> qpdf_oh {
+    /// soft mask; a stream is an indirect object already, which every page refers to.
+    private func makeImage(_ stamp: Watermark.Stamp) -> qpdf_oh {
         let handle = self.handle
         func image(_ samples: [UInt8], gray: Bool) -> qpdf_oh {
             let stream = self.makeStream(samples)
@@ -215,9 +217,7 @@ extension PDFDocument {
         if let alpha = stamp.alpha {
             qpdf_oh_replace_key(handle, qpdf_oh_get_dict(handle, picture), "/SMask", image(alpha, gray: true))
         }
-        let indirect = qpdf_make_indirect_object(handle, picture)
-        try self.check(.pages, "qpdf_make_indirect_object")
-        return indirect
+        return picture
     }
 
     /// A number as PDF content writes it, with three decimals: `-12.5` → `-12.500` (never an exponent).

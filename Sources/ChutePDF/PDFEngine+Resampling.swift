@@ -11,13 +11,14 @@ extension PDFEngine {
     /// ``PDFDocument/resamplableImages()`` finds (8-bit grey or RGB, JPEG or Flate, no masks), their resolution
     /// estimated from the pages that show them; the others are left as they are.
     ///
-    /// - Returns: what was done, for the sidecar's `imagesResampled`, and the decoders' warnings.
+    /// - Returns: what was done, for the sidecar's `imagesResampled`, how many images were resampled, and the
+    ///   decoders' warnings.
     /// - Throws: ``ConversionFailure``: an image that does not decode is `corruptInput`, with the decoder's message.
     static func resampleImages(
         of document: PDFDocument,
         to dpi: Double,
         request: ConversionRequest
-    ) throws(ConversionFailure) -> (summary: String, warnings: [String]) {
+    ) throws(ConversionFailure) -> (summary: String, count: Int, warnings: [String]) {
         guard let jpeg = ImageEngine.descriptor.formats.first(where: { $0.name == "jpg" }) else {
             throw ConversionFailure(.internalError, "the image engine writes no jpg")
         }
@@ -34,8 +35,12 @@ extension PDFEngine {
                 try document.streamData(image.object, decoded: !image.isJPEG)
             }
             if image.isJPEG {
+                // A PDF shows a JPEG's samples as stored; the image engine turns a picture by its EXIF orientation,
+                // so a JPEG that has one other than upright is left as it is.
+                let (headers, _) = try ImageEngine.picture(from: pixels, request: request, decoding: false)
+                guard headers.orientation == 1 else { continue }
                 let (picture, decoded) = try ImageEngine.picture(from: pixels, request: request, decoding: true)
-                // A JPEG whose own orientation turned it, or whose samples are not the image's colour space, is left.
+                // A JPEG whose samples are not the image's colour space is left too.
                 guard picture.width == image.width, picture.height == image.height,
                     (picture.samples == .gray) == image.isGray
                 else { continue }
@@ -66,6 +71,6 @@ extension PDFEngine {
         let summary =
             "\(count) of \(images.count) images to \(OptionValue.number(dpi)) dpi"
             + (count > 0 ? ", \(before) bytes to \(after)" : "")
-        return (summary, warnings)
+        return (summary, count, warnings)
     }
 }

@@ -137,10 +137,12 @@ package struct PDFEngine: ConversionEngine {
         let pageCount = try Self.run { () throws(PDFError) in try document.pageCount() }
         progress(JobProgress(fraction: 0.5))
         let settings = PDFDocument.WriteSettings(compress: options[PDFOptions.compress] == true)
+        var resampledImages = 0
         if settings.compress, let dpi = options[PDFOptions.dpi] {
             let resampled = try Self.resampleImages(of: document, to: dpi, request: request)
             report.details["imagesResampled"] = resampled.summary
             report.warnings += resampled.warnings
+            resampledImages = resampled.count
         }
 
         if let split = options[PDFOptions.split] {
@@ -166,6 +168,9 @@ package struct PDFEngine: ConversionEngine {
                 if output.count >= sourceByteCount && onlyCompresses {
                     report.details["compressed"] =
                         "no: the rewrite was \(output.count) bytes, not smaller; the source's bytes were kept"
+                    if resampledImages > 0, let summary = report.details["imagesResampled"] {
+                        report.details["imagesResampled"] = summary + ", not kept: the source's bytes were"
+                    }
                     output = bytes
                 } else if output.count >= sourceByteCount {
                     report.details["compressed"] =

@@ -139,13 +139,18 @@ struct GroupMediaEndToEndTests {
         defer { harness.stop() }
         try await harness.start()
         let tracks = try harness.directory.makeDirectory("staging/session")
-        for (name, rate, seconds) in [("01.wav", 44100, 1.0), ("02.wav", 48000, 2.0), ("03.wav", 22050, 0.5)] {
+        // The second is 24-bit: the joined FLAC takes the deepest depth for every track (a FLAC decoder refuses a
+        // change of depth within a stream).
+        for (name, rate, seconds, codec) in [
+            ("01.wav", 44100, 1.0, "pcm_s16le"), ("02.wav", 48000, 2.0, "pcm_s24le"),
+            ("03.wav", 22050, 0.5, "pcm_s16le"),
+        ] {
             try MediaFixtures.makeClip(
                 at: tracks.appending(name),
                 width: nil,
                 seconds: seconds,
                 sampleRate: rate,
-                codecArguments: []
+                codecArguments: ["-c:a", codec]
             )
         }
         try CommandLineTool.run(["cp", "-r", tracks.string, harness.inbox.string])
