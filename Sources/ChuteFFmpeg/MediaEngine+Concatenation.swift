@@ -32,42 +32,15 @@ extension MediaEngine {
         /// The main video stream's colour description, if it has one.
         let colour: VideoColour?
         /// The codec configuration of the main video and audio streams, byte for byte.
-        let signature: [StreamSignature]
+        let signature: [StreamParameters]
         /// Whether the rule's options, on this clip alone, would copy its main streams into the target.
         let copiesAlone: Bool
     }
 
-    /// What a stream's packets need a decoder to be set up with: packets join into one stream only when it is equal.
-    private struct StreamSignature: Equatable {
-        let codecID: UInt32
-        let width: Int32
-        let height: Int32
-        let format: Int32
-        let sampleRate: Int32
-        let channels: Int32
-        let extradata: [UInt8]
-        let matrix: DisplayMatrix?
-
-        init(_ stream: UnsafePointer<AVStream>, matrix: DisplayMatrix?) {
-            let parameters = stream.pointee.codecpar.pointee
-            self.codecID = parameters.codec_id.rawValue
-            self.width = parameters.width
-            self.height = parameters.height
-            self.format = parameters.format
-            self.sampleRate = parameters.sample_rate
-            self.channels = parameters.ch_layout.nb_channels
-            self.extradata =
-                parameters.extradata.map {
-                    Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size)))
-                } ?? []
-            self.matrix = matrix
-        }
-    }
-
-    /// What the packets of one part's stream need to be decoded as the first part's: its codec, and for a picture
-    /// its size, pixel format and codec headers; for sound its sample format, rate, depth and channels (a FLAC
-    /// part's headers differ by its length and checksum, which a decoder of the join does not need).
-    private struct JoinedStream: Equatable, CustomStringConvertible {
+    /// What a stream's packets need a decoder to be set up with, so that packets of streams with equal parameters
+    /// join into one: its codec, picture size and pixel or sample format, sample rate, depth and channels, and its
+    /// codec headers byte for byte.
+    private struct StreamParameters: Equatable, CustomStringConvertible {
         let codecID: UInt32
         let width: Int32
         let height: Int32
@@ -75,9 +48,11 @@ extension MediaEngine {
         let sampleRate: Int32
         let bits: Int32
         let channels: Int32
-        let videoHeaders: [UInt8]
+        let headers: [UInt8]
 
-        init(_ parameters: AVCodecParameters) {
+        /// - Parameter soundHeaders: whether a sound stream's headers count; a FLAC part's differ by its length and
+        ///   checksum, which a decoder of the join does not need.
+        init(_ parameters: AVCodecParameters, soundHeaders: Bool = true) {
             self.codecID = parameters.codec_id.rawValue
             self.width = parameters.width
             self.height = parameters.height
@@ -85,8 +60,9 @@ extension MediaEngine {
             self.sampleRate = parameters.sample_rate
             self.bits = parameters.bits_per_raw_sample
             self.channels = parameters.ch_layout.nb_channels
-            self.videoHeaders =
-                parameters.codec_type == AVMEDIA_TYPE_VIDEO
+            let counts = soundHeaders || parameters.codec_type == AVMEDIA_TYPE_VIDEO
+            self.headers =
+                counts
                 ? parameters.extradata.map {
                     Array(UnsafeBufferPointer(start: $0, count: Int(parameters.extradata_size)))
                 } ?? [] : []
@@ -158,7 +134,9 @@ extension MediaEngine {
         guard let first = clips.first else {
             throw ConversionFailure(.unsupportedInput, "the group has no clip")
         }
-        let copies = clips.allSatisfy { $0.copiesAlone && $0.signature == first.signature }
+        let copies = clips.allSatisfy {
+            $0.copiesAlone && $0.signature == first.signature && $0.video?.displayMatrix == first.video?.displayMatrix
+        }
         let output = try MediaFile.create(at: request.output)
         var report: ConversionReport
         if copies {
@@ -342,9 +320,7 @@ extension MediaEngine {
             let video = profile.isVideo && bestVideo >= 0 ? sources[Int(bestVideo)] : nil
             let audio = bestAudio >= 0 ? sources[Int(bestAudio)] : nil
             let kept = [video, audio].compactMap { $0 }
-            let signature = kept.map { source in
-                StreamSignature(container.stream(at: source.index), matrix: source.displayMatrix)
-            }
+            let signature = kept.map { StreamParameters(container.stream(at: $0.index).pointee.codecpar.pointee) }
             var frameRate = AVRational(num: 25, den: 1)
             if let video {
                 let guessed = av_guess_frame_rate(container.context, container.stream(at: video.index), nil)
@@ -444,7 +420,7 @@ extension MediaEngine {
         into file: MediaFile
     ) throws(FFmpegError) -> (durations: [Double], repaired: Int) {
         let muxer = try OutputContainer(file: file, muxer: format.coder, fileExtension: format.name)
-        var firstParameters: [JoinedStream] = []
+        var firstParameters: [StreamParameters] = []
         var durations: [Double] = []
         var start = 0.0
         let packet = try Packet()
@@ -457,13 +433,16 @@ extension MediaEngine {
             let kept = [bestVideo, bestAudio].filter { $0 >= 0 }.map(Int.init)
             if index == 0 {
                 for source in kept {
-                    try Self.addStream(copying: container.stream(at: source), to: muxer)
+                    let stream = container.stream(at: source)
+                    _ = try muxer.addCopy(of: stream, codecTag: nil, matrix: SourceStream(stream).displayMatrix)
                 }
                 muxer.copyTags(from: container, stream: profile.isVideo ? nil : kept.last)
                 muxer.applyMetadataPolicy(CommonOptions.metadataPolicy(in: options))
                 try muxer.writeHeader()
             }
-            let parameters = kept.map { JoinedStream(container.stream(at: $0).pointee.codecpar.pointee) }
+            let parameters = kept.map {
+                StreamParameters(container.stream(at: $0).pointee.codecpar.pointee, soundHeaders: false)
+            }
             if index == 0 {
                 firstParameters = parameters
             }
@@ -505,25 +484,5 @@ extension MediaEngine {
         let repaired = muxer.repairedTimestamps
         try muxer.finish()
         return (durations, repaired)
-    }
-
-    /// Adds an output stream with `stream`'s parameters, for its packets copied unchanged.
-    private static func addStream(
-        copying stream: UnsafeMutablePointer<AVStream>,
-        to muxer: borrowing OutputContainer
-    ) throws(FFmpegError) {
-        let copy = try muxer.addStream()
-        try FFmpegError.check(
-            avcodec_parameters_copy(copy.pointee.codecpar, stream.pointee.codecpar),
-            .writeOutput,
-            "avcodec_parameters_copy"
-        )
-        copy.pointee.codecpar.pointee.codec_tag = 0
-        copy.pointee.time_base = stream.pointee.time_base
-        copy.pointee.avg_frame_rate = stream.pointee.avg_frame_rate
-        copy.pointee.r_frame_rate = stream.pointee.r_frame_rate
-        copy.pointee.sample_aspect_ratio = stream.pointee.sample_aspect_ratio
-        TagCopy.copy(from: stream.pointee.metadata, to: &copy.pointee.metadata)
-        try SourceStream(stream).displayMatrix?.attach(to: copy)
     }
 }

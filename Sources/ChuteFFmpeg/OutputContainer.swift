@@ -82,6 +82,35 @@ struct OutputContainer: ~Copyable {
         self.context.pointee.streams[Int(index)]!
     }
 
+    /// Adds a stream with `stream`'s parameters, for its packets copied unchanged: its codec parameters, time base,
+    /// disposition, aspect ratio, frame rates and tags, and `matrix` attached where given. The corresponding C
+    /// function is `avcodec_parameters_copy`.
+    ///
+    /// - Parameter codecTag: the tag for the codec in this container; `nil` lets the muxer pick its own, since the
+    ///   input container's tag may mean nothing in this one.
+    /// - Throws: ``FFmpegError`` with code `writeOutput`.
+    func addCopy(
+        of stream: UnsafeMutablePointer<AVStream>,
+        codecTag: UInt32?,
+        matrix: DisplayMatrix?
+    ) throws(FFmpegError) -> UnsafeMutablePointer<AVStream> {
+        let copy = try self.addStream()
+        try FFmpegError.check(
+            avcodec_parameters_copy(copy.pointee.codecpar, stream.pointee.codecpar),
+            .writeOutput,
+            "avcodec_parameters_copy"
+        )
+        copy.pointee.codecpar.pointee.codec_tag = codecTag ?? 0
+        copy.pointee.time_base = stream.pointee.time_base
+        copy.pointee.disposition = stream.pointee.disposition
+        copy.pointee.sample_aspect_ratio = stream.pointee.sample_aspect_ratio
+        copy.pointee.avg_frame_rate = stream.pointee.avg_frame_rate
+        copy.pointee.r_frame_rate = stream.pointee.r_frame_rate
+        TagCopy.copy(from: stream.pointee.metadata, to: &copy.pointee.metadata)
+        try matrix?.attach(to: copy)
+        return copy
+    }
+
     /// Copies the input's tags (title, artist, album, …) to the container, leaving out the source container's
     /// bookkeeping (see ``TagCopy``).
     ///

@@ -123,21 +123,7 @@ struct Transcoder {
         output: borrowing OutputContainer
     ) throws(FFmpegError) {
         let stream = input.stream(at: source.index)
-        let copy = try output.addStream()
-        try FFmpegError.check(
-            avcodec_parameters_copy(copy.pointee.codecpar, stream.pointee.codecpar),
-            .writeOutput,
-            "avcodec_parameters_copy"
-        )
-        // The input container's tag may mean nothing in the output's; the muxer picks its own for 0.
-        copy.pointee.codecpar.pointee.codec_tag = codecTag ?? 0
-        copy.pointee.time_base = stream.pointee.time_base
-        copy.pointee.disposition = stream.pointee.disposition
-        copy.pointee.sample_aspect_ratio = stream.pointee.sample_aspect_ratio
-        copy.pointee.avg_frame_rate = stream.pointee.avg_frame_rate
-        copy.pointee.r_frame_rate = stream.pointee.r_frame_rate
-        TagCopy.copy(from: stream.pointee.metadata, to: &copy.pointee.metadata)
-        try matrix?.attach(to: copy)
+        let copy = try output.addCopy(of: stream, codecTag: codecTag, matrix: matrix)
         self.clocks[source.index] = DecodingClock(stream)
         self.routes[source.index] = .copy(outputIndex: copy.pointee.index)
         self.copiedPackets[copy.pointee.index] = 0

@@ -35,7 +35,9 @@ extension PDFDocument {
         var images: [Int32: StoredImage] = [:]
         var order: [Int32] = []
         for page in try self.pages() {
-            guard let size = self.pageInches(page) else { continue }
+            let box = self.mediaBox(of: page)
+            let size = (width: (box.2 - box.0) / 72, height: (box.3 - box.1) / 72)
+            guard size.width > 0.01, size.height > 0.01 else { continue }
             let resources = qpdf_oh_get_key(handle, page, "/Resources")
             let objects = qpdf_oh_get_key(handle, resources, "/XObject")
             guard qpdf_oh_is_dictionary(handle, objects) == QPDF_TRUE else { continue }
@@ -63,18 +65,6 @@ extension PDFDocument {
         }
         try self.check(.pages, "qpdf_oh_get_key")
         return order.compactMap { images[$0] }
-    }
-
-    /// The page's media box in inches, or `nil` when it has none that makes sense.
-    private func pageInches(_ page: qpdf_oh) -> (width: Double, height: Double)? {
-        let handle = self.handle
-        let box = qpdf_oh_get_key(handle, page, "/MediaBox")
-        guard qpdf_oh_is_array(handle, box) == QPDF_TRUE, qpdf_oh_get_array_n_items(handle, box) == 4 else {
-            return nil
-        }
-        let values = (0..<4).map { qpdf_oh_get_numeric_value(handle, qpdf_oh_get_array_item(handle, box, Int32($0))) }
-        let size = (abs(values[2] - values[0]) / 72, abs(values[3] - values[1]) / 72)
-        return size.0 > 0.01 && size.1 > 0.01 ? size : nil
     }
 
     /// `object` as a ``StoredImage`` (with no resolution yet), or `nil` when it is not one.

@@ -229,7 +229,7 @@ extension PDFDocument {
     }
 
     /// The page's media box (x0, y0, x1, y1), or US Letter when it has none that reads.
-    private func mediaBox(of page: qpdf_oh) -> (Double, Double, Double, Double) {
+    func mediaBox(of page: qpdf_oh) -> (Double, Double, Double, Double) {
         let box = qpdf_oh_get_key(self.handle, page, "/MediaBox")
         guard qpdf_oh_is_array(self.handle, box) != QPDF_FALSE, qpdf_oh_get_array_n_items(self.handle, box) == 4 else {
             return (0, 0, 612, 792)
