@@ -13,7 +13,13 @@ let package = Package(
     name: "chute",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "chute", targets: ["chute"])
+        .executable(name: "chute", targets: ["chute"]),
+        // One worker executable per engine family, installed beside `chute` (or in ../lib/chute): each links only its
+        // own C libraries, so the daemon and the other workers never load them.
+        .executable(name: "chute-image-worker", targets: ["chute-image-worker"]),
+        .executable(name: "chute-media-worker", targets: ["chute-media-worker"]),
+        .executable(name: "chute-pdf-worker", targets: ["chute-pdf-worker"]),
+        .executable(name: "chute-document-worker", targets: ["chute-document-worker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -113,6 +119,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // What each engine writes and takes (formats, options, the checks of a rule), in Swift alone: the daemon reads
+        // rules with it without linking any engine's C libraries.
+        .target(
+            name: "ChuteCatalog",
+            dependencies: ["ChuteCore"],
+            swiftSettings: strictSettings
+        ),
         // Pure Swift: reads and edits the metadata segments and chunks of JPEG, PNG and WebP files.
         .target(
             name: "ChuteMetadata",
@@ -122,7 +135,7 @@ let package = Package(
         .target(
             name: "ChuteMagick",
             dependencies: [
-                "ChuteCore", "ChuteMetadata", "CMagickWand", "CHeif", "CLibRaw", "CTurboJPEG",
+                "ChuteCore", "ChuteCatalog", "ChuteMetadata", "CMagickWand", "CHeif", "CLibRaw", "CTurboJPEG",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
@@ -130,7 +143,7 @@ let package = Package(
         .target(
             name: "ChuteFFmpeg",
             dependencies: [
-                "ChuteCore", "CFFmpeg", "COpenCoreAMRNB", "CChuteLinux",
+                "ChuteCore", "ChuteCatalog", "CFFmpeg", "COpenCoreAMRNB", "CChuteLinux",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
@@ -138,7 +151,7 @@ let package = Package(
         .target(
             name: "ChuteDocuments",
             dependencies: [
-                "ChuteCore", "CLibreOfficeKit",
+                "ChuteCore", "ChuteCatalog", "CLibreOfficeKit",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
@@ -147,7 +160,7 @@ let package = Package(
             name: "ChutePDF",
             // ChuteMagick encodes rendered pages as JPEG and WebP, and decodes the images laid on pages.
             dependencies: [
-                "ChuteCore", "ChuteMagick", "CQPDF", "CPoppler",
+                "ChuteCore", "ChuteCatalog", "ChuteMagick", "CQPDF", "CPoppler",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
@@ -186,8 +199,7 @@ let package = Package(
         .target(
             name: "ChuteApp",
             dependencies: [
-                "ChuteCore", "ChuteWatch", "ChuteMagick", "ChuteFFmpeg", "ChuteDocuments", "ChutePDF", "ChuteRuntime",
-                "ChuteHTTP", "CChuteLinux",
+                "ChuteCore", "ChuteCatalog", "ChuteWatch", "ChuteRuntime", "ChuteHTTP", "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -198,10 +210,39 @@ let package = Package(
         .executableTarget(
             name: "chute",
             dependencies: [
-                "ChuteApp", "ChuteCore", "ChuteHTTP",
+                "ChuteApp", "ChuteCatalog", "ChuteCore", "ChuteHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // The worker side of the supervisor–worker protocol, shared by the worker executables below.
+        .target(
+            name: "ChuteWorker",
+            dependencies: [
+                "ChuteCore", "CChuteLinux",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "chute-image-worker",
+            dependencies: ["ChuteCatalog", "ChuteMagick", "ChuteWorker"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "chute-media-worker",
+            dependencies: ["ChuteCatalog", "ChuteCore", "ChuteFFmpeg", "ChuteWorker"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "chute-pdf-worker",
+            dependencies: ["ChuteCatalog", "ChutePDF", "ChuteWorker"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "chute-document-worker",
+            dependencies: ["ChuteCatalog", "ChuteDocuments", "ChuteWorker"],
             swiftSettings: strictSettings
         ),
 
@@ -223,7 +264,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChuteCoreTests",
-            dependencies: ["ChuteCore", "ChuteApp", "ChuteMagick", "ChuteFFmpeg", "ChuteTestSupport"],
+            dependencies: ["ChuteCore", "ChuteCatalog", "ChuteApp", "ChuteMagick", "ChuteFFmpeg", "ChuteTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -235,7 +276,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ChuteMagickTests",
-            dependencies: ["ChuteMagick", "ChuteMetadata", "ChuteApp", "ChuteCore", "ChuteTestSupport"],
+            dependencies: [
+                "ChuteMagick", "ChuteCatalog", "ChuteMetadata", "ChuteApp", "ChuteCore", "ChuteTestSupport",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -246,18 +289,22 @@ let package = Package(
         .testTarget(
             name: "ChuteFFmpegTests",
             // Depends on the executable so that the corpus test can run each file through `chute convert`.
-            dependencies: ["ChuteFFmpeg", "ChuteApp", "ChuteCore", "ChuteTestSupport", "chute"],
+            dependencies: [
+                "ChuteFFmpeg", "ChuteCatalog", "ChuteApp", "ChuteCore", "ChuteTestSupport", "chute",
+                "chute-media-worker",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ChutePDFTests",
-            dependencies: ["ChutePDF", "ChuteCore", "ChuteTestSupport"],
+            dependencies: ["ChutePDF", "ChuteCatalog", "ChuteCore", "ChuteTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ChuteRuntimeTests",
             dependencies: [
-                "ChuteRuntime", "ChuteApp", "ChuteCore", "ChuteMagick", "ChuteFFmpeg", "ChuteTestSupport",
+                "ChuteRuntime", "ChuteApp", "ChuteCatalog", "ChuteCore", "ChuteMagick", "ChuteFFmpeg",
+                "ChuteTestSupport",
                 "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -265,8 +312,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ChuteEndToEndTests",
-            // Depends on the executable so that `swift test` builds `chute`, which these tests launch.
-            dependencies: ["chute", "ChuteCore", "ChuteTestSupport", "CChuteLinux"],
+            // Depends on the executables so that `swift test` builds `chute` and its workers, which these tests launch.
+            dependencies: [
+                "chute", "chute-image-worker", "chute-media-worker", "chute-pdf-worker", "chute-document-worker",
+                "ChuteCore", "ChuteTestSupport", "CChuteLinux",
+            ],
             swiftSettings: strictSettings
         ),
     ],

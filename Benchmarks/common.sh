@@ -1,8 +1,8 @@
 # Sourced by the benchmark scripts: the binary to time, and the clock.
 #
-# `release_binary PRODUCT` prints the path of a release build of PRODUCT, building it first. For `chute`,
-# CHUTE=path/to/chute names an existing build to time instead (such as a release build made earlier, so that
-# nothing is compiled while a benchmark runs). CHUTE_SCRATCH_PATH, when set, is passed to
+# `release_binary PRODUCT` prints the path of a release build of PRODUCT, building it first (for `chute`, with the
+# worker executables it starts, which sit beside it). For `chute`, CHUTE=path/to/chute names an existing build to
+# time instead (such as a release build made earlier, so that nothing is compiled while a benchmark runs). CHUTE_SCRATCH_PATH, when set, is passed to
 # `swift build --scratch-path` (a checkout shared by several builds).
 release_binary() {
     if [ "$1" = chute ] && [ -n "${CHUTE:-}" ]; then
@@ -11,7 +11,11 @@ release_binary() {
     fi
     local build=(swift build -c release)
     [ -n "${CHUTE_SCRATCH_PATH:-}" ] && build+=(--scratch-path "$CHUTE_SCRATCH_PATH")
-    "${build[@]}" --product "$1" >/dev/null
+    local product
+    for product in "$1" $([ "$1" = chute ] && echo chute-image-worker chute-media-worker chute-pdf-worker \
+        chute-document-worker); do
+        "${build[@]}" --product "$product" >/dev/null
+    done
     echo "$("${build[@]}" --show-bin-path)/$1"
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the Debian package chute_VERSION_ARCH.deb with dpkg-deb alone: the binary as /usr/bin/chute, the repository's
+# Builds the Debian package chute_VERSION_ARCH.deb with dpkg-deb alone: the binary as /usr/bin/chute and the engines'
+# worker executables (beside it in the build) in /usr/lib/chute, the repository's
 # systemd unit with its paths moved to /usr, deploy/rules.yaml as the conffile /etc/chute/rules.yaml, a man page
 # generated from the CLI's own help, the docs, and the maintainer scripts of deploy/debian (the `chute` user,
 # /var/lib/chute, the service enabled).
@@ -7,7 +8,7 @@
 #   bash scripts/build-deb.sh [--binary PATH] [--out DIR] [--compression xz|gzip|none] [--allow-unpackaged-libraries]
 #
 # Without --binary it builds the release binary with the Swift runtime linked in (--static-swift-stdlib), so the
-# package depends only on Debian's libraries. Depends: is read from the binary itself: each shared library it names
+# package depends only on Debian's libraries. Depends: is read from the binaries themselves: each shared library they name
 # (NEEDED), found with ldd, belongs to a Debian package (dpkg -S), whose shlibs file gives the dependency with its
 # version. A library that no package owns stops the build, unless --allow-unpackaged-libraries (for a debug binary
 # that loads the Swift runtime from the toolchain: that package runs only where the toolchain is).
@@ -37,10 +38,15 @@ done
 
 if [ -z "$binary" ]; then
     echo "build-deb.sh: building chute (release, Swift runtime linked in)" >&2
-    swift build -c release --static-swift-stdlib --product chute >&2
+    for product in chute chute-image-worker chute-media-worker chute-pdf-worker chute-document-worker; do
+        swift build -c release --static-swift-stdlib --product "$product" >&2
+    done
     binary="$(swift build -c release --static-swift-stdlib --show-bin-path)/chute"
 fi
-[ -x "$binary" ] || { echo "build-deb.sh: $binary is not an executable" >&2; exit 1; }
+workers=("$(dirname "$binary")"/chute-{image,media,pdf,document}-worker)
+for executable in "$binary" "${workers[@]}"; do
+    [ -x "$executable" ] || { echo "build-deb.sh: $executable is not an executable" >&2; exit 1; }
+done
 mkdir -p "$out"
 
 # Version: what the binary says it is; a build from a commit that is not tagged with it also carries the number of
@@ -59,7 +65,7 @@ work=$(mktemp -d /tmp/chute-deb-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 root="$work/root"
 
-# --- Depends, from the libraries the binary names ---------------------------------------------------------------
+# --- Depends, from the libraries the binaries name ---------------------------------------------------------------
 
 # The package that owns a library file, trying the path as ldd printed it, its target, and its twin across the
 # merged /usr (dpkg's database names a file where its package put it, /lib or /usr/lib).
@@ -94,32 +100,34 @@ dependency_for() {
     echo "${package%%:*}"
 }
 
-ldd_output=$(ldd "$binary")
-if grep -q 'not found' <<<"$ldd_output"; then
-    echo "build-deb.sh: $binary names libraries that are not installed:" >&2
-    grep 'not found' <<<"$ldd_output" >&2
-    exit 1
-fi
 dependencies=()
 unpackaged=()
-while read -r soname; do
-    path=$(awk -v soname="$soname" '$1 == soname && $2 == "=>" { print $3; exit }
-        $1 ~ ("/" soname "$") { print $1; exit }' <<<"$ldd_output")
-    if [ -n "$path" ] && package=$(owner_of "$path"); then
-        dependencies+=("$(dependency_for "$package" "$soname")")
-    else
-        unpackaged+=("$soname (${path:-not found by ldd})")
+for executable in "$binary" "${workers[@]}"; do
+    ldd_output=$(ldd "$executable")
+    if grep -q 'not found' <<<"$ldd_output"; then
+        echo "build-deb.sh: $executable names libraries that are not installed:" >&2
+        grep 'not found' <<<"$ldd_output" >&2
+        exit 1
     fi
-done < <(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+    while read -r soname; do
+        path=$(awk -v soname="$soname" '$1 == soname && $2 == "=>" { print $3; exit }
+            $1 ~ ("/" soname "$") { print $1; exit }' <<<"$ldd_output")
+        if [ -n "$path" ] && package=$(owner_of "$path"); then
+            dependencies+=("$(dependency_for "$package" "$soname")")
+        else
+            unpackaged+=("$soname (${path:-not found by ldd})")
+        fi
+    done < <(readelf -d "$executable" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+done
 if [ "${#unpackaged[@]}" -gt 0 ]; then
     if [ "$allow_unpackaged" = false ]; then
-        echo "build-deb.sh: no Debian package provides these libraries of $binary:" >&2
-        printf '  %s\n' "${unpackaged[@]}" >&2
+        echo "build-deb.sh: no Debian package provides these libraries of the binaries:" >&2
+        printf '  %s\n' "${unpackaged[@]}" | sort -u >&2
         echo "  (a release build with --static-swift-stdlib links the Swift runtime in; see --help)" >&2
         exit 1
     fi
     echo "build-deb.sh: warning: no Debian package provides these libraries; the package runs only where they are:" >&2
-    printf '  %s\n' "${unpackaged[@]}" >&2
+    printf '  %s\n' "${unpackaged[@]}" | sort -u >&2
 fi
 # The maintainer scripts run adduser.
 dependencies+=("adduser")
@@ -128,6 +136,9 @@ depends=$(printf '%s\n' "${dependencies[@]}" | sort -u | paste -sd, - | sed 's/,
 # --- The files --------------------------------------------------------------------------------------------------
 
 install -D -m 0755 "$binary" "$root/usr/bin/chute"
+# The daemon starts each engine's worker from ../lib/chute beside its own folder.
+install -d "$root/usr/lib/chute"
+install -m 0755 "${workers[@]}" "$root/usr/lib/chute/"
 
 # The repository's unit, with the binary and the docs where the package puts them. Each substitution must have
 # happened: a unit that still names /usr/local would start nothing.

@@ -1,3 +1,4 @@
+import ChuteCatalog
 import ChuteCore
 import ChuteHTTP
 import ChuteRuntime
@@ -24,12 +25,12 @@ package struct ChuteApplication {
     ///   - config: a validated configuration.
     ///   - configFile: the rules file `config` was read from, read again on SIGHUP.
     ///   - journal: the journal's database file, created if needed.
-    ///   - workerExecutable: the `chute` binary to start workers from.
+    ///   - chute: the running `chute` binary, beside which the workers are found.
     package init(
         config: ChuteConfig,
         configFile: FilePath,
         journal: FilePath,
-        workerExecutable: FilePath,
+        chute: FilePath,
         logger: Logger
     ) {
         self.config = config
@@ -37,25 +38,43 @@ package struct ChuteApplication {
         self.journalPath = journal
         self.logger = logger
         self.launcher = Self.launcher(
-            for: workerExecutable,
+            beside: chute,
             settings: config.settings,
             threads: Self.budget(config.settings).threads
         )
     }
 
-    /// The launcher that starts `executable worker --engine NAME` with the settings' scheduling priorities.
+    /// The launcher that starts an engine's worker, `chute-image-worker --engine image`, with the settings'
+    /// scheduling priorities.
     ///
-    /// - Parameter threads: each engine's threads per job (`--threads`); an engine left out lets its library choose,
-    ///   as `chute convert`, which runs one job at a time, does.
+    /// - Parameters:
+    ///   - chute: the running `chute`; each worker executable is in `../lib/chute` from its folder (as installed) or
+    ///     beside it (a build).
+    ///   - threads: each engine's threads per job (`--threads`); an engine left out lets its library choose, as
+    ///     `chute convert`, which runs one job at a time, does.
     package static func launcher(
-        for executable: FilePath,
+        beside chute: FilePath,
         settings: Settings,
         threads: [EngineKind: Int] = [:]
     ) -> WorkerLauncher {
         let priorities = ["--niceness", String(settings.niceness), "--io-priority", settings.ioPriority.description]
-        return WorkerLauncher(executable: executable) { engine in
-            ["worker", "--engine", engine.rawValue] + priorities + ["--threads", String(threads[engine] ?? 0)]
+        let folder = chute.removingLastComponent()
+        let installed = folder.removingLastComponent().appending("lib/chute")
+        var executables: [EngineKind: FilePath] = [:]
+        for engine in Engines.registry.engines {
+            let packaged = installed.appending(engine.worker)
+            executables[engine.kind] =
+                FileManager.default.isExecutableFile(atPath: packaged.string)
+                ? packaged : folder.appending(engine.worker)
         }
+        return WorkerLauncher(
+            executable: { [executables] engine in
+                executables[engine] ?? folder.appending("chute-\(engine.rawValue)-worker")
+            },
+            arguments: { engine in
+                ["--engine", engine.rawValue] + priorities + ["--threads", String(threads[engine] ?? 0)]
+            }
+        )
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.

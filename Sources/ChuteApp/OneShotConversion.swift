@@ -1,3 +1,4 @@
+import ChuteCatalog
 import ChuteCore
 import ChuteRuntime
 import Foundation
@@ -24,7 +25,7 @@ package struct OneShotConversion {
         output: FilePath,
         options: ConversionOptions,
         overwrite: Bool,
-        workerExecutable: FilePath,
+        chute: FilePath,
         limits: JobLimits,
         logger: Logger
     ) {
@@ -32,7 +33,7 @@ package struct OneShotConversion {
         self.output = output
         self.options = options
         self.overwrite = overwrite
-        self.launcher = ChuteApplication.launcher(for: workerExecutable, settings: Settings())
+        self.launcher = ChuteApplication.launcher(beside: chute, settings: Settings())
         self.limits = limits
         self.logger = logger
     }

@@ -1,3 +1,4 @@
+import ChuteCatalog
 import ChuteCore
 import ChuteRuntime
 import Glibc

@@ -1,3 +1,4 @@
+import ChuteCatalog
 import ChuteCore
 
 /// A format the document engine writes, named as LibreOfficeKit's `saveAs` names it (the usual extension).

@@ -1,4 +1,5 @@
 import CLibreOfficeKit
+import ChuteCatalog
 import Foundation
 import SystemPackage
 

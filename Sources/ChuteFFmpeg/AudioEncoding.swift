@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// The audio codec Chute writes for a target, with the encoder and sample format it uses.
@@ -26,7 +27,8 @@ struct AudioEncoding {
     ///   - codec: the target's codec.
     ///   - sourceBits: the source's bits per sample.
     ///   - pcmCodecs: the container's 16-bit PCM, then its 24-bit PCM if it holds one (``TargetProfile``).
-    init(codec: AudioCodec?, sourceBits: Int, pcmCodecs: [AVCodecID]) {
+    init(codec: AudioCodec?, sourceBits: Int, pcmCodecs declared: [PCMCodec]) {
+        let pcmCodecs = declared.map(\.codecID)
         let deep = sourceBits > 16
         switch codec {
         case nil, .pcm?:

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// Decodes one audio stream, resamples it in a ``FilterGraph`` and encodes it.

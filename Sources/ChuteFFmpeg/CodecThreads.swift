@@ -6,10 +6,10 @@ import Synchronization
 /// bit for bit: x264's output depends on its thread count).
 ///
 /// The daemon sizes it from its CPU budget, so that a video job uses the cores the budget gives it and no more: on two
-/// cores, two jobs do not each start two threads per core (``MediaEngine/videoDescriptor``'s `make`). Fewer cores
-/// than the machine's give each library the threads its own choice would give on a machine of that many cores: a
-/// frame-threaded decoder one more than the cores, an encoder one and a half times the cores (x264's rule: its frame
-/// threads wait on each other), a filter graph the cores.
+/// cores, two jobs do not each start two threads per core (``MediaEngine/init(kind:threadsPerJob:progressInterval:)``).
+/// Fewer cores than the machine's give each library the threads its own choice would give on a machine of that many
+/// cores: a frame-threaded decoder one more than the cores, an encoder one and a half times the cores (x264's rule:
+/// its frame threads wait on each other), a filter graph the cores.
 ///
 /// - Important: process-wide, like FFmpeg's log callback. A worker process runs one engine, one job at a time, and
 ///   sets this once, when it makes its engine, before its first job; tests that convert in-process leave it at 0.

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 extension VideoCodec {
@@ -33,28 +34,6 @@ extension VideoCodec {
         }
     }
 
-    /// The constant-quality level when the rule sets neither `crf` nor `videoBitrate`, or `nil` for the older codecs,
-    /// which have no constant-quality mode (``quantizer``).
-    var defaultCRF: Int? {
-        switch self {
-        case .h264: return 23
-        case .hevc: return 28
-        case .vp9, .av1: return 32
-        case .mpeg4, .mpeg1video, .mpeg2video, .wmv2, .flv1, .rv10, .theora, .amv: return nil
-        }
-    }
-
-    /// The fixed quantizer of the codecs without a constant-quality mode when the rule sets no `videoBitrate`: 3 on
-    /// the 2–31 scale of FFmpeg's MPEG-family encoders (lower is better; their default of 200 kb/s is blocky), 7 on
-    /// Theora's 0–10 (higher is better).
-    var quantizer: Int? {
-        switch self {
-        case .h264, .hevc, .vp9, .av1: return nil
-        case .theora: return 7
-        case .mpeg4, .mpeg1video, .mpeg2video, .wmv2, .flv1, .rv10, .amv: return 3
-        }
-    }
-
     /// The pixel format the encoder is given: 8-bit 4:2:0, in full range for AMV (its only format).
     var pixelFormat: AVPixelFormat {
         self == .amv ? AV_PIX_FMT_YUVJ420P : AV_PIX_FMT_YUV420P
@@ -83,38 +62,6 @@ extension AudioCodec {
         }
     }
 
-    /// The sample rates of the encoders that take only some (LAME, libopus, FFmpeg's AAC, …); `nil` for those that
-    /// take any rate from 8000 to 192000 Hz.
-    var sampleRates: [Int]? {
-        switch self {
-        case .mp3: return [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
-        case .opus: return [8000, 12000, 16000, 24000, 48000]
-        case .aac: return [7350, 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
-        case .mp2: return [16000, 22050, 24000, 32000, 44100, 48000]
-        case .ac3: return [32000, 44100, 48000]
-        case .dts: return [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
-        case .speex: return [8000, 16000, 32000]
-        case .amrNB, .gsm: return [8000]
-        case .amvAudio: return [22050]
-        case .vorbis, .flac, .wavpack, .pcm, .wmav2: return nil
-        }
-    }
-
-    /// The most channels the encoder takes, or `nil` for the 8 of the `channels` option.
-    var maxChannels: Int? {
-        switch self {
-        case .mp3, .mp2, .wmav2, .speex: return 2
-        case .ac3, .dts: return 6
-        case .amrNB, .gsm, .amvAudio: return 1
-        case .aac, .opus, .vorbis, .flac, .wavpack, .pcm: return nil
-        }
-    }
-
-    /// Whether the codec is lossless, which takes no bitrate.
-    var isLossless: Bool {
-        self == .flac || self == .wavpack || self == .pcm
-    }
-
     /// The encoder that writes it. AMR-NB has none in Debian's FFmpeg: Chute encodes it with opencore-amrnb
     /// (``AMRNBEncoder``).
     var encoderName: String {
@@ -136,4 +83,21 @@ extension AudioCodec {
         case .amvAudio: return "adpcm_ima_amv"
         }
     }
+}
+
+extension PCMCodec {
+    /// FFmpeg's codec.
+    var codecID: AVCodecID {
+        switch self {
+        case .signed16LittleEndian: AV_CODEC_ID_PCM_S16LE
+        case .signed24LittleEndian: AV_CODEC_ID_PCM_S24LE
+        case .signed16BigEndian: AV_CODEC_ID_PCM_S16BE
+        case .signed24BigEndian: AV_CODEC_ID_PCM_S24BE
+        }
+    }
+}
+
+extension FrameRate {
+    /// The rate as FFmpeg's fraction.
+    var rational: AVRational { AVRational(num: self.numerator, den: self.denominator) }
 }

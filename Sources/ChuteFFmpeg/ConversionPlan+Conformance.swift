@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 
 /// The one shape every clip of a group is re-encoded to when the clips differ, so that their packets join into one
 /// stream of one codec configuration (``MediaEngine/concatenate(_:request:progress:)``): a picture size, a frame

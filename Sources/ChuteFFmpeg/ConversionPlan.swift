@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// What to do with each input stream: which are kept, and whether each is copied as it is or re-encoded, with what
@@ -249,7 +250,7 @@ struct ConversionPlan {
             filters: filters,
             maxFrameRate: options[MediaOptions.maxFrameRate],
             keptMatrix: keptMatrix,
-            frameRates: self.profile.frameRates
+            frameRates: self.profile.frameRates?.map(\.rational)
         )
     }
 

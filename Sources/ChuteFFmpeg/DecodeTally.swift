@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 
 /// Counts one stream's packets, decoded frames and decoding errors, and judges them at the end.
 ///

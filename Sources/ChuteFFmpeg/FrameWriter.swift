@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// Writes a picture made from a video through FFmpeg's image encoders: a poster frame (`jpg`, `png`, `webp`) or a

@@ -1,26 +1,7 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 import SystemPackage
-
-extension MediaOptions {
-    /// The options a group of clips joined into one file takes: those that set the output's size, codecs and
-    /// metadata. Options that edit each clip's time or picture (trim, crop, speed, loudness, …) would apply to every
-    /// clip alike, which a rule that joins clips hardly means.
-    static let groupKeys: Set<String> = [
-        CommonOptions.width.key, CommonOptions.height.key, Self.upscale.key, Self.videoCodec.key, Self.crf.key,
-        Self.videoBitrate.key, Self.preset.key, Self.audioCodec.key, Self.audioBitrate.key, Self.channels.key,
-        Self.sampleRate.key, CommonOptions.metadata.key, CommonOptions.strip.key,
-    ]
-
-    /// The media engines' ``EngineDescriptor/joinsGroups``: every video and audio target joins clips, with the
-    /// options of ``groupKeys`` alone.
-    @Sendable static func checkGroup(_ format: TargetFormat, _ options: ConversionOptions) -> String? {
-        let refused = options.values.keys.filter { !Self.groupKeys.contains($0) }.sorted()
-        guard !refused.isEmpty else { return nil }
-        return "clips joined into one \(format.name) (groupBy) take only the options that set the output ("
-            + Self.groupKeys.sorted().joined(separator: ", ") + "), not " + refused.joined(separator: ", ")
-    }
-}
 
 extension MediaEngine {
     /// One clip of a group, as first read: its main streams and what its packets must match to join the others'.
@@ -397,7 +378,9 @@ extension MediaEngine {
             width: size.width,
             height: size.height,
             frameRate: profile.frameRates.map { rates in
-                rates.min { abs(av_q2d($0) - av_q2d(first.frameRate)) < abs(av_q2d($1) - av_q2d(first.frameRate)) }!
+                rates.map(\.rational).min {
+                    abs(av_q2d($0) - av_q2d(first.frameRate)) < abs(av_q2d($1) - av_q2d(first.frameRate))
+                }!
             } ?? first.frameRate,
             sampleRate: clips.compactMap(\.audio?.sampleRate).max() ?? 48_000,
             channels: clips.compactMap(\.audio?.channels).max() ?? 2,

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 import SystemPackage
 
@@ -37,10 +38,15 @@ package struct MediaEngine: ConversionEngine {
     /// - Parameters:
     ///   - kind: `.video` or `.audio`. Either engine converts to any video or audio target (audio is extracted from
     ///     videos by the audio lane); the kind only names the lane the engine serves.
+    ///   - threadsPerJob: the threads its codecs and filters may use (the daemon's CPU budget for a job of the lane),
+    ///     or 0 to let FFmpeg choose, as the `ffmpeg` CLI does; `nil` leaves the process's setting as it is.
     ///   - progressInterval: the least time between two progress reports (one a second by default, which is what
     ///     the supervisor's log needs; tests pass zero to see every report).
-    package init(kind: EngineKind, progressInterval: Duration = .seconds(1)) {
+    package init(kind: EngineKind, threadsPerJob: Int? = nil, progressInterval: Duration = .seconds(1)) {
         precondition(kind == .video || kind == .audio, "the media engine serves the video and audio lanes")
+        if let threadsPerJob {
+            CodecThreads.set(threadsPerJob)
+        }
         self.kind = kind
         self.progressInterval = progressInterval
     }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// Reads a freshly written output back, through the descriptor it was written with, and checks that it decodes and

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 
 /// What the planner needs to know about one input stream, read once from its `AVStream`.
 struct SourceStream {

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// How one video or audio option bears on copying a stream's packets as they are.
@@ -106,5 +107,19 @@ extension MediaOptions {
             height: options[CommonOptions.height],
             upscale: options[Self.upscale] == true
         )
+    }
+}
+
+extension MediaOptions {
+    /// Whether a stream may be copied under the rule's trim: only when it may be cut on keyframes.
+    static let copiesOnKeyframes: StreamCopy.Condition = { _, options in
+        options[Self.trimExact] == false
+    }
+
+    /// Whether the rule's `rotate` can be said by the display matrix alone, the packets copied: the source's matrix
+    /// does not mirror, and nothing else moves the pixels. (The container must keep a matrix too, which the plan
+    /// checks.)
+    static let turnsByMatrix: StreamCopy.Condition = { source, options in
+        source.displayMatrix?.isMirrored != true && !VideoGeometry(options).editsPixels
     }
 }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 
 /// Re-encodes one text subtitle stream into the codec the container holds: 3GPP timed text (`mov_text`) for MP4
 /// and MOV, WebVTT for WebM, SubRip for Matroska.

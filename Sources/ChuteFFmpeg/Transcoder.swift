@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// Reads the input once and sends each packet of a kept stream to its output stream: copied unchanged, or through

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// The part of the input a rule keeps (`start`, `end`, `duration`), resolved against the file: where the output

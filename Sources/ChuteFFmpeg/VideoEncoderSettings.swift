@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// The video encoder's settings for a rule: codec, quality or bitrate, speed.

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCatalog
 import ChuteCore
 
 /// Decodes one video stream, turns, scales and converts its frames in a ``FilterGraph``, and encodes them.

@@ -1,18 +1,8 @@
+import ChuteCatalog
 import ChuteCore
 import SystemPackage
 
 extension ImageEngine {
-    /// The formats whose group becomes one animation, each image a frame (without `tiles`).
-    static let animatedFormats: Set<String> = ["gif", "webp"]
-
-    /// The image engine's ``EngineDescriptor/joinsGroups``: a group becomes a contact sheet with `tiles`, else an
-    /// animation, which only GIF and WebP hold.
-    @Sendable static func checkGroup(_ format: TargetFormat, _ options: ConversionOptions) -> String? {
-        guard options[ImageOptions.tiles] == nil, !Self.animatedFormats.contains(format.name) else { return nil }
-        return "images joined into one \(format.name) (groupBy) make a contact sheet, which needs 'tiles' "
-            + "(COLUMNSxROWS, such as 4x3); only gif and webp make an animation without it"
-    }
-
     /// Reads one image of a group as a single input is read (its types, limits and warnings), keeping its first
     /// frame, turned upright, in sRGB.
     static func groupImage(
@@ -66,7 +56,7 @@ extension ImageEngine {
         request: ConversionRequest,
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> ConversionReport {
-        guard Self.animatedFormats.contains(request.format.name) else {
+        guard ImageOptions.animatedFormats.contains(request.format.name) else {
             throw ConversionFailure(
                 .unsupportedInput,
                 "a group of images becomes an animated GIF or WebP, not \(request.format.name)"

@@ -1,3 +1,4 @@
+import ChuteCatalog
 import ChuteCore
 
 /// A picture that another engine lays out or stores itself: the PDF engine puts images on pages.

@@ -1,4 +1,5 @@
 import CMagickWand
+import ChuteCatalog
 import ChuteCore
 import ChuteMetadata
 import SystemPackage
@@ -21,13 +22,6 @@ package struct ImageEngine: ConversionEngine {
     /// The largest input accepted, in bytes.
     static let inputByteLimit = 1 << 30
 
-    /// The image types Chute decodes, each with the only ImageMagick coder allowed to read it (`docs/formats.md`
-    /// lists them; a test holds the two together).
-    package static let decoders: [MediaType: String] = [
-        .jpeg: "JPEG", .png: "PNG", .gif: "GIF", .webp: "WEBP", .heif: "HEIC", .avif: "AVIF", .tiff: "TIFF",
-        .bmp: "BMP", .jpeg2000: "JP2", .openexr: "EXR", .netpbm: "PNM", .tga: "TGA", .psd: "PSD", .ico: "ICO",
-        .radiance: "HDR", .sgi: "SGI", .sunraster: "SUN", .xwd: "XWD",
-    ]
     /// The input types whose frames are animation frames, drawn onto a shared canvas, rather than pages.
     private static let animatedTypes: Set<MediaType> = [.gif, .webp]
     /// The bits per sample of raw RGB and YUV outputs, which have no header to say it.
@@ -254,7 +248,7 @@ package struct ImageEngine: ConversionEngine {
         if Self.rawTypes.contains(type) {
             return (type, nil)
         }
-        guard let coder = Self.decoders[type] else {
+        guard let coder = ImageOptions.decoders[type] else {
             throw ConversionFailure(.unsupportedInput, "the content is \(type.rawValue), not an image Chute decodes")
         }
         if type == .png, let size = Self.declaredPNGSize(bytes) {

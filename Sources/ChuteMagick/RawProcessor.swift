@@ -1,4 +1,5 @@
 import CLibRaw
+import ChuteCatalog
 
 /// Owns one `libraw_data_t` that has opened a camera RAW file held in memory (DNG, CR2, CR3, NEF, ARW, RAF, ORF,
 /// RW2), and turns its raw sensor data into an image.

@@ -1,4 +1,5 @@
 import CMagickWand
+import ChuteCatalog
 import ChuteCore
 import SystemPackage
 
@@ -77,7 +78,7 @@ struct Watermark: Equatable {
     /// The image file's first frame, upright, scaled to `width` pixels wide, with an alpha channel.
     private static func imageMark(_ path: String, width: Int) throws(MagickError) -> Wand {
         let bytes = try Self.read(path)
-        guard let type = MediaType.sniff(bytes), let coder = ImageEngine.decoders[type] else {
+        guard let type = MediaType.sniff(bytes), let coder = ImageOptions.decoders[type] else {
             throw MagickError(
                 code: .watermark,
                 function: "watermark",

@@ -1,3 +1,4 @@
+import ChuteCatalog
 import ChuteCore
 import ChuteMagick
 
@@ -19,7 +20,7 @@ extension PDFEngine {
         to dpi: Double,
         request: ConversionRequest
     ) throws(ConversionFailure) -> (summary: String, count: Int, warnings: [String]) {
-        guard let jpeg = ImageEngine.descriptor.formats.first(where: { $0.name == "jpg" }) else {
+        guard let jpeg = Engines.image.formats.first(where: { $0.name == "jpg" }) else {
             throw ConversionFailure(.internalError, "the image engine writes no jpg")
         }
         let images = try Self.run { () throws(PDFError) in try document.resamplableImages() }

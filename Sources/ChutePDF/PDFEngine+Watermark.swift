@@ -1,3 +1,4 @@
+import ChuteCatalog
 import ChuteCore
 import ChuteMagick
 

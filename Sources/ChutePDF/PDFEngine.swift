@@ -1,4 +1,5 @@
 import CQPDF
+import ChuteCatalog
 import ChuteCore
 import ChuteMagick
 import SystemPackage
@@ -27,23 +28,6 @@ package struct PDFEngine: ConversionEngine {
     package var libraries: [String: String] {
         ["qpdf": qpdf_get_qpdf_version().map { String(cString: $0) } ?? "unknown"]
     }
-
-    /// The PDF engine's lane, format and options.
-    package static let descriptor = EngineDescriptor(
-        kind: .pdf,
-        library: "qpdf (C API); poppler (GLib) and cairo to render pages",
-        reads: [.pdf, .image],
-        concurrency: .perCore,
-        formats: [TargetFormat(name: "pdf", category: .pdf, engine: .pdf, coder: "pdf", holdsSeveralFrames: true)],
-        options: PDFOptions.specs,
-        alsoWrites: [
-            EngineDescriptor.AlsoWrites(["jpg", "png", "webp"], from: [.pdf], options: PDFOptions.renderingKeys)
-        ],
-        // A group of PDFs and images is merged: the pages of each PDF and a page for each image, in order; every
-        // option then applies to the merged document.
-        joinsGroups: { _, _ in nil },
-        make: { _ in PDFEngine() }
-    )
 
     /// Converts `request.input` into `request.output`, or into one part per page or range with `split`.
     ///

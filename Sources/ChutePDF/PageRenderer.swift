@@ -1,4 +1,5 @@
 import CPoppler
+import ChuteCatalog
 
 /// Owns one poppler document (`PopplerDocument`, a GObject) and draws its pages into cairo image surfaces, encoded
 /// as PNG or handed back as pixels.

@@ -47,7 +47,7 @@ package final class WorkerProcess {
     /// - Throws: ``ConversionFailure`` (`.engineUnavailable`) when the child cannot start or dies before it is ready.
     package init(launcher: WorkerLauncher, engine: EngineKind, logger: Logger) async throws(ConversionFailure) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: launcher.executable.string)
+        process.executableURL = URL(fileURLWithPath: launcher.executable(engine).string)
         process.arguments = launcher.arguments(engine)
         let input = Pipe()
         let output = Pipe()

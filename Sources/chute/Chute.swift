@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChuteApp
+import ChuteCatalog
 import ChuteCore
 import Foundation
 import Logging
@@ -13,7 +14,7 @@ struct Chute: AsyncParsableCommand {
         version: ChuteVersion.current,
         subcommands: [
             Run.self, Check.self, Explain.self, Convert.self, Schema.self, Status.self, Jobs.self, Show.self,
-            Retry.self, Cancel.self, Pause.self, Resume.self, Worker.self,
+            Retry.self, Cancel.self, Pause.self, Resume.self,
         ]
     )
 }
@@ -44,7 +45,7 @@ struct LoggingOptions: ParsableArguments {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
-/// The path of the running executable, from which workers are started.
+/// The path of the running executable, beside which the workers are found.
 func currentExecutable() -> FilePath {
     FilePath((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
 }
@@ -89,7 +90,7 @@ extension Chute {
                 config: config,
                 configFile: FilePath(self.config),
                 journal: journal,
-                workerExecutable: currentExecutable(),
+                chute: currentExecutable(),
                 logger: logger
             )
             try await application.run()
@@ -198,7 +199,7 @@ extension Chute {
                 output: FilePath(self.output),
                 options: options,
                 overwrite: self.overwrite,
-                workerExecutable: currentExecutable(),
+                chute: currentExecutable(),
                 limits: limits,
                 logger: logger
             )
@@ -227,47 +228,6 @@ extension Chute {
             } else {
                 print(ConfigSchema.text(Engines.registry))
             }
-        }
-    }
-
-    struct Worker: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Internal: a worker process, started by the daemon; speaks JSON lines on stdin/stdout.",
-            shouldDisplay: false
-        )
-
-        @Option(help: "The engine to run: image, video or audio.")
-        var engine: String
-
-        @Option(help: "CPU scheduling niceness, 0 to 19.")
-        var niceness = Settings().niceness
-
-        @Option(name: .customLong("io-priority"), help: "I/O scheduling: idle, or a best-effort level from 0 to 7.")
-        var ioPriority = Settings().ioPriority.description
-
-        @Option(help: "Threads the engine's library may use per job; 0 lets the library choose.")
-        var threads = 0
-
-        func run() throws {
-            guard let engine = Engines.registry.engine(EngineKind(rawValue: self.engine)) else {
-                throw ValidationError("unknown engine '\(self.engine)'")
-            }
-            guard (0...19).contains(self.niceness) else {
-                throw ValidationError("--niceness must be from 0 to 19")
-            }
-            guard let ioPriority = IOPriority(self.ioPriority) else {
-                throw ValidationError("--io-priority must be idle or a level from 0 to 7")
-            }
-            guard self.threads >= 0 else {
-                throw ValidationError("--threads must be 0 or more")
-            }
-            let status = WorkerMain.run(
-                engine: engine,
-                niceness: self.niceness,
-                ioPriority: ioPriority,
-                threads: self.threads
-            )
-            if status != 0 { throw ExitCode(status) }
         }
     }
 }

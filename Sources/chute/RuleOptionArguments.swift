@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChuteCatalog
 import ChuteCore
 
 /// `chute convert`'s conversion options: every option key of the registry, given as `--key value`.

@@ -1,4 +1,5 @@
 import ChuteApp
+import ChuteCatalog
 import ChuteCore
 import Testing
 

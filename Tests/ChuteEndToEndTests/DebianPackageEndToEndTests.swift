@@ -29,12 +29,18 @@ struct DebianPackageEndToEndTests {
     private static let repository = FilePath(#filePath).removingLastComponent().removingLastComponent()
         .removingLastComponent()
 
-    /// The files the package installs.
-    private static let packagedFiles = [
-        "/usr/bin/chute", "/lib/systemd/system/chute.service", "/etc/chute/rules.yaml",
-        "/usr/share/man/man1/chute.1.gz", "/usr/share/doc/chute/README.md", "/usr/share/doc/chute/rules.md",
-        "/usr/share/doc/chute/guide.md", "/usr/share/doc/chute/copyright",
+    /// The engines' worker executables, beside `chute` in the build and in /usr/lib/chute in the package.
+    private static let workers = [
+        "chute-image-worker", "chute-media-worker", "chute-pdf-worker", "chute-document-worker",
     ]
+
+    /// The files the package installs.
+    private static let packagedFiles =
+        Self.workers.map { "/usr/lib/chute/" + $0 } + [
+            "/usr/bin/chute", "/lib/systemd/system/chute.service", "/etc/chute/rules.yaml",
+            "/usr/share/man/man1/chute.1.gz", "/usr/share/doc/chute/README.md", "/usr/share/doc/chute/rules.md",
+            "/usr/share/doc/chute/guide.md", "/usr/share/doc/chute/copyright",
+        ]
 
     /// What the maintainer scripts make: the state folder, and the service's enablement by deb-systemd-helper.
     private static let madeFiles = [
@@ -83,7 +89,12 @@ struct DebianPackageEndToEndTests {
             let line = contents.first { $0.hasSuffix(" .\(file)") }
             #expect(line?.contains("root/root") == true, "\(file) in the package: \(line ?? "missing")")
         }
-        #expect(contents.first { $0.hasSuffix(" ./usr/bin/chute") }?.hasPrefix("-rwxr-xr-x") == true)
+        for executable in ["/usr/bin/chute"] + Self.workers.map({ "/usr/lib/chute/" + $0 }) {
+            #expect(
+                contents.first { $0.hasSuffix(" .\(executable)") }?.hasPrefix("-rwxr-xr-x") == true,
+                "\(executable)"
+            )
+        }
 
         // Install.
         try Self.dpkg(["--install", package])
@@ -263,15 +274,28 @@ struct DebianPackageEndToEndTests {
         return words
     }
 
-    /// Each library the binary names belongs to a package in Depends, or is one the script warned that no package
-    /// provides (the toolchain's Swift runtime, for this debug binary).
+    /// Each library that `chute` or a worker names belongs to a package in Depends, or is one the script warned that
+    /// no package provides (the toolchain's Swift runtime, for these debug binaries).
     private static func expectDependsCoverTheLibraries(depends: String, warnings: String) throws {
         let packages = Set(
             depends.split(separator: ",").compactMap { $0.split(separator: " ").first.map(String.init) }
         )
-        let libraries = try self.output(["ldd", ChuteProcess.executable.string]).split(separator: "\n")
+        let folder = ChuteProcess.executable.removingLastComponent()
+        for executable in [ChuteProcess.executable] + Self.workers.map({ folder.appending($0) }) {
+            try Self.expectDependsCover(executable, packages: packages, depends: depends, warnings: warnings)
+        }
+    }
+
+    /// Each library `executable` names belongs to a package of `packages`, or is in the script's `warnings`.
+    private static func expectDependsCover(
+        _ executable: FilePath,
+        packages: Set<String>,
+        depends: String,
+        warnings: String
+    ) throws {
+        let libraries = try self.output(["ldd", executable.string]).split(separator: "\n")
             .map { $0.split(whereSeparator: \.isWhitespace).map(String.init) }
-        let needed = try self.output(["readelf", "-d", ChuteProcess.executable.string]).split(separator: "\n")
+        let needed = try self.output(["readelf", "-d", executable.string]).split(separator: "\n")
             .filter { $0.contains("(NEEDED)") }
             .compactMap { $0.split(separator: "[").last?.split(separator: "]").first.map(String.init) }
         #expect(needed.count > 10, "\(needed)")
@@ -288,7 +312,10 @@ struct DebianPackageEndToEndTests {
             let found = [owner, ownerOfTarget].first { $0.status == 0 }
             if let found {
                 let name = String(found.standardOutput.prefix { $0 != ":" && $0 != "," })
-                #expect(packages.contains(name), "\(soname) (\(path)) is \(name)'s, not in Depends: \(depends)")
+                #expect(
+                    packages.contains(name),
+                    "\(executable.lastComponent?.string ?? "") needs \(soname) (\(path)), \(name)'s, not in Depends: \(depends)"
+                )
             } else {
                 #expect(warnings.contains(soname), "\(soname) (\(path)) has no package and no warning: \(warnings)")
             }

@@ -1,6 +1,7 @@
 import ChuteCore
 import Testing
 
+@testable import ChuteCatalog
 @testable import ChuteFFmpeg
 
 /// The bounding-box arithmetic, which must agree with FFmpeg's `scale=-2:H` so that outputs match the CLI's.
@@ -41,7 +42,7 @@ import Testing
     /// An option that did not say what it does to a copied stream would force a re-encode of every file its rule
     /// matches; one that said it wrongly would be ignored on a remux. Every option must be in the table.
     @Test func everyMediaOptionSaysWhetherAStreamMayBeCopied() {
-        let keys = (MediaEngine.videoDescriptor.options + MediaEngine.audioDescriptor.options).map(\.key)
+        let keys = (Engines.video.options + Engines.audio.options).map(\.key)
         let undeclared = keys.filter { MediaOptions.streamCopy[$0] == nil }
         #expect(undeclared.isEmpty, "options without a stream-copy declaration: \(undeclared)")
         let stale = MediaOptions.streamCopy.keys.filter { !keys.contains($0) }

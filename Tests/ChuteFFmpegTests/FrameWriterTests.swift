@@ -5,6 +5,7 @@ import Foundation
 import SystemPackage
 import Testing
 
+@testable import ChuteCatalog
 @testable import ChuteFFmpeg
 
 /// Pictures from a video, written by the video engine: turned as shown, animated and looping, refused without video.

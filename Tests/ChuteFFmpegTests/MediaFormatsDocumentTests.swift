@@ -2,6 +2,7 @@ import ChuteCore
 import Foundation
 import Testing
 
+@testable import ChuteCatalog
 @testable import ChuteFFmpeg
 
 /// `docs/formats.md` and the code agree: every video and audio target is a row with its name, aliases, muxer and
@@ -40,7 +41,7 @@ import Testing
     @Test(arguments: ["Video", "Audio"])
     func everyTargetHasItsRowWithItsMuxerAliasesAndCodecs(heading: String) throws {
         let rows = try Self.rows(under: heading)
-        let descriptor = heading == "Video" ? MediaEngine.videoDescriptor : MediaEngine.audioDescriptor
+        let descriptor = heading == "Video" ? Engines.video : Engines.audio
         #expect(rows.count == descriptor.formats.count)
         for format in descriptor.formats {
             let row = try #require(rows.first { $0.names.first == format.name }, "\(format.name) has no row")

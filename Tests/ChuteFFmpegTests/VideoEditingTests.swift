@@ -1,6 +1,7 @@
 import ChuteCore
 import Testing
 
+@testable import ChuteCatalog
 @testable import ChuteFFmpeg
 
 /// The grammar of trim times, and the filters that crop, turn, mirror and reshape a video's picture.

@@ -1,5 +1,6 @@
 import CChuteLinux
 import ChuteApp
+import ChuteCatalog
 import ChuteCore
 import ChuteMagick
 import Foundation

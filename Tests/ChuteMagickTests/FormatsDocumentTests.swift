@@ -1,3 +1,4 @@
+import ChuteCatalog
 import ChuteCore
 import ChuteMagick
 import Foundation
@@ -39,7 +40,7 @@ import Testing
 
     @Test func everyImageTargetHasItsRowWithItsCoderAndAliases() throws {
         let rows = try Self.rows()
-        let targets = ImageEngine.descriptor.formats.filter { !$0.followsInput }
+        let targets = Engines.image.formats.filter { !$0.followsInput }
         #expect(rows.filter { $0.writeCoder != nil }.count == targets.count)
         for target in targets {
             let row = rows.first { $0.names.first == target.name }
@@ -51,6 +52,6 @@ import Testing
     @Test func theReadingCodersAreTheEnginesDecodersAndTheRawOnes() throws {
         let documented = Set(try Self.rows().map(\.readCoder))
         let raw = Set(RawPixelLayout.Samples.allCases.map(\.coder))
-        #expect(documented == Set(ImageEngine.decoders.values).union(raw))
+        #expect(documented == Set(ImageOptions.decoders.values).union(raw))
     }
 }

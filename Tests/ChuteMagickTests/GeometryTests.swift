@@ -1,6 +1,7 @@
 import ChuteCore
 import Testing
 
+@testable import ChuteCatalog
 @testable import ChuteMagick
 
 /// The grammars of `crop` and the ratios of `crop` and `aspect`, and where their boxes land.

@@ -4,6 +4,7 @@ import Foundation
 import SystemPackage
 import Testing
 
+@testable import ChuteCatalog
 @testable import ChuteMagick
 
 @Suite struct ImageEngineTests {

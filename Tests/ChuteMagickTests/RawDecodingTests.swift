@@ -1,4 +1,5 @@
 import ChuteApp
+import ChuteCatalog
 import ChuteCore
 import ChuteMagick
 import ChuteTestSupport

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import ChuteCatalog
 @testable import ChuteMagick
 
 @Suite struct TileGridTests {

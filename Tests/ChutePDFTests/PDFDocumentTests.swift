@@ -4,6 +4,7 @@ import Foundation
 import SystemPackage
 import Testing
 
+@testable import ChuteCatalog
 @testable import ChutePDF
 
 /// qpdf through ``PDFDocument``: appending the pages of several PDFs (what a merge is), choosing and turning pages,

@@ -1,3 +1,4 @@
+import ChuteCatalog
 import ChuteCore
 import ChuteFFmpeg
 import ChuteMagick
@@ -22,7 +23,7 @@ struct JobRuntimeTests {
         let runtime = JobRuntime(
             queue: queue,
             intake: Intake(config: ChuteConfig(watches: [], rules: []), queue: queue, journal: journal, logger: logger),
-            launcher: WorkerLauncher(executable: "/bin/false") { _ in [] },
+            launcher: WorkerLauncher(executable: { _ in "/bin/false" }, arguments: { _ in [] }),
             journal: journal,
             settings: settings,
             lanes: [.image: 2, .audio: 1],

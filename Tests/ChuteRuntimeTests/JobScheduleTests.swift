@@ -5,6 +5,7 @@ import ChuteMagick
 import SystemPackage
 import Testing
 
+@testable import ChuteCatalog
 @testable import ChuteRuntime
 
 /// The schedule's order, budget and ageing, on instants the tests choose.

@@ -28,7 +28,7 @@ struct WorkerProcessGroupTests {
             read request
             sleep 300
             """
-        let launcher = WorkerLauncher(executable: "/bin/sh") { _ in ["-c", script] }
+        let launcher = WorkerLauncher(executable: { _ in "/bin/sh" }, arguments: { _ in ["-c", script] })
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let worker = try await WorkerProcess(
             launcher: launcher,

@@ -57,9 +57,9 @@ package struct EngineDescriptor: Sendable {
     /// target and options that returns what keeps them from it, or `nil` when nothing does. An engine without one
     /// joins no group: the rules reader refuses `groupBy` for its formats and its workers refuse a group job.
     package var joinsGroups: (@Sendable (_ format: TargetFormat, _ options: ConversionOptions) -> String?)?
-    /// Makes the engine in a worker process; the argument is how many threads its library may use per job (the
-    /// daemon's ``EngineRegistry/threadsPerJob(cpuBudget:)``), or 0 to let the library choose (`chute convert`).
-    package var make: @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
+    /// The name of the worker executable that runs its jobs, installed beside `chute`: only that process links
+    /// the engine's C libraries, so the daemon and the other engines' workers never load them.
+    package var worker: String
 
     package init(
         kind: EngineKind,
@@ -70,7 +70,7 @@ package struct EngineDescriptor: Sendable {
         options: [OptionSpec],
         alsoWrites: [AlsoWrites] = [],
         joinsGroups: (@Sendable (_ format: TargetFormat, _ options: ConversionOptions) -> String?)? = nil,
-        make: @escaping @Sendable (_ threadsPerJob: Int) -> any ConversionEngine
+        worker: String
     ) {
         self.kind = kind
         self.library = library
@@ -80,7 +80,7 @@ package struct EngineDescriptor: Sendable {
         self.options = options
         self.alsoWrites = alsoWrites
         self.joinsGroups = joinsGroups
-        self.make = make
+        self.worker = worker
     }
 
     /// Whether it opens content sniffed as `type`.

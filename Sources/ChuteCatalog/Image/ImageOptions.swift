@@ -98,7 +98,7 @@ package enum ImageOptions {
     ///
     /// - Throws: ``RawPixelLayout/Problem`` when the declared layout is unusable (odd YUV sizes, a depth other than 8
     ///   or 16); the rules reader has refused such a rule already.
-    static func rawLayout(in options: ConversionOptions) throws(RawPixelLayout.Problem) -> RawPixelLayout? {
+    package static func rawLayout(in options: ConversionOptions) throws(RawPixelLayout.Problem) -> RawPixelLayout? {
         guard let samples = options[Self.rawFormat] else { return nil }
         guard let size = options[Self.rawSize].flatMap(Self.size) else {
             throw RawPixelLayout.Problem(description: "a raw input needs 'rawSize'")
@@ -210,10 +210,28 @@ package enum ImageOptions {
     )
 
     /// A frame's delay when the rule gives no `frameDelay`, in hundredths of a second.
-    static let defaultFrameDelay = 50
+    package static let defaultFrameDelay = 50
+
+    /// The image types Chute decodes, each with the only ImageMagick coder allowed to read it (`docs/formats.md`
+    /// lists them; a test holds the two together).
+    package static let decoders: [MediaType: String] = [
+        .jpeg: "JPEG", .png: "PNG", .gif: "GIF", .webp: "WEBP", .heif: "HEIC", .avif: "AVIF", .tiff: "TIFF",
+        .bmp: "BMP", .jpeg2000: "JP2", .openexr: "EXR", .netpbm: "PNM", .tga: "TGA", .psd: "PSD", .ico: "ICO",
+        .radiance: "HDR", .sgi: "SGI", .sunraster: "SUN", .xwd: "XWD",
+    ]
+    /// The formats whose group becomes one animation, each image a frame (without `tiles`).
+    package static let animatedFormats: Set<String> = ["gif", "webp"]
+
+    /// The image engine's ``EngineDescriptor/joinsGroups``: a group becomes a contact sheet with `tiles`, else an
+    /// animation, which only GIF and WebP hold.
+    @Sendable package static func checkGroup(_ format: TargetFormat, _ options: ConversionOptions) -> String? {
+        guard options[Self.tiles] == nil, !Self.animatedFormats.contains(format.name) else { return nil }
+        return "images joined into one \(format.name) (groupBy) make a contact sheet, which needs 'tiles' "
+            + "(COLUMNSxROWS, such as 4x3); only gif and webp make an animation without it"
+    }
 
     /// The quality as a fraction in (0, 1], whichever way it was written.
-    static func fraction(quality: Double) -> Double {
+    package static func fraction(quality: Double) -> Double {
         quality > 1 ? quality / 100 : quality
     }
 
@@ -229,9 +247,9 @@ extension EngineKind {
     package static let image = EngineKind(rawValue: "image")
 }
 
-extension ImageEngine {
+extension Engines {
     /// What the image engine writes and takes: its formats, then `same` (see ``same(writing:)``).
-    package static let descriptor: EngineDescriptor = {
+    package static let image: EngineDescriptor = {
         var descriptor = Self.writers
         descriptor.formats.append(Self.same(writing: descriptor.formats))
         return descriptor
@@ -241,7 +259,7 @@ extension ImageEngine {
     /// type's decoder (a JPEG as `jpg`, a HEIF as `heic`); the types of no such format are not written.
     private static func same(writing formats: [TargetFormat]) -> TargetFormat {
         var written: [MediaType: TargetFormat] = [:]
-        for (type, coder) in Self.decoders {
+        for (type, coder) in ImageOptions.decoders {
             if let format = formats.first(where: { $0.coder == coder }) {
                 written[type] = format
             }
@@ -296,8 +314,7 @@ extension ImageEngine {
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
             ImageOptions.tiles.spec, ImageOptions.frameDelay.spec,
         ],
-        joinsGroups: ImageEngine.checkGroup,
-        // ImageMagick runs one OpenMP thread per job unless told more: the lanes already use every core.
-        make: { threads in ImageEngine(threadsPerJob: max(1, threads)) }
+        joinsGroups: ImageOptions.checkGroup,
+        worker: "chute-image-worker"
     )
 }

@@ -4,37 +4,37 @@ import ChuteCore
 ///
 /// Column `c` of `C` spans the pixels from `⌊c·W/C⌋` to `⌊(c+1)·W/C⌋` of a picture `W` wide, and rows likewise, so the
 /// tiles cover the picture exactly, differ by at most a pixel, and the later ones take the remainder.
-struct TileGrid: Equatable, CustomStringConvertible {
+package struct TileGrid: Equatable, CustomStringConvertible {
     /// One tile: its label (`r2c3`, row then column, from 1) and its box in the picture.
-    struct Tile: Equatable {
-        var label: String
-        var x: Int
-        var y: Int
-        var width: Int
-        var height: Int
+    package struct Tile: Equatable {
+        package var label: String
+        package var x: Int
+        package var y: Int
+        package var width: Int
+        package var height: Int
     }
 
     /// The picture is too small for the grid: a tile would have no pixels.
-    struct TooSmall: Error, CustomStringConvertible {
-        var grid: TileGrid
-        var width: Int
-        var height: Int
+    package struct TooSmall: Error, CustomStringConvertible {
+        package var grid: TileGrid
+        package var width: Int
+        package var height: Int
 
-        var description: String {
+        package var description: String {
             "the image is \(self.width)x\(self.height) pixels, too small to cut into \(self.grid.columns) columns and "
                 + "\(self.grid.rows) rows"
         }
     }
 
     /// The most tiles a grid may have: each is an output, and a job's outputs are at most ``OutputPart/limit``.
-    static let maximumTiles = OutputPart.limit
+    package static let maximumTiles = OutputPart.limit
 
-    var columns: Int
-    var rows: Int
+    package var columns: Int
+    package var rows: Int
 
     /// Reads `3x3` (columns x rows); `nil` unless both are whole numbers and the grid has 2 to ``maximumTiles``
     /// tiles.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "x", omittingEmptySubsequences: false)
         guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }),
             let columns = Int(parts[0]), let rows = Int(parts[1]), columns >= 1, rows >= 1,
@@ -44,12 +44,12 @@ struct TileGrid: Equatable, CustomStringConvertible {
         self.rows = rows
     }
 
-    var description: String { "\(self.columns)x\(self.rows)" }
+    package var description: String { "\(self.columns)x\(self.rows)" }
 
     /// The tiles of a `width` × `height` picture, row by row.
     ///
     /// - Throws: ``TooSmall`` when the picture has fewer columns or rows of pixels than the grid.
-    func tiles(width: Int, height: Int) throws(TooSmall) -> [Tile] {
+    package func tiles(width: Int, height: Int) throws(TooSmall) -> [Tile] {
         guard width >= self.columns, height >= self.rows else {
             throw TooSmall(grid: self, width: width, height: height)
         }

@@ -4,9 +4,9 @@
 /// last page), or `A-B` between two of those, backwards when `A` is after `B` (`z-1` is every page in reverse). A
 /// range written `xA-B` or `xN` leaves out those pages from what the ranges before it chose (from every page when
 /// it comes first): `1-z,x3` is every page but the third. Spaces around the commas are allowed.
-struct PageRanges: Sendable, Equatable, CustomStringConvertible {
+package struct PageRanges: Sendable, Equatable, CustomStringConvertible {
     /// A page number in a range.
-    enum Bound: Sendable, Equatable {
+    package enum Bound: Sendable, Equatable {
         /// A page, counted from 1.
         case page(Int)
         /// The last page, `z`.
@@ -22,7 +22,7 @@ struct PageRanges: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// One range of the list.
-    struct Range: Sendable, Equatable {
+    package struct Range: Sendable, Equatable {
         var from: Bound
         var to: Bound
         /// Whether it leaves pages out (`x…`) rather than choosing them.
@@ -31,7 +31,7 @@ struct PageRanges: Sendable, Equatable, CustomStringConvertible {
         /// Its pages in a document of `count` pages, in order, counted from 1.
         ///
         /// - Throws: ``Problem`` when a page is past the end.
-        func pages(in count: Int) throws(Problem) -> [Int] {
+        package func pages(in count: Int) throws(Problem) -> [Int] {
             let (from, to) = (self.from.number(in: count), self.to.number(in: count))
             guard max(from, to) <= count else {
                 throw Problem("page \(max(from, to)) is past the end of a PDF of \(count) pages")
@@ -41,23 +41,24 @@ struct PageRanges: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Why a text is not a page list, or does not fit a document.
-    struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
-        var message: String
-        init(_ message: String) { self.message = message }
-        var description: String { self.message }
+    package struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        package var message: String
+        package init(_ message: String) { self.message = message }
+        package var description: String { self.message }
     }
 
     /// The grammar in a few words, for `chute check` and the docs.
-    static let grammarName = "page ranges such as `1-3,5` (`z` is the last page, `x2` leaves page 2 out)"
+    package static let grammarName = "page ranges such as `1-3,5` (`z` is the last page, `x2` leaves page 2 out)"
     /// A regular expression for editors (ECMA 262, as JSON Schema uses).
-    static let pattern = #"^ *x?([1-9][0-9]*|z)(-([1-9][0-9]*|z))?( *, *x?([1-9][0-9]*|z)(-([1-9][0-9]*|z))?)* *$"#
+    package static let pattern =
+        #"^ *x?([1-9][0-9]*|z)(-([1-9][0-9]*|z))?( *, *x?([1-9][0-9]*|z)(-([1-9][0-9]*|z))?)* *$"#
 
-    var ranges: [Range]
+    package var ranges: [Range]
 
     /// Reads a page list.
     ///
     /// - Throws: ``Problem`` saying which part is not a range.
-    init(parsing text: String) throws(Problem) {
+    package init(parsing text: String) throws(Problem) {
         var ranges: [Range] = []
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
             var item = item.trimmingCharacters(in: " ")
@@ -81,7 +82,7 @@ struct PageRanges: Sendable, Equatable, CustomStringConvertible {
     /// The pages chosen from a document of `count` pages, in order, counted from 1.
     ///
     /// - Throws: ``Problem`` when a range goes past the end, or nothing is left.
-    func selection(in count: Int) throws(Problem) -> [Int] {
+    package func selection(in count: Int) throws(Problem) -> [Int] {
         var pages: [Int] = self.ranges.first?.excludes == true && count > 0 ? Array(1...count) : []
         for range in self.ranges {
             let named = try range.pages(in: count)
@@ -97,9 +98,9 @@ struct PageRanges: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Whether some range leaves pages out, which only a selection (`pages`) may do.
-    var excludes: Bool { self.ranges.contains(where: \.excludes) }
+    package var excludes: Bool { self.ranges.contains(where: \.excludes) }
 
-    var description: String {
+    package var description: String {
         self.ranges.map { range in
             func text(_ bound: Bound) -> String {
                 switch bound {

@@ -83,7 +83,7 @@ extension MediaOptions {
     )
 
     /// What the rule keeps of the source's time, or `nil` when it keeps all of it.
-    static func trim(in options: ConversionOptions) -> (start: Double, end: Double?)? {
+    package static func trim(in options: ConversionOptions) -> (start: Double, end: Double?)? {
         let start = options[Self.start].flatMap(MediaTime.seconds)
         let end =
             options[Self.end].flatMap(MediaTime.seconds)
@@ -91,17 +91,12 @@ extension MediaOptions {
         guard start != nil || end != nil else { return nil }
         return (start ?? 0, end)
     }
-
-    /// Whether a stream may be copied under the rule's trim: only when it may be cut on keyframes.
-    static let copiesOnKeyframes: StreamCopy.Condition = { _, options in
-        options[Self.trimExact] == false
-    }
 }
 
 /// A time in a media file as a rule writes it: `90`, `2.5`, `1:30`, `00:01:30.5`.
-enum MediaTime {
+package enum MediaTime {
     /// The grammar, for the rules reader, the docs and the JSON Schema.
-    static let syntax = TextSyntax(
+    package static let syntax = TextSyntax(
         name: "a time such as 90, 1:30 or 00:01:30.5",
         pattern: #"^([0-9]+:){0,2}[0-9]+(\.[0-9]+)?$"#
     ) { text in
@@ -111,7 +106,7 @@ enum MediaTime {
 
     /// The seconds a time stands for, or `nil` when it is not well formed (minutes and seconds after a colon must
     /// be below 60).
-    static func seconds(_ text: String) -> Double? {
+    package static func seconds(_ text: String) -> Double? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard (1...3).contains(parts.count) else { return nil }
         var total = 0.0
@@ -124,14 +119,5 @@ enum MediaTime {
             total = total * 60 + value
         }
         return total
-    }
-}
-
-extension MediaOptions {
-    /// Whether the rule's `rotate` can be said by the display matrix alone, the packets copied: the source's matrix
-    /// does not mirror, and nothing else moves the pixels. (The container must keep a matrix too, which the plan
-    /// checks.)
-    static let turnsByMatrix: StreamCopy.Condition = { source, options in
-        source.displayMatrix?.isMirrored != true && !VideoGeometry(options).editsPixels
     }
 }

@@ -5,9 +5,9 @@ extension EngineKind {
     package static let document = EngineKind(rawValue: "document")
 }
 
-extension DocumentEngine {
+extension Engines {
     /// The document engine: LibreOffice, one job per core by default, writing PDF, DOCX, ODT, RTF, HTML and TXT.
-    package static let descriptor = EngineDescriptor(
+    package static let document = EngineDescriptor(
         kind: .document,
         library: "LibreOffice (LibreOfficeKit, in the worker process)",
         reads: [.document],
@@ -22,6 +22,6 @@ extension DocumentEngine {
         options: [],
         // `pdf` is the PDF engine's format, which it writes from PDFs; documents become PDFs here.
         alsoWrites: [EngineDescriptor.AlsoWrites(["pdf"], from: [.document], options: [])],
-        make: { _ in DocumentEngine() }
+        worker: "chute-document-worker"
     )
 }

@@ -206,13 +206,33 @@ package enum MediaOptions {
     )
 
     /// The video codec a rule ends up with: its own, else the container's default.
-    static func videoCodec(in context: OptionContext) -> VideoCodec? {
+    package static func videoCodec(in context: OptionContext) -> VideoCodec? {
         context.options[Self.videoCodec] ?? TargetProfile(context.format).videoCodecs.first
     }
 
     /// The audio codec a rule ends up with: its own, else the target's; `nil` for PCM (wav, aiff, au…).
-    static func audioCodec(in context: OptionContext) -> AudioCodec? {
+    package static func audioCodec(in context: OptionContext) -> AudioCodec? {
         context.options[Self.audioCodec] ?? TargetProfile(context.format).audioCodecs.first
+    }
+}
+
+extension MediaOptions {
+    /// The options a group of clips joined into one file takes: those that set the output's size, codecs and
+    /// metadata. Options that edit each clip's time or picture (trim, crop, speed, loudness, …) would apply to every
+    /// clip alike, which a rule that joins clips hardly means.
+    package static let groupKeys: Set<String> = [
+        CommonOptions.width.key, CommonOptions.height.key, Self.upscale.key, Self.videoCodec.key, Self.crf.key,
+        Self.videoBitrate.key, Self.preset.key, Self.audioCodec.key, Self.audioBitrate.key, Self.channels.key,
+        Self.sampleRate.key, CommonOptions.metadata.key, CommonOptions.strip.key,
+    ]
+
+    /// The media engines' ``EngineDescriptor/joinsGroups``: every video and audio target joins clips, with the
+    /// options of ``groupKeys`` alone.
+    @Sendable package static func checkGroup(_ format: TargetFormat, _ options: ConversionOptions) -> String? {
+        let refused = options.values.keys.filter { !Self.groupKeys.contains($0) }.sorted()
+        guard !refused.isEmpty else { return nil }
+        return "clips joined into one \(format.name) (groupBy) take only the options that set the output ("
+            + Self.groupKeys.sorted().joined(separator: ", ") + "), not " + refused.joined(separator: ", ")
     }
 }
 
@@ -223,11 +243,11 @@ extension EngineKind {
     package static let audio = EngineKind(rawValue: "audio")
 }
 
-extension MediaEngine {
+extension Engines {
     /// What the video engine writes and takes. Video encoders use several threads per job, so it runs half as many
     /// jobs as there are cores; both media engines read video and audio containers (an audio target may come from a
     /// video's sound).
-    package static let videoDescriptor = EngineDescriptor(
+    package static let video = EngineDescriptor(
         kind: .video,
         library: "FFmpeg (libavformat, libavcodec, libswscale, libswresample, libavfilter)",
         reads: [.video, .audio],
@@ -275,16 +295,11 @@ extension MediaEngine {
             EngineDescriptor.AlsoWrites(["webp", "gif"], from: [.video], options: MediaOptions.stickerKeys),
         ],
         joinsGroups: MediaOptions.checkGroup,
-        // The worker's codecs get the threads the daemon's CPU budget gives a video job; 0 (`chute convert`) lets
-        // FFmpeg pick, as the `ffmpeg` CLI does.
-        make: { threads in
-            CodecThreads.set(threads)
-            return MediaEngine(kind: .video)
-        }
+        worker: "chute-media-worker"
     )
 
     /// What the audio engine writes and takes.
-    package static let audioDescriptor = EngineDescriptor(
+    package static let audio = EngineDescriptor(
         kind: .audio,
         library: "FFmpeg (libavformat, libavcodec, libswresample)",
         reads: [.video, .audio],
@@ -323,9 +338,6 @@ extension MediaEngine {
             MediaOptions.speed.spec, MediaOptions.loudness.spec,
         ],
         joinsGroups: MediaOptions.checkGroup,
-        make: { threads in
-            CodecThreads.set(threads)
-            return MediaEngine(kind: .audio)
-        }
+        worker: "chute-media-worker"
     )
 }

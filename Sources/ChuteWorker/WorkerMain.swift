@@ -1,31 +1,88 @@
+import ArgumentParser
 import CChuteLinux
 import ChuteCore
 import Foundation
 
-/// The worker side of the supervisor–worker protocol: `chute worker --engine image` runs this loop.
+/// The command line of a worker executable (`chute-image-worker --engine image --threads 1`), as the supervisor
+/// starts it.
+package struct WorkerArguments: ParsableCommand {
+    package static let configuration = CommandConfiguration(
+        abstract: "A worker process of the Chute daemon, which starts it: speaks JSON lines on stdin/stdout."
+    )
+
+    @Option(help: "The engine to run.")
+    var engine: String
+
+    @Option(help: "CPU scheduling niceness, 0 to 19.")
+    var niceness = Settings().niceness
+
+    @Option(name: .customLong("io-priority"), help: "I/O scheduling: idle, or a best-effort level from 0 to 7.")
+    var ioPriority = Settings().ioPriority.description
+
+    @Option(help: "Threads the engine's library may use per job; 0 lets the library choose.")
+    var threads = 0
+
+    package init() {}
+
+    package func validate() throws {
+        guard (0...19).contains(self.niceness) else {
+            throw ValidationError("--niceness must be from 0 to 19")
+        }
+        guard IOPriority(self.ioPriority) != nil else {
+            throw ValidationError("--io-priority must be idle or a level from 0 to 7")
+        }
+        guard self.threads >= 0 else {
+            throw ValidationError("--threads must be 0 or more")
+        }
+    }
+}
+
+/// The worker side of the supervisor–worker protocol: each engine's worker executable runs this loop.
 ///
 /// It reads one ``ConversionRequest`` per line on standard input, converts it on this (its only) thread and answers
 /// with ``WorkerReply`` lines. It exits when its input closes. Anything a C library prints to standard output is
 /// redirected to standard error so it can never corrupt the protocol.
 package enum WorkerMain {
-    /// Runs the worker loop for one engine, in the ``WorkerSandbox``.
+    /// Reads the command line and runs the worker loop for the engine it names, which must be one of `engines`; it
+    /// exits with the loop's status.
     ///
     /// - Parameters:
-    ///   - descriptor: the engine to run.
-    ///   - niceness: the CPU scheduling niceness to take.
-    ///   - ioPriority: the I/O scheduling to take.
-    ///   - threads: the threads the engine's library may use per job (``EngineDescriptor/make``); 0 lets it choose.
-    /// - Returns: the process exit status: 0 when the input closed.
-    package static func run(
-        engine descriptor: EngineDescriptor,
-        niceness: Int,
-        ioPriority: IOPriority,
-        threads: Int
-    ) -> Int32 {
+    ///   - engines: the engines this executable links.
+    ///   - make: makes the engine in this process, given how many threads its library may use per job (the
+    ///     daemon's ``EngineRegistry/threadsPerJob(cpuBudget:)``), or 0 to let the library choose (`chute convert`).
+    package static func main(
+        serving engines: [EngineDescriptor],
+        make: (_ engine: EngineDescriptor, _ threadsPerJob: Int) -> any ConversionEngine
+    ) -> Never {
+        let arguments = WorkerArguments.parseOrExit()
+        guard let descriptor = engines.first(where: { $0.kind.rawValue == arguments.engine }) else {
+            let served = engines.map(\.kind.rawValue).joined(separator: ", ")
+            WorkerArguments.exit(
+                withError: ValidationError("unknown engine '\(arguments.engine)': this worker runs \(served)")
+            )
+        }
+        let replies = Self.enter(niceness: arguments.niceness, ioPriority: IOPriority(arguments.ioPriority) ?? .idle)
+        // One job at a time per worker, and several workers side by side: the threads the daemon's CPU budget gives
+        // a job of this engine.
+        let engine = make(descriptor, arguments.threads)
+        exit(Self.run(engine, descriptor: descriptor, replies: replies))
+    }
+
+    /// Takes the process out of the supervisor's signals and into the ``WorkerSandbox``.
+    ///
+    /// - Returns: where replies go: the original standard output, which from now on goes to standard error, so that
+    ///   nothing a C library prints can corrupt the protocol.
+    private static func enter(niceness: Int, ioPriority: IOPriority) -> FileHandle {
         // A process group of its own, which the supervisor kills whole: whatever a library starts (a helper
         // process) ends with the job's timeout, and with this worker when the supervisor exits. Foundation's
         // Process already starts each child as the leader of a new group; this does not depend on it.
         setpgid(0, 0)
+        // A process starts with the signal mask of the thread that spawned it: the supervisor's Dispatch threads block
+        // every signal but the synchronous ones, SIGXCPU among them, which would leave cpuTimeLimit unenforced. Every
+        // thread started from here on (the libraries' too) inherits this one's empty mask.
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
         // The supervisor owns this process: die with it, and leave SIGINT/SIGTERM (sent to the whole process group by
         // a terminal or by systemd) to the supervisor, which ends workers itself after its grace period.
         Self.exitWithParent()
@@ -41,9 +98,17 @@ package enum WorkerMain {
         for problem in WorkerSandbox.enter(niceness: niceness, ioPriority: ioPriority) {
             FileHandle.standardError.write(Data("chute worker: \(problem)\n".utf8))
         }
-        // One job at a time per worker, and several workers side by side: the threads the daemon's CPU budget gives
-        // a job of this engine.
-        let engine = descriptor.make(threads)
+        return replies
+    }
+
+    /// Answers requests on standard input, one at a time, until it closes.
+    ///
+    /// - Returns: the process exit status: 0 when the input closed.
+    private static func run(
+        _ engine: any ConversionEngine,
+        descriptor: EngineDescriptor,
+        replies: FileHandle
+    ) -> Int32 {
         let encoder = JSONEncoder()
         func send(_ reply: WorkerReply) {
             guard var line = try? encoder.encode(reply) else { return }

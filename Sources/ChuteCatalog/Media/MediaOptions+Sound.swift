@@ -2,7 +2,7 @@ import ChuteCore
 
 extension MediaOptions {
     /// The slowest and fastest `speed`.
-    static let speedRange = 0.25...4.0
+    package static let speedRange = 0.25...4.0
 
     /// `speed`: play the video and its sound faster or slower.
     package static let speed = RuleOption<Double>(

@@ -1,5 +1,4 @@
 import ChuteCore
-import ChuteMagick
 
 extension EngineKind {
     /// The PDF engine's lane.
@@ -103,7 +102,7 @@ package enum PDFOptions {
         case letter
 
         /// The width and height in points of a portrait page; `nil` for ``image``.
-        var points: (width: Double, height: Double)? {
+        package var points: (width: Double, height: Double)? {
             switch self {
             case .image: nil
             case .a4: (210 / 25.4 * 72, 297 / 25.4 * 72)
@@ -144,12 +143,12 @@ package enum PDFOptions {
     )
 
     /// A length: a number and its unit.
-    static let lengthPattern = #"^ *[0-9]+(\.[0-9]+)? *(mm|cm|in|pt) *$"#
+    package static let lengthPattern = #"^ *[0-9]+(\.[0-9]+)? *(mm|cm|in|pt) *$"#
     /// The widest margin, in points (100 mm).
-    static let marginLimit = 100 / 25.4 * 72
+    package static let marginLimit = 100 / 25.4 * 72
 
     /// A length of `margin` in points (1/72 inch), or `nil` when it is not a number and a unit.
-    static func points(_ text: String) -> Double? {
+    package static func points(_ text: String) -> Double? {
         let trimmed = text.filter { $0 != " " }
         let units: [String: Double] = ["mm": 72 / 25.4, "cm": 720 / 25.4, "in": 72, "pt": 1]
         guard trimmed.count > 2, let unit = units[String(trimmed.suffix(2))],
@@ -175,10 +174,10 @@ package enum PDFOptions {
     )
 
     /// The resolution of rendered pages when the rule gives no `dpi`.
-    static let defaultDPI = 150.0
+    package static let defaultDPI = 150.0
 
     /// The operations' keys, in the order the docs list them.
-    static let specs: [OptionSpec] = [
+    package static let specs: [OptionSpec] = [
         Self.pages.spec, CommonOptions.rotate.spec, Self.split.spec, Self.compress.spec, CommonOptions.metadata.spec,
         CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec, ImageOptions.quality.spec,
         Self.pageSize.spec, Self.margin.spec,
@@ -187,7 +186,26 @@ package enum PDFOptions {
     ]
 
     /// The keys that apply when a PDF's pages are rendered as images.
-    static let renderingKeys: Set<String> = [
+    package static let renderingKeys: Set<String> = [
         Self.pages.key, CommonOptions.password.key, Self.dpi.key, ImageOptions.quality.key,
     ]
+}
+
+extension Engines {
+    /// The PDF engine's lane, format and options.
+    package static let pdf = EngineDescriptor(
+        kind: .pdf,
+        library: "qpdf (C API); poppler (GLib) and cairo to render pages",
+        reads: [.pdf, .image],
+        concurrency: .perCore,
+        formats: [TargetFormat(name: "pdf", category: .pdf, engine: .pdf, coder: "pdf", holdsSeveralFrames: true)],
+        options: PDFOptions.specs,
+        alsoWrites: [
+            EngineDescriptor.AlsoWrites(["jpg", "png", "webp"], from: [.pdf], options: PDFOptions.renderingKeys)
+        ],
+        // A group of PDFs and images is merged: the pages of each PDF and a page for each image, in order; every
+        // option then applies to the merged document.
+        joinsGroups: { _, _ in nil },
+        worker: "chute-pdf-worker"
+    )
 }

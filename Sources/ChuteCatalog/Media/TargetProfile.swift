@@ -1,11 +1,10 @@
-import CFFmpeg
 import ChuteCore
 
 /// What a target format holds and what Chute writes into it by default, with the constraints of its container that
 /// Chute meets itself (a sample rate, a picture size in multiples of 16, standard frame rates).
-struct TargetProfile {
+package struct TargetProfile: Sendable {
     /// How a target carries subtitles.
-    enum Subtitles {
+    package enum Subtitles: Sendable {
         /// Not at all (audio targets, and containers without a text subtitle codec FFmpeg writes).
         case none
         /// Text subtitles, re-encoded with this encoder unless they already use its codec.
@@ -16,46 +15,45 @@ struct TargetProfile {
 
     /// The frame rates of MPEG-1 and MPEG-2 video (`frame_rate_code` 1 to 8), which MPEG program streams, DVD and
     /// MXF expect.
-    static let standardFrameRates = [
-        AVRational(num: 24000, den: 1001), AVRational(num: 24, den: 1), AVRational(num: 25, den: 1),
-        AVRational(num: 30000, den: 1001), AVRational(num: 30, den: 1), AVRational(num: 50, den: 1),
-        AVRational(num: 60000, den: 1001), AVRational(num: 60, den: 1),
+    package static let standardFrameRates = [
+        FrameRate(24000, 1001), FrameRate(24, 1), FrameRate(25, 1), FrameRate(30000, 1001), FrameRate(30, 1),
+        FrameRate(50, 1), FrameRate(60000, 1001), FrameRate(60, 1),
     ]
 
     /// The format.
-    let format: TargetFormat
+    package let format: TargetFormat
     /// The video codecs the container holds, the default first; empty for audio targets.
-    let videoCodecs: [VideoCodec]
+    package let videoCodecs: [VideoCodec]
     /// The audio codecs the container holds, the default first; for audio targets, the one codec of the format
     /// (PCM targets, `wav`, `aiff`, `au`…, have none: ``pcmCodecs`` says which PCM).
-    let audioCodecs: [AudioCodec]
+    package let audioCodecs: [AudioCodec]
     /// The PCM codecs the container takes, 16-bit first, then 24-bit when it holds that too.
-    let pcmCodecs: [AVCodecID]
+    package let pcmCodecs: [PCMCodec]
     /// Whether the muxer stores a display matrix (the MOV family does; FFmpeg 5.1's Matroska muxer drops it).
-    let keepsDisplayMatrix: Bool
+    package let keepsDisplayMatrix: Bool
     /// How subtitles are carried.
-    let subtitles: Subtitles
+    package let subtitles: Subtitles
     /// Whether the muxer stores cover pictures (MP3's ID3, M4A's `covr`, FLAC's PICTURE).
-    let holdsCoverArt: Bool
+    package let holdsCoverArt: Bool
     /// The bitrate of lossy audio when the rule sets none.
-    let defaultAudioBitrate: Int
+    package let defaultAudioBitrate: Int
     /// The one sample rate the format takes (AMV 22050 Hz, MXF and VOB 48 kHz, GSM and AMR 8 kHz), or `nil`.
-    let requiredSampleRate: Int?
+    package let requiredSampleRate: Int?
     /// The one channel count the format takes (mono for AMV, GSM and AMR), or `nil`.
-    let requiredChannels: Int?
+    package let requiredChannels: Int?
     /// What the picture's width and height must be multiples of: 16 for AMV and RealVideo, else 2 (4:2:0).
-    let sizeMultiple: Int
+    package let sizeMultiple: Int
     /// The frame rates the container takes, or `nil` for any (the encoder may still have its own list).
-    let frameRates: [AVRational]?
+    package let frameRates: [FrameRate]?
     /// The demuxer that reads the output back, by its FFmpeg name: raw formats such as GSM cannot be recognised from
     /// their content.
-    let demuxer: String
+    package let demuxer: String
 
     /// Whether the target is a video container.
-    var isVideo: Bool { !self.videoCodecs.isEmpty }
+    package var isVideo: Bool { !self.videoCodecs.isEmpty }
 
     /// The profile of a video or audio target.
-    init(_ format: TargetFormat) {
+    package init(_ format: TargetFormat) {
         let name = format.name
         self.format = format
         self.keepsDisplayMatrix = ["mp4", "mov", "m4v", "3gp", "3g2", "f4v"].contains(name)
@@ -88,11 +86,11 @@ struct TargetProfile {
         self.audioCodecs = audios[name] ?? []
         switch name {
         case "aiff", "au", "snd", "caf":
-            self.pcmCodecs = [AV_CODEC_ID_PCM_S16BE, AV_CODEC_ID_PCM_S24BE]
+            self.pcmCodecs = [.signed16BigEndian, .signed24BigEndian]
         case "voc":
-            self.pcmCodecs = [AV_CODEC_ID_PCM_S16LE]
+            self.pcmCodecs = [.signed16LittleEndian]
         default:
-            self.pcmCodecs = [AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE]
+            self.pcmCodecs = [.signed16LittleEndian, .signed24LittleEndian]
         }
         switch name {
         case "mp4", "mov", "m4v", "3gp", "3g2":
@@ -119,10 +117,29 @@ struct TargetProfile {
 
     /// The nearest size the container takes: some take only multiples of 16 (AMV, RealVideo), and the nearest one
     /// barely stretches the picture.
-    func fitting(_ size: (width: Int, height: Int)) -> (width: Int, height: Int) {
+    package func fitting(_ size: (width: Int, height: Int)) -> (width: Int, height: Int) {
         let multiple = self.sizeMultiple
         guard multiple > 2 else { return size }
         func round(_ value: Int) -> Int { max(multiple, (value + multiple / 2) / multiple * multiple) }
         return (round(size.width), round(size.height))
+    }
+}
+
+/// A PCM codec a container takes: 16- or 24-bit signed samples, in one byte order.
+package enum PCMCodec: Sendable, Equatable {
+    case signed16LittleEndian
+    case signed24LittleEndian
+    case signed16BigEndian
+    case signed24BigEndian
+}
+
+/// A frame rate, as the fraction a container stores.
+package struct FrameRate: Sendable, Equatable {
+    package var numerator: Int32
+    package var denominator: Int32
+
+    package init(_ numerator: Int32, _ denominator: Int32) {
+        self.numerator = numerator
+        self.denominator = denominator
     }
 }
