@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -81,4 +82,8 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attributes, void *(*
 
 unsigned long chute_refused_allocations(void) {
     return atomic_load_explicit(&refused_allocations, memory_order_relaxed);
+}
+
+void chute_release_free_memory(void) {
+    malloc_trim(0);
 }

@@ -1,3 +1,4 @@
+import CChuteLinux
 import ChuteCore
 import Glibc
 import Logging
@@ -171,11 +172,16 @@ package struct JobRuntime: Service {
         return await queue.next(for: engine, releasing: nil)
     }
 
-    /// Releases a finished job's place in the queue and tells the intake how it ended.
+    /// Releases a finished job's place in the queue and tells the intake how it ended. The last job of a burst gives
+    /// back the memory the burst freed: glibc keeps freed heap pages for reuse, which after 10,000 small files were
+    /// over half of the daemon's resident memory (docs/decisions.md, "Soak benchmark").
     private func finish(_ job: Job, _ outcome: JobOutcome) async {
         self.events.publish(JobEvent(ending: job, with: outcome))
         await self.queue.complete(job)
         await self.intake.jobFinished(job, outcome: outcome)
+        if await self.queue.counts == (queued: 0, running: 0) {
+            chute_release_free_memory()
+        }
     }
 }
 

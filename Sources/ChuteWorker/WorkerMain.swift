@@ -117,7 +117,7 @@ package enum WorkerMain {
         }
         send(.ready(libraries: engine.libraries))
         let decoder = JSONDecoder()
-        while let line = readLine(strippingNewline: true) {
+        while let line = Self.nextRequest() {
             guard let request = try? decoder.decode(ConversionRequest.self, from: Data(line.utf8)) else {
                 send(.failed(ConversionFailure(.internalError, "the worker received an unreadable request")))
                 continue
@@ -142,6 +142,21 @@ package enum WorkerMain {
         }
         return 0
     }
+
+    /// The next request's line, or `nil` when the input closed. A worker left waiting for a second first gives the
+    /// memory its jobs freed back to the kernel: glibc keeps freed heap pages for reuse (a 12-megapixel picture's
+    /// hundred megabytes), and an idle worker may wait `workerIdle` before it exits. The supervisor sends a request
+    /// only once the previous one is answered, so no line waits in `readLine`'s buffer while this polls.
+    private static func nextRequest() -> String? {
+        var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        if poll(&input, 1, Self.trimAfterMilliseconds) == 0 {
+            chute_release_free_memory()
+        }
+        return readLine(strippingNewline: true)
+    }
+
+    /// How long a worker waits for its next request before it gives its free memory back.
+    private static let trimAfterMilliseconds: Int32 = 1000
 
     /// Ends this process as soon as the supervisor that started it has exited, even in the middle of a C call.
     ///

@@ -79,4 +79,8 @@ int chute_stat_beneath(const char *root, const char *relative, struct stat *info
 /// a failed job ran into its memory limit.
 unsigned long chute_refused_allocations(void);
 
+/// Returns the free memory of glibc's heap to the kernel (malloc_trim, which is not visible to Swift): the free pages
+/// inside every arena as well as at their ends.
+void chute_release_free_memory(void);
+
 #endif
