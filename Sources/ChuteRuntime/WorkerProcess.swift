@@ -65,7 +65,11 @@ package final class WorkerProcess {
         do {
             try process.run()
         } catch {
-            throw ConversionFailure(.engineUnavailable, "cannot start a \(engine.rawValue) worker: \(error)")
+            throw ConversionFailure(
+                .engineUnavailable,
+                "cannot start the \(engine.rawValue) engine's worker \(launcher.executable(engine).string): "
+                    + error.localizedDescription
+            )
         }
         let (replies, continuation) = AsyncStream.makeStream(of: WorkerReply.self, bufferingPolicy: .unbounded)
         Self.startReader(output.fileHandleForReading, into: continuation, logger: logger)
