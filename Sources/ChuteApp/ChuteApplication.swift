@@ -140,6 +140,7 @@ package struct ChuteApplication {
         let api = APIServer(
             api: StatusAPI(
                 board: board,
+                queue: queue,
                 journal: journal,
                 intake: intake,
                 events: events,

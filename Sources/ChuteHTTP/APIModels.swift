@@ -16,12 +16,14 @@ package enum API {
         package var paused: Bool
     }
 
-    /// `GET /api/status`: how many jobs are in each state, and the running ones.
+    /// `GET /api/status`: how many jobs are in each state, the running ones, and the scheduler's budget.
     package struct Status: Codable, Sendable {
         package var paused: Bool
         /// Live: `waiting`, `queued`, `running`; from the journal: `completed`, `failed`, `cancelled`, `retried`.
         package var counts: [String: Int]
         package var running: [Job]
+        /// The CPU and memory budget, what the running jobs hold of it, and the queued jobs that wait for it.
+        package var budget: BudgetStatus
     }
 
     /// `GET /api/jobs`.

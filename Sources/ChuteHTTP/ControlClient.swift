@@ -29,11 +29,28 @@ package struct ControlClient: Sendable {
             "Intake " + (status.paused ? "paused (chute resume starts it again)" : "running"),
             order.map { "\($0) \(status.counts[$0] ?? 0)" }.joined(separator: ", "),
         ]
+        lines.append(Self.describe(status.budget))
         if !status.running.isEmpty { lines.append("Running:") }
         for job in status.running {
             lines.append("  \(Self.bar(job.progress)) \(job.id ?? "")  \(job.rule ?? "")  \(job.source)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `Budget: 1 of 2 cores, 244 MB of 1 GB; waiting for memory: JOB (needs 1.6 GB, 756 MB free)`.
+    private static func describe(_ budget: BudgetStatus) -> String {
+        var line =
+            "Budget: \(budget.cpuInUse) of \(budget.cpu) cores, "
+            + "\(ByteCountFormatter.string(fromByteCount: budget.memoryInUse, countStyle: .decimal)) of \(ByteCountFormatter.string(fromByteCount: budget.memory, countStyle: .decimal))"
+        for wait in budget.waiting {
+            let amount = { (value: Int64) in
+                wait.resource == "cpu"
+                    ? "\(value) cores" : ByteCountFormatter.string(fromByteCount: value, countStyle: .decimal)
+            }
+            line +=
+                "; waiting for \(wait.resource): \(wait.job) (needs \(amount(wait.needed)), \(amount(wait.free)) free)"
+        }
+        return line
     }
 
     /// The latest jobs, live first.

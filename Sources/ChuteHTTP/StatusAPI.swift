@@ -21,6 +21,7 @@ package struct StatusAPI: Sendable {
     static let maximumSidecarSize: Int64 = 1 << 20
 
     package let board: JobStatusBoard
+    package let queue: JobQueue
     package let journal: Journal
     package let intake: Intake
     package let events: JobEvents
@@ -34,6 +35,7 @@ package struct StatusAPI: Sendable {
 
     package init(
         board: JobStatusBoard,
+        queue: JobQueue,
         journal: Journal,
         intake: Intake,
         events: JobEvents,
@@ -41,6 +43,7 @@ package struct StatusAPI: Sendable {
         metrics: JobMetrics
     ) {
         self.board = board
+        self.queue = queue
         self.journal = journal
         self.intake = intake
         self.events = events
@@ -105,7 +108,14 @@ package struct StatusAPI: Sendable {
         counts["running"] = running.count
         counts["queued"] = await self.board.queuedCount
         counts["waiting"] = await self.board.waitingCount
-        return try Self.json(API.Status(paused: self.intake.isPaused, counts: counts, running: running))
+        return try Self.json(
+            API.Status(
+                paused: self.intake.isPaused,
+                counts: counts,
+                running: running,
+                budget: await self.queue.budgetStatus
+            )
+        )
     }
 
     private func jobs(_ query: Hummingbird.Parameters) async throws -> Response {

@@ -20,9 +20,9 @@ package actor JobQueue {
     private var running = 0
     /// The budget shared by every lane.
     package nonisolated let budget: SchedulerBudget
-    /// The reason each waiting job was last logged with, so that a job waiting for the budget is logged once per
-    /// reason rather than at every take.
-    private var announced: [String: String] = [:]
+    /// What each queued job that would be next but for the budget last waited for, by job id: logged once per
+    /// reason rather than at every take, and shown by ``budgetStatus``.
+    private var waits: [String: JobSchedule.Wait] = [:]
     private let logger: Logger?
 
     /// A lane waiting in ``next(for:)``.
@@ -124,6 +124,7 @@ package actor JobQueue {
     package func withdraw(_ jobID: String) -> Job? {
         guard let job = self.schedule.remove(jobID: jobID) else { return nil }
         self.activePaths.remove(job.source)
+        self.waits[jobID] = nil
         return job
     }
 
@@ -150,7 +151,7 @@ package actor JobQueue {
     package func close() {
         self.state = .closed
         for job in self.schedule.removeAll() { self.activePaths.remove(job.source) }
-        self.announced = [:]
+        self.waits = [:]
         for waiter in self.waiters.values.joined() { waiter.continuation.resume(returning: nil) }
         self.waiters = [:]
     }
@@ -158,6 +159,25 @@ package actor JobQueue {
     /// The cores and memory the running jobs hold, against the budget.
     package var budgetInUse: (cpu: Int, memory: Int64) {
         (self.schedule.cpuInUse, self.schedule.memoryInUse)
+    }
+
+    /// The budget, what the running jobs hold of it, and the queued jobs that would start next but for it, with what
+    /// each waits for.
+    package var budgetStatus: BudgetStatus {
+        BudgetStatus(
+            cpu: self.budget.cpu,
+            cpuInUse: self.schedule.cpuInUse,
+            memory: self.budget.memory,
+            memoryInUse: self.schedule.memoryInUse,
+            waiting: self.waits.sorted { $0.key < $1.key }.map { id, wait in
+                switch wait {
+                case .cpu(let needed, let free):
+                    BudgetStatus.Waiting(job: id, resource: "cpu", needed: Int64(needed), free: Int64(free))
+                case .memory(let needed, let free):
+                    BudgetStatus.Waiting(job: id, resource: "memory", needed: needed, free: free)
+                }
+            }
+        )
     }
 
     /// Hands jobs to waiting lanes for as long as the schedule starts one.
@@ -170,36 +190,33 @@ package actor JobQueue {
             let (taken, waits) = self.schedule.take(idle: idle, at: now)
             for (job, wait) in waits { self.announce(job, wait) }
             guard let job = taken else { return }
-            self.announced[job.id] = nil
+            self.waits[job.id] = nil
             self.running += 1
             let waiter = self.waiters[job.engine]!.removeFirst()
             waiter.continuation.resume(returning: job)
         }
     }
 
-    /// Logs that a job waits for the budget, once per reason.
+    /// Records what a job waits for, and logs it once per reason.
     private func announce(_ job: Job, _ wait: JobSchedule.Wait) {
+        let previous = self.waits.updateValue(wait, forKey: job.id)
+        switch (previous, wait) {
+        case (.cpu?, .cpu), (.memory?, .memory): return
+        default: break
+        }
         guard let logger = self.logger else { return }
         var metadata: Logger.Metadata = ["job.id": "\(job.id)", "engine": "\(job.engine.rawValue)"]
-        let reason: String
         switch wait {
         case .cpu(let needed, let free):
-            reason = "cpu"
             metadata["cpu.needed"] = "\(needed)"
             metadata["cpu.free"] = "\(free)"
             metadata["cpu.budget"] = "\(self.budget.cpu)"
+            // Common whenever more work is queued than cores: for debugging the order, not for the operator.
+            logger.debug("Job waits for the CPU budget", metadata: metadata)
         case .memory(let needed, let free):
-            reason = "memory"
             metadata["memory.needed"] = "\(needed)"
             metadata["memory.free"] = "\(free)"
             metadata["memory.budget"] = "\(self.budget.memory)"
-        }
-        guard self.announced[job.id] != reason else { return }
-        self.announced[job.id] = reason
-        if reason == "cpu" {
-            // Common whenever more work is queued than cores: for debugging the order, not for the operator.
-            logger.debug("Job waits for the CPU budget", metadata: metadata)
-        } else {
             logger.info("Job waits for the memory budget", metadata: metadata)
         }
     }
@@ -207,4 +224,30 @@ package actor JobQueue {
     private static func rounded(_ seconds: Double) -> Double {
         (seconds * 1000).rounded() / 1000
     }
+}
+
+/// The scheduler's budget as the status API shows it (``JobQueue/budgetStatus``).
+package struct BudgetStatus: Codable, Sendable, Equatable {
+    /// A queued job that would start next but for the budget.
+    package struct Waiting: Codable, Sendable, Equatable {
+        /// The job's id.
+        package var job: String
+        /// `cpu` or `memory`.
+        package var resource: String
+        /// What the job needs of it: cores, or bytes.
+        package var needed: Int64
+        /// What is free of it beside the running jobs.
+        package var free: Int64
+    }
+
+    /// Cores (`cpuBudget`).
+    package var cpu: Int
+    /// Cores the running jobs hold.
+    package var cpuInUse: Int
+    /// Bytes (`memoryBudget`).
+    package var memory: Int64
+    /// Bytes the running jobs hold (their estimates).
+    package var memoryInUse: Int64
+    /// The jobs waiting for the budget, by id.
+    package var waiting: [Waiting]
 }

@@ -421,6 +421,13 @@ struct StatusAPIEndToEndTests {
         #expect(status.status == 0, "\(status.error)")
         #expect(status.output.contains("running 1"), "\(status.output)")
         #expect(status.output.contains("% \(id)  videos"), "no progress bar in \(status.output)")
+        // The film holds its share of the CPU budget.
+        let budget = try await Self.chute(["status", "--config", config, "--json"])
+        let document = try JSONSerialization.jsonObject(with: Data(budget.output.utf8)) as? [String: Any]
+        let held = try #require(document?["budget"] as? [String: Any], "\(budget.output)")
+        let (cores, inUse) = (held["cpu"] as? Int ?? 0, held["cpuInUse"] as? Int ?? 0)
+        #expect(inUse >= 1 && inUse <= cores, "\(held)")
+        #expect(status.output.contains("Budget: \(inUse) of \(cores) cores, "), "\(status.output)")
 
         let cancel = try await Self.chute(["cancel", "--config", config, id])
         #expect(cancel.status == 0, "\(cancel.error)")

@@ -69,6 +69,31 @@ import Testing
         #expect(await third?.source == "/in/l2")
     }
 
+    @Test func theBudgetStatusNamesTheJobThatWaitsForIt() async throws {
+        let budget = SchedulerBudget(cpu: 1, memory: .max, threads: [:], agingLimit: .seconds(3600))
+        let queue = JobQueue(budget: budget)
+        let rule = try self.rule("r")
+        let jobs = [self.job("1", rule: rule), self.job("2", rule: rule)]
+        for job in jobs { await queue.submit(job) }
+        let running = try #require(await queue.next(for: .image))
+        let other = try #require(jobs.first { $0.id != running.id })
+        let waiting = Task { await queue.next(for: .image) }
+        let status = try await waitUntil("the other job waiting for a core") {
+            let status = await queue.budgetStatus
+            return status.waiting.isEmpty ? nil : status
+        }
+        #expect(status.cpu == 1 && status.cpuInUse == 1 && status.memoryInUse > 0)
+        #expect(status.waiting.map(\.job) == [other.id])
+        #expect(status.waiting.map { "\($0.resource) \($0.needed) \($0.free)" } == ["cpu 1 0"])
+        // Its lane done with the first job, the other starts and waits no more.
+        let next = Task { await queue.next(for: .image, releasing: running) }
+        #expect(await waiting.value?.id == other.id)
+        let after = await queue.budgetStatus
+        #expect(after.waiting.isEmpty && after.cpuInUse == 1)
+        await queue.close()
+        #expect(await next.value == nil)
+    }
+
     @Test func closingWakesWaitingLanesAndDropsQueuedJobs() async throws {
         let queue = JobQueue()
         async let waiting = queue.next(for: .video)
