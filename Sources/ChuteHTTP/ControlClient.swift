@@ -40,17 +40,19 @@ package struct ControlClient: Sendable {
     /// `Budget: 1 of 2 cores, 244 MB of 1 GB; waiting for memory: JOB (needs 1.6 GB, 756 MB free)`.
     private static func describe(_ budget: BudgetStatus) -> String {
         var line =
-            "Budget: \(budget.cpuInUse) of \(budget.cpu) cores, "
-            + "\(ByteCountFormatter.string(fromByteCount: budget.memoryInUse, countStyle: .decimal)) of \(ByteCountFormatter.string(fromByteCount: budget.memory, countStyle: .decimal))"
+            "Budget: \(budget.cpuInUse) of \(budget.cpu) cores, \(Self.bytes(budget.memoryInUse)) of "
+            + Self.bytes(budget.memory)
         for wait in budget.waiting {
-            let amount = { (value: Int64) in
-                wait.resource == "cpu"
-                    ? "\(value) cores" : ByteCountFormatter.string(fromByteCount: value, countStyle: .decimal)
-            }
+            let amount = { (value: Int64) in wait.resource == "cpu" ? "\(value) cores" : Self.bytes(value) }
             line +=
                 "; waiting for \(wait.resource): \(wait.job) (needs \(amount(wait.needed)), \(amount(wait.free)) free)"
         }
         return line
+    }
+
+    /// A size in decimal units, as the rules write them: `851.1 MB`, `0 B`.
+    private static func bytes(_ count: Int64) -> String {
+        count == 0 ? "0 B" : ByteCountFormatter.string(fromByteCount: count, countStyle: .decimal)
     }
 
     /// The latest jobs, live first.
