@@ -69,6 +69,7 @@ package final class WorkerProcess {
                 .engineUnavailable,
                 "cannot start the \(engine.rawValue) engine's worker \(launcher.executable(engine).string): "
                     + error.localizedDescription
+                    + " (the worker executables belong in ../lib/chute beside chute's folder, or beside chute itself)"
             )
         }
         let (replies, continuation) = AsyncStream.makeStream(of: WorkerReply.self, bufferingPolicy: .unbounded)
