@@ -224,8 +224,10 @@ struct MediaSoundEndToEndTests {
             at: staging.appending("party.mkv"),
             width: 1920,
             height: 1080,
-            // Long enough for a dozen records (one every 5 s) during the transcode, wherever they fall.
-            seconds: 20,
+            // Long enough for several records (one every 5 s) during the transcode on a fast machine. Progress is
+            // what the muxer has written, which trails what was read by the encoder's look-ahead and frame threads
+            // (some 70 frames at this preset, a fifth of a 10 s output); the longer the clip, the smaller that share.
+            seconds: 30,
             rate: 30,
             codecArguments: MediaFixtures.h264AAC
         )
@@ -239,8 +241,9 @@ struct MediaSoundEndToEndTests {
             Logfmt.parse(line)?["progress"].flatMap { $0.hasSuffix("%") ? Int($0.dropLast()) : nil }
         }
         try #require(shares.count >= 4, "too few progress records to judge: \(records)")
-        // The transcode is 0–95 %, the read-back verification the rest; the transcode must pass half way.
-        #expect(shares.contains { (55...94).contains($0) }, "the transcode's progress: \(shares)")
+        // The transcode is 0–95 %, the read-back verification the rest; the transcode must pass half way, which a
+        // share of the input's duration would not (it stops at 47 %).
+        #expect(shares.contains { (51...94).contains($0) }, "the transcode's progress: \(shares)")
         #expect(shares.allSatisfy { $0 <= 100 })
     }
 }
