@@ -120,7 +120,9 @@ package struct ChuteApplication {
         let board = JobStatusBoard(events: events)
         let cancellations = JobCancellations()
         let workers = WorkerCensus()
-        let queue = JobQueue(budget: budget, logger: self.logger, events: events)
+        // What the last runs' jobs cost against their estimates refines the estimates from the first job on.
+        let costs = CostHistory(try await journal.costSamples())
+        let queue = JobQueue(budget: budget, logger: self.logger, events: events, costs: costs)
         let intake = Intake(config: self.config, queue: queue, journal: journal, logger: self.logger, events: events)
         // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
         let lanes = Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu)

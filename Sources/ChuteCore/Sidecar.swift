@@ -88,6 +88,9 @@ package struct Sidecar: Sendable, Codable, Equatable {
     package var startedAt: String
     package var endedAt: String
     package var durationSeconds: Double
+    /// The CPU time the worker spent on the conversion, in seconds of one core (every thread's); `nil` when the job
+    /// failed or converted nothing.
+    package var cpuSeconds: Double?
     package var error: Failure?
     package var warnings: [String]
     /// Engine facts, such as input and output dimensions.
@@ -106,6 +109,7 @@ package struct Sidecar: Sendable, Codable, Equatable {
         startedAt: String,
         endedAt: String,
         durationSeconds: Double,
+        cpuSeconds: Double? = nil,
         error: Failure?,
         warnings: [String],
         details: [String: String],
@@ -113,6 +117,7 @@ package struct Sidecar: Sendable, Codable, Equatable {
         inputs: [Source]? = nil
     ) {
         self.inputs = inputs
+        self.cpuSeconds = cpuSeconds
         self.chuteVersion = chuteVersion
         self.jobID = jobID
         self.status = status

@@ -133,17 +133,22 @@ package struct ConversionReport: Sendable, Codable, Equatable {
     /// The outputs of a job that wrote several (the tiles of `tiles`), in order; empty when it wrote the one
     /// `output` of its request.
     package var parts: [OutputPart]
+    /// The CPU time the worker spent on the job, in seconds of one core (every thread's, user and system), which the
+    /// scheduler learns its cost estimates from; `nil` from a worker that did not measure it.
+    package var cpuSeconds: Double?
 
     package init(
         outputBytes: Int64,
         warnings: [String] = [],
         details: [String: String] = [:],
-        parts: [OutputPart] = []
+        parts: [OutputPart] = [],
+        cpuSeconds: Double? = nil
     ) {
         self.outputBytes = outputBytes
         self.warnings = warnings
         self.details = details
         self.parts = parts
+        self.cpuSeconds = cpuSeconds
     }
 }
 

@@ -25,6 +25,9 @@ package struct Job: Sendable, Identifiable {
     package var allowsHardLinks: Bool
     /// The threads its codecs get, set by the scheduler when it starts the job (``JobSchedule``).
     package var threads: Int?
+    /// The cost model's estimate from its headers (``JobDemand/cost``, before ``CostHistory`` refines it), set when it
+    /// is queued: the journal keeps it beside the CPU time the job took, for the estimates of later jobs.
+    package var estimatedCost: Double?
     /// The files of a group job (a rule's `groupBy: folder`), in the order they are joined; empty for a job of one
     /// file. A group's `source` is its folder, and its `fingerprint` the folder's device and inode with the
     /// members' total size and newest modification time.

@@ -23,6 +23,8 @@ package actor JobQueue {
     /// What each queued job that would be next but for the budget last waited for, by job id: logged once per
     /// reason rather than at every take, and shown by ``budgetStatus``.
     private var waits: [String: JobSchedule.Wait] = [:]
+    /// What similar jobs cost against their estimates, which refines each new job's.
+    private var costs: CostHistory
     private let logger: Logger?
 
     /// A lane waiting in ``next(for:)``.
@@ -37,14 +39,22 @@ package actor JobQueue {
     ///   - budget: the cores and memory the running jobs share, and the ageing limit.
     ///   - logger: where jobs waiting for the budget are logged, and why.
     ///   - events: where each job's `queued` event goes, before any lane can start it.
-    package init(budget: SchedulerBudget = .unlimited, logger: Logger? = nil, events: JobEvents = JobEvents()) {
+    ///   - costs: what earlier jobs cost against their estimates (from the journal), which refines the estimates.
+    package init(
+        budget: SchedulerBudget = .unlimited,
+        logger: Logger? = nil,
+        events: JobEvents = JobEvents(),
+        costs: CostHistory = CostHistory()
+    ) {
         self.budget = budget
+        self.costs = costs
         self.schedule = JobSchedule(budget: budget)
         self.logger = logger
         self.events = events
     }
 
-    /// Estimates a job's demand from its file's headers (``JobDemand``), then adds it to the queue.
+    /// Estimates a job's demand from its file's headers (``JobDemand``), refines its cost by what similar jobs took
+    /// (``CostHistory``), then adds it to the queue.
     ///
     /// - Returns: `false` when the queue is closed or the same source is already queued or running.
     @discardableResult
@@ -58,18 +68,25 @@ package actor JobQueue {
         return await self.enqueue(job, demand: demand)
     }
 
-    /// Adds a job whose demand is known.
-    private func enqueue(_ job: Job, demand: JobDemand) -> Bool {
+    /// Adds a job whose demand the model estimated, its cost refined by the history.
+    private func enqueue(_ job: Job, demand estimated: JobDemand) -> Bool {
         guard case .accepting = self.state, !self.activePaths.contains(job.source) else { return false }
+        var job = job
+        job.estimatedCost = estimated.cost
+        var demand = estimated
+        let factor = self.costs.factor(for: CostHistory.Key(job))
+        if let factor { demand.cost *= factor }
         self.activePaths.insert(job.source)
         self.schedule.enqueue(job, demand: demand, at: .now)
-        self.logger?.debug(
-            "Job cost estimated",
-            metadata: [
-                "job.id": "\(job.id)", "cost": "\(Self.rounded(demand.cost))", "cpu": "\(demand.cpu)",
-                "memory": "\(demand.memory)",
-            ]
-        )
+        var metadata: Logger.Metadata = [
+            "job.id": "\(job.id)", "cost": "\(Self.rounded(demand.cost))", "cpu": "\(demand.cpu)",
+            "memory": "\(demand.memory)",
+        ]
+        if let factor {
+            metadata["cost.model"] = "\(Self.rounded(estimated.cost))"
+            metadata["cost.factor"] = "\(Self.rounded(factor))"
+        }
+        self.logger?.debug("Job cost estimated", metadata: metadata)
         self.events.publish(JobEvent(.queued, of: job))
         self.dispatch()
         return true
@@ -116,6 +133,13 @@ package actor JobQueue {
         self.running -= 1
         // A finished job may unblock a job of its rule, or one waiting for memory.
         self.dispatch()
+    }
+
+    /// Records the CPU time a job's conversion took, for the estimates of the jobs of its rule and engine queued from
+    /// now on.
+    package func learn(_ job: Job, cpuSeconds: Double) {
+        guard let estimate = job.estimatedCost else { return }
+        self.costs.record(CostHistory.Sample(estimate: estimate, cpuSeconds: cpuSeconds), for: CostHistory.Key(job))
     }
 
     /// Takes a queued job out of its lane, as a request to cancel it does.

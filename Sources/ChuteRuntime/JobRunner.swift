@@ -36,6 +36,9 @@ package struct PendingCommit: Sendable {
     fileprivate var record: Record
     fileprivate var temporary: FilePath
     fileprivate var logger: Logger
+
+    /// The CPU time the worker spent on the conversion, as it measured it.
+    package var cpuSeconds: Double? { self.record.report?.cpuSeconds }
 }
 
 /// Runs one job in two steps. ``convert(_:worker:launchFailure:)`` hashes the source while the worker writes a hidden
@@ -328,7 +331,12 @@ package struct JobRunner: Sendable {
                 parts: parts.isEmpty ? nil : zip(parts, inodes).map { Journal.PartRecord(label: $0.label, inode: $1) },
                 sidecar: record.sidecar(output: nil, failure: nil),
                 sidecarFolder: sidecarFolder,
-                writesSidecar: job.rule.writesSidecar(completed: true)
+                writesSidecar: job.rule.writesSidecar(completed: true),
+                cost: job.estimatedCost.flatMap { estimate in
+                    pending.cpuSeconds.map {
+                        (job.engine, CostHistory.Sample(estimate: estimate, cpuSeconds: $0))
+                    }
+                }
             )
         } catch {
             removeTemporaries()
@@ -584,6 +592,7 @@ private struct Record: Sendable {
             startedAt: self.started.formatted(iso),
             endedAt: Date().formatted(iso),
             durationSeconds: (self.seconds * 1000).rounded() / 1000,
+            cpuSeconds: failure == nil ? self.report?.cpuSeconds.map { ($0 * 1000).rounded() / 1000 } : nil,
             error: failure.map { Sidecar.Failure(code: $0.code.rawValue, message: $0.message) },
             warnings: (self.report?.warnings ?? []) + self.warnings,
             details: self.report?.details ?? [:],

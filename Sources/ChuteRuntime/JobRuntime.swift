@@ -126,6 +126,7 @@ package struct JobRuntime: Service {
                 case .ended(let outcome):
                     await self.finish(job, outcome)
                 case .converted(let pending):
+                    if let cpuSeconds = pending.cpuSeconds { await self.queue.learn(job, cpuSeconds: cpuSeconds) }
                     // The worker takes its next job while this output is renamed into place and its sidecar written.
                     commits.addTask { await self.finish(job, await runner.commit(pending)) }
                 }

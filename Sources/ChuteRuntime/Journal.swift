@@ -156,6 +156,16 @@ package final class Journal: Sendable {
                 table.add(column: "members", .blob)
             }
         }
+        migrator.registerMigration("costs") { db in
+            // What a converted job was estimated to cost and the CPU time it took, with the engine that ran it: the
+            // scheduler refines its estimates from them (CostHistory). NULL in rows written before, and for jobs
+            // that converted nothing.
+            try db.alter(table: "job") { table in
+                table.add(column: "engine", .text)
+                table.add(column: "estimatedCost", .double)
+                table.add(column: "cpuSeconds", .double)
+            }
+        }
         return migrator
     }
 
@@ -298,13 +308,16 @@ package final class Journal: Sendable {
     ///   - parts: for a job with several outputs, each part's label and inode, in order (`outputInode` is the first's).
     ///   - sidecarFolder: the folder its sidecar goes to, or `nil` for beside the output.
     ///   - writesSidecar: `false` when the rule writes no sidecar for a completed job (`sidecars: failed-only`).
+    ///   - cost: the engine that converted it, the model's estimate and the CPU time the conversion took, for
+    ///     ``costSamples(window:)``.
     package func committing(
         _ jobID: String,
         outputInode: UInt64,
         parts: [PartRecord]? = nil,
         sidecar: Sidecar,
         sidecarFolder: FilePath? = nil,
-        writesSidecar: Bool = true
+        writesSidecar: Bool = true,
+        cost: (engine: EngineKind, sample: CostHistory.Sample)? = nil
     ) async throws {
         let encoded = try JSONEncoder().encode(sidecar)
         let encodedParts = try parts.map { try JSONEncoder().encode($0) }
@@ -312,13 +325,42 @@ package final class Journal: Sendable {
             jobID,
             sql: """
                 state = 'committing', outputInode = ?, sidecar = ?, sha256 = ?, sidecarFolder = ?, sidecarSkipped = ?,
-                  outputParts = ?
+                  outputParts = ?, engine = ?, estimatedCost = ?, cpuSeconds = ?
                 """,
             arguments: [
                 Int64(bitPattern: outputInode), encoded, sidecar.source.sha256, sidecarFolder.map(\.bytes),
-                !writesSidecar, encodedParts,
+                !writesSidecar, encodedParts, cost?.engine.rawValue, cost?.sample.estimate, cost?.sample.cpuSeconds,
             ]
         )
+    }
+
+    /// The model's estimate and the CPU time taken of the latest `window` completed jobs of each rule and engine,
+    /// each key's oldest first: what ``CostHistory`` starts from.
+    package func costSamples(
+        window: Int = CostHistory.window
+    ) async throws -> [CostHistory.Key: [CostHistory.Sample]] {
+        try await self.database.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT rule, engine, estimatedCost, cpuSeconds FROM (
+                      SELECT rule, engine, estimatedCost, cpuSeconds, updatedAt,
+                        ROW_NUMBER() OVER (PARTITION BY rule, engine ORDER BY updatedAt DESC) AS latest
+                      FROM job WHERE state = 'completed' AND engine IS NOT NULL AND estimatedCost > 0
+                        AND cpuSeconds IS NOT NULL
+                    ) WHERE latest <= ? ORDER BY updatedAt
+                    """,
+                arguments: [window]
+            )
+            var samples: [CostHistory.Key: [CostHistory.Sample]] = [:]
+            for row in rows {
+                let key = CostHistory.Key(rule: row["rule"], engine: EngineKind(rawValue: row["engine"]))
+                samples[key, default: []].append(
+                    CostHistory.Sample(estimate: row["estimatedCost"], cpuSeconds: row["cpuSeconds"])
+                )
+            }
+            return samples
+        }
     }
 
     /// Records that a job completed with `output` in place, and its sidecar at `sidecar` (`nil`: none written).

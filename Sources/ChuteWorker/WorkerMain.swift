@@ -134,7 +134,9 @@ package enum WorkerMain {
                         "the \(engine.kind.rawValue) engine converts one file at a time, not a group of files"
                     )
                 }
-                let report = try engine.convert(request) { progress in send(.progress(progress)) }
+                let started = WorkerSandbox.cpuTime()
+                var report = try engine.convert(request) { progress in send(.progress(progress)) }
+                report.cpuSeconds = max(0, WorkerSandbox.cpuTime() - started)
                 send(.finished(report))
             } catch {
                 send(.failed(WorkerSandbox.explain(error, limits: request.limits, refusalsBefore: refusals)))

@@ -75,7 +75,7 @@ enum WorkerSandbox {
             problems += Self.setSoftLimit(RLIMIT_DATA, to: UInt(memory), name: "memoryLimit")
         }
         if let cpuTime = limits.cpuTime {
-            let seconds = UInt(max(1, cpuTime.components.seconds)) + Self.cpuSecondsUsed()
+            let seconds = UInt(max(1, cpuTime.components.seconds)) + UInt(Self.cpuTime().rounded(.up))
             problems += Self.setSoftLimit(RLIMIT_CPU, to: seconds, name: "cpuTimeLimit")
         }
         if let size = limits.outputSize {
@@ -126,13 +126,13 @@ enum WorkerSandbox {
         return []
     }
 
-    /// Whole seconds of CPU time this process has used, rounded up.
-    private static func cpuSecondsUsed() -> UInt {
+    /// The CPU time this process has used, every thread's, user and system, in seconds of one core.
+    static func cpuTime() -> Double {
         var usage = rusage()
         guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
         let micros =
             (Int(usage.ru_utime.tv_sec) + Int(usage.ru_stime.tv_sec)) * 1_000_000 + Int(usage.ru_utime.tv_usec)
             + Int(usage.ru_stime.tv_usec)
-        return UInt((micros + 999_999) / 1_000_000)
+        return Double(micros) / 1_000_000
     }
 }

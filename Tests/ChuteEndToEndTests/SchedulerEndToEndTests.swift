@@ -158,4 +158,55 @@ struct SchedulerEndToEndTests {
         let sidecars = try await harness.waitForSidecars(2)
         #expect(sidecars.values.allSatisfy { $0.status == .completed })
     }
+
+    /// Each conversion's CPU time is measured (in its sidecar) and kept in the journal beside the model's estimate;
+    /// a restarted daemon refines its first estimates by what its rule's jobs took before.
+    @Test func aRestartedDaemonEstimatesFromWhatItsRulesJobsTook() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        let first = ["a.png", "b.png", "c.png"]
+        for (index, name) in (first + ["d.png"]).enumerated() {
+            try Fixtures.makeImage(at: staging.appending(name), width: 1200 + 100 * index, height: 900)
+        }
+        try harness.moveIn(first, from: staging)
+        let sidecars = try await harness.waitForSidecars(first.count)
+        let daemon = try #require(harness.daemon)
+        // What each photo took against its estimate. The history has the sentinel's too, but the median of the four
+        // lies among the photos' three whatever the sentinel's is.
+        var ratios: [Double] = []
+        for sidecar in sidecars.values where sidecar.rule == "to-jpg" {
+            let cpu = try #require(sidecar.cpuSeconds, "\(sidecar.source.path) has no CPU time")
+            #expect(cpu > 0)
+            let estimated = try #require(
+                daemon.logLines(containing: "Job cost estimated", "job.id=\(sidecar.jobID)").first.flatMap {
+                    Logfmt.parse($0)?["cost"].flatMap(Double.init)
+                }
+            )
+            ratios.append(cpu / estimated)
+        }
+        try #require(ratios.count >= 3, "the history needs three jobs of a rule (CostHistory.minimumSamples)")
+        daemon.send(SIGTERM)
+        #expect(try await daemon.waitForExit().status == 0)
+
+        try await harness.start()
+        try harness.moveIn(["d.png"], from: staging)
+        let restarted = try #require(harness.daemon)
+        let queued = try await restarted.waitForLog("Job queued", "d.png")
+        let jobID = try #require(queued.first.flatMap { Logfmt.parse($0)?["job.id"] })
+        let estimate = try #require(
+            restarted.logLines(containing: "Job cost estimated", "job.id=\(jobID)").first.flatMap(Logfmt.parse)
+        )
+        let factor = try #require(estimate["cost.factor"].flatMap(Double.init), "\(estimate)")
+        let model = try #require(estimate["cost.model"].flatMap(Double.init))
+        let cost = try #require(estimate["cost"].flatMap(Double.init))
+        #expect(abs(cost - model * factor) <= 0.002 + 0.01 * cost)
+        // Rounded to thousandths in the log; the median lies among the ratios.
+        #expect(
+            (ratios.min()! * 0.95 - 0.001)...(ratios.max()! * 1.05 + 0.001) ~= factor,
+            "factor \(factor) against the first run's ratios \(ratios.sorted())"
+        )
+        #expect(try await harness.waitForSidecars(first.count + 1)["d.jpg.chute.json"]?.status == .completed)
+    }
 }

@@ -94,6 +94,40 @@ import Testing
         #expect(await next.value == nil)
     }
 
+    /// Two rules whose jobs the model estimates alike: once the lane has measured that one rule's jobs take fifty
+    /// times their estimate, the other's go first, whatever the order they came in.
+    @Test func whatARulesJobsTookReordersItsNextOnes() async throws {
+        let queue = JobQueue()
+        let slow = try self.rule("slow")
+        let quick = try self.rule("quick")
+        for index in 0..<CostHistory.minimumSamples {
+            await queue.submit(self.job("measured-\(index)", rule: slow))
+            let running = try #require(await queue.next(for: .image))
+            let estimate = try #require(running.estimatedCost)
+            #expect(estimate > 0)
+            await queue.learn(running, cpuSeconds: estimate * 50)
+            await queue.complete(running)
+        }
+        await queue.submit(self.job("s", rule: slow))
+        await queue.submit(self.job("q", rule: quick))
+        let first = try #require(await queue.next(for: .image))
+        let second = try #require(await queue.next(for: .image))
+        #expect([first, second].map(\.source) == ["/in/q", "/in/s"])
+
+        // The history given at the start, as the journal's, does the same.
+        let restarted = JobQueue(
+            costs: CostHistory([
+                CostHistory.Key(rule: "slow", engine: .image): Array(
+                    repeating: CostHistory.Sample(estimate: 1, cpuSeconds: 50),
+                    count: CostHistory.minimumSamples
+                )
+            ])
+        )
+        await restarted.submit(self.job("s", rule: slow))
+        await restarted.submit(self.job("q", rule: quick))
+        #expect(try #require(await restarted.next(for: .image)).source == "/in/q")
+    }
+
     @Test func closingWakesWaitingLanesAndDropsQueuedJobs() async throws {
         let queue = JobQueue()
         async let waiting = queue.next(for: .video)

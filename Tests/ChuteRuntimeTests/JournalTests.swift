@@ -112,6 +112,41 @@ import Testing
         #expect(try await journal.outcome(of: job.source, fingerprint: fingerprint) == nil)
     }
 
+    /// Each converted job's estimate and CPU time are kept per rule and engine, the latest `window` of each, oldest
+    /// first; jobs that were not measured are left out.
+    @Test func costSamplesAreTheLatestMeasuredJobsOfEachRuleAndEngine() async throws {
+        let directory = try TemporaryDirectory(prefix: "journal")
+        defer { directory.remove() }
+        let out = try directory.makeDirectory("out")
+        let path = directory.appending("journal.sqlite")
+        let journal = try Journal(path: path)
+        var sidecar = Sidecar.sample
+        sidecar.status = .completed
+        sidecar.error = nil
+        for (index, engine) in [EngineKind.image, .image, .image, .video].enumerated() {
+            let job = try self.job("measured-\(index)", output: out)
+            try await journal.begin(job)
+            try await journal.committing(
+                job.id,
+                outputInode: 1,
+                sidecar: sidecar,
+                cost: (engine, CostHistory.Sample(estimate: 0.5, cpuSeconds: Double(index + 1)))
+            )
+            try await journal.finish(job.id, output: out.appending("measured-\(index).jpg"))
+        }
+        let unmeasured = try self.job("unmeasured", output: out)
+        try await journal.begin(unmeasured)
+        try await journal.committing(unmeasured.id, outputInode: 1, sidecar: sidecar)
+        try await journal.finish(unmeasured.id, output: out.appending("unmeasured.jpg"))
+
+        let samples = try await Journal(path: path).costSamples(window: 2)
+        #expect(samples.count == 2)
+        #expect(samples[CostHistory.Key(rule: "r", engine: .image)]?.map(\.cpuSeconds) == [2, 3])
+        #expect(
+            samples[CostHistory.Key(rule: "r", engine: .video)] == [CostHistory.Sample(estimate: 0.5, cpuSeconds: 4)]
+        )
+    }
+
     @Test func recoveryRerunsUnpublishedJobsAndCompletesRenamedOutputs() async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
