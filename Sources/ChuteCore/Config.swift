@@ -176,9 +176,9 @@ package struct Settings: Sendable, Equatable {
     /// `workerJobs` (int, default 200): a worker process is replaced after this many jobs, bounding whatever a C
     /// library leaks.
     package var workerJobs: Int = 200
-    /// `workerIdle` (duration, default 30s): a worker that has had no job for this long exits and gives its memory
+    /// `workerIdle` (duration, default 10s): a worker that has had no job for this long exits and gives its memory
     /// back; the lane's next job starts a new one.
-    package var workerIdle: Duration = .seconds(30)
+    package var workerIdle: Duration = .seconds(10)
     /// `historyRetention` (duration, default 90d): how long the journal keeps a finished job for the history (the
     /// status API, the web page, `chute jobs`). An older row is deleted only once its source has gone or changed:
     /// while the same file is still there, its row is what keeps it from being converted again.

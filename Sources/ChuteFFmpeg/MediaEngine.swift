@@ -167,23 +167,122 @@ package struct MediaEngine: ConversionEngine {
         defer {
             if let twoPass { EncodingPass.removeStats(twoPass.statsFile) }
         }
+        let transcoded = try Self.transcode(
+            request,
+            plan: plan,
+            trim: trim,
+            pass: twoPass,
+            input: container,
+            inputSize: input.size,
+            output: muxer,
+            meter: &meter,
+            progress: progress
+        )
+        var warnings = plan.warnings + transcoded.warnings
+        var details: [String: String] = [:]
+        if let limit = request.options[CommonOptions.maxFileSize], let twoPass, let size = output.currentSize,
+            size > Int64(limit)
+        {
+            throw FFmpegError(
+                .limitExceeded,
+                "maxFileSize",
+                detail: "two passes at \(ValueParsing.describe(bitrate: twoPass.bitRate)) made "
+                    + "\(ValueParsing.describe(bytes: size)), over the rule's maxFileSize of "
+                    + "\(ValueParsing.describe(bytes: Int64(limit))) (at so low a bitrate the encoder may be at its "
+                    + "coarsest quality already: a smaller height, or a slower preset, fits more in it)"
+            )
+        }
+        if trim == nil {
+            // A trimmed input is read only up to a little past the end, so its streams' ends are not measured.
+            try Self.checkComplete(container, extents: transcoded.extents)
+        }
+        warnings += FFmpegLog.takeMessages()
+
+        var kept = TimeExtent()
+        for source in [plan.video?.source].compactMap({ $0 }) + plan.audio.map(\.source) {
+            kept.include(transcoded.extents[source.index] ?? TimeExtent())
+        }
+        if let trim {
+            kept = kept.clamped(from: 0, to: trim.length)
+        }
+        let verification = try OutputVerifier.verify(
+            output,
+            demuxer: plan.profile.demuxer,
+            // `speed` divides the picture's and the sound's times.
+            expectedDuration: kept.length.map { $0 / (request.options[MediaOptions.speed] ?? 1) },
+            copiedStreams: transcoded.copiedStreams,
+            meter: &meter,
+            progress: progress
+        )
+        // Decoding the output from a seek point makes decoders warn about the references before it; the checks
+        // above judged the output, so those messages are not the job's.
+        _ = FFmpegLog.takeMessages()
+        if transcoded.repairedTimestamps > 0 {
+            warnings.append("\(transcoded.repairedTimestamps) packets had invalid timestamps, which were repaired")
+        }
+        if let twoPass {
+            details["passes"] = "2"
+            details["videoBitrate"] = ValueParsing.describe(bitrate: twoPass.bitRate)
+        }
+
+        let elapsed = clock.now - started
+        var report = ConversionReport(outputBytes: 0, warnings: warnings)
+        report.details = Self.details(
+            plan: plan,
+            transcoded: transcoded.details,
+            container: container,
+            inputDuration: kept.length,
+            trim: trim,
+            verification: verification,
+            elapsed: elapsed
+        ).merging(details) { _, new in new }
+        return report
+    }
+
+    /// What a written output leaves for the checks, the read-back and the report once its decoders, filter graphs
+    /// and encoders are freed.
+    private struct Transcoded {
+        var warnings: [String]
+        /// The span of each input audio and video stream, by input index.
+        var extents: [Int: TimeExtent]
+        /// The output streams whose packets were copied.
+        var copiedStreams: Set<Int32>
+        var repairedTimestamps: Int
+        /// The output's codecs and frame counts, for the report.
+        var details: [String: String]
+    }
+
+    /// Writes the output: its header, each kept stream's packets, copied or re-encoded, and its trailer.
+    ///
+    /// The decoders, filter graphs and encoders are freed when it returns, before the output is read back: a 1080p
+    /// x264 encode holds some 300 MB, which the read-back's decoders would add to (20 MB more at the end of a
+    /// 720p transcode, measured).
+    private static func transcode(
+        _ request: ConversionRequest,
+        plan: ConversionPlan,
+        trim: TrimWindow?,
+        pass: EncodingPass?,
+        input container: borrowing InputContainer,
+        inputSize: Int64,
+        output muxer: consuming OutputContainer,
+        meter: inout ProgressMeter,
+        progress: (JobProgress) -> Void
+    ) throws(FFmpegError) -> Transcoded {
         var transcoder = try Transcoder(
             plan: plan,
             options: request.options,
             trim: trim,
             input: container,
             output: muxer,
-            pass: twoPass
+            pass: pass
         )
         muxer.copyTags(from: container, stream: plan.profile.isVideo ? nil : plan.audio.first?.source.index)
         muxer.applyMetadataPolicy(CommonOptions.metadataPolicy(in: request.options))
         try muxer.writeHeader()
-        var warnings = plan.warnings
-        var details: [String: String] = [:]
-        warnings += try transcoder.run(
+        let warnings = try transcoder.run(
             input: container,
             output: muxer,
-            inputSize: input.size,
+            inputSize: inputSize,
             trim: trim,
             meter: &meter,
             progress: progress
@@ -202,63 +301,39 @@ package struct MediaEngine: ConversionEngine {
             )
         }
         try muxer.finish()
-        if let limit = request.options[CommonOptions.maxFileSize], let twoPass, let size = output.currentSize,
-            size > Int64(limit)
-        {
-            throw FFmpegError(
-                .limitExceeded,
-                "maxFileSize",
-                detail: "two passes at \(ValueParsing.describe(bitrate: twoPass.bitRate)) made "
-                    + "\(ValueParsing.describe(bytes: size)), over the rule's maxFileSize of "
-                    + "\(ValueParsing.describe(bytes: Int64(limit))) (at so low a bitrate the encoder may be at its "
-                    + "coarsest quality already: a smaller height, or a slower preset, fits more in it)"
-            )
-        }
-        if trim == nil {
-            // A trimmed input is read only up to a little past the end, so its streams' ends are not measured.
-            try Self.checkComplete(container, extents: transcoder.extents)
-        }
-        warnings += FFmpegLog.takeMessages()
-
-        var kept = TimeExtent()
-        for source in [plan.video?.source].compactMap({ $0 }) + plan.audio.map(\.source) {
-            kept.include(transcoder.extents[source.index] ?? TimeExtent())
-        }
-        if let trim {
-            kept = kept.clamped(from: 0, to: trim.length)
-        }
-        let verification = try OutputVerifier.verify(
-            output,
-            demuxer: plan.profile.demuxer,
-            // `speed` divides the picture's and the sound's times.
-            expectedDuration: kept.length.map { $0 / (request.options[MediaOptions.speed] ?? 1) },
+        return Transcoded(
+            warnings: warnings,
+            extents: transcoder.extents,
             copiedStreams: Set(transcoder.copiedPackets.keys),
-            meter: &meter,
-            progress: progress
+            repairedTimestamps: repaired,
+            details: Self.outputDetails(plan: plan, transcoder: transcoder)
         )
-        // Decoding the output from a seek point makes decoders warn about the references before it; the checks
-        // above judged the output, so those messages are not the job's.
-        _ = FFmpegLog.takeMessages()
-        if repaired > 0 {
-            warnings.append("\(repaired) packets had invalid timestamps, which were repaired")
-        }
-        if let twoPass {
-            details["passes"] = "2"
-            details["videoBitrate"] = ValueParsing.describe(bitrate: twoPass.bitRate)
-        }
+    }
 
-        let elapsed = clock.now - started
-        var report = ConversionReport(outputBytes: 0, warnings: warnings)
-        report.details = Self.details(
-            plan: plan,
-            transcoder: transcoder,
-            container: container,
-            inputDuration: kept.length,
-            trim: trim,
-            verification: verification,
-            elapsed: elapsed
-        ).merging(details) { _, new in new }
-        return report
+    /// The output's video and audio as the transcoder wrote them: codecs, sizes, frames.
+    private static func outputDetails(plan: ConversionPlan, transcoder: Transcoder) -> [String: String] {
+        var details: [String: String] = [:]
+        if let video = plan.video {
+            if let encoded = transcoder.videoTranscoder {
+                details["outputVideo"] = encoded.outputSummary
+                details["frames"] = String(encoded.framesEncoded)
+                if encoded.framesDropped > 0 {
+                    details["framesDropped"] = String(encoded.framesDropped)
+                }
+            } else {
+                details["outputVideo"] = "\(video.source.codecName) \(video.width)x\(video.height) (copied)"
+                details["frames"] = transcoder.copiedPackets(of: video.source).map(String.init)
+            }
+        }
+        if !plan.audio.isEmpty {
+            let outputs = plan.audio.map { audio in
+                audio.isCopy
+                    ? "\(audio.source.summary) (copied)"
+                    : transcoder.transcoders.first { $0.tally.streamIndex == audio.source.index }?.outputSummary ?? ""
+            }
+            details["outputAudio"] = outputs.joined(separator: "; ")
+        }
+        return details
     }
 
     /// With `maxFileSize`, computes the video bitrate that fills the size and runs the first of two passes.
@@ -385,7 +460,7 @@ package struct MediaEngine: ConversionEngine {
     /// The report's details.
     private static func details(
         plan: ConversionPlan,
-        transcoder: Transcoder,
+        transcoded: [String: String],
         container: borrowing InputContainer,
         inputDuration: Double?,
         trim: TrimWindow?,
@@ -430,25 +505,9 @@ package struct MediaEngine: ConversionEngine {
             if let degrees = video.keptMatrix?.clockwiseDegrees, degrees != 0 {
                 details["outputRotation"] = String(degrees)
             }
-            if let encoded = transcoder.videoTranscoder {
-                details["outputVideo"] = encoded.outputSummary
-                details["frames"] = String(encoded.framesEncoded)
-                if encoded.framesDropped > 0 {
-                    details["framesDropped"] = String(encoded.framesDropped)
-                }
-            } else {
-                details["outputVideo"] = "\(video.source.codecName) \(video.width)x\(video.height) (copied)"
-                details["frames"] = transcoder.copiedPackets(of: video.source).map(String.init)
-            }
         }
         if !plan.audio.isEmpty {
             details["inputAudio"] = plan.audio.map(\.source.summary).joined(separator: "; ")
-            let outputs = plan.audio.map { audio in
-                audio.isCopy
-                    ? "\(audio.source.summary) (copied)"
-                    : transcoder.transcoders.first { $0.tally.streamIndex == audio.source.index }?.outputSummary ?? ""
-            }
-            details["outputAudio"] = outputs.joined(separator: "; ")
         }
         if !plan.subtitles.isEmpty {
             details["outputSubtitles"] = plan.subtitles.map { subtitle in
@@ -459,7 +518,7 @@ package struct MediaEngine: ConversionEngine {
         if !plan.covers.isEmpty {
             details["coverPictures"] = String(plan.covers.count)
         }
-        return details
+        return details.merging(transcoded) { _, written in written }
     }
 
     /// A number with at most three decimals.

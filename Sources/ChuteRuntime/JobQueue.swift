@@ -27,10 +27,32 @@ package actor JobQueue {
     private var costs: CostHistory
     private let logger: Logger?
 
-    /// A lane waiting in ``next(for:)``.
+    /// What a lane with a worker running gets from ``nextTurn(for:releasing:)``.
+    package enum Turn: Sendable {
+        /// The job to run, now counted as running.
+        case job(Job)
+        /// The lane's worker is spare: a job of its engine went to another lane after this one had waited a while, or
+        /// the engine's next job waits for the budget while another lane of the engine runs a job (whose worker takes
+        /// that next job when it is done). The budget or the arrivals keep fewer of the engine's jobs running than it
+        /// has lanes; the lane stops its worker and waits on without one.
+        case spare
+        /// The queue is closed, or the wait was cancelled.
+        case closed
+    }
+
+    /// How long a lane with a worker waits before a job given to another lane of its engine makes its worker spare.
+    private let spareAfter: Duration
+    /// The jobs of each engine handed to a lane that has not asked for its next one yet.
+    private var busyLanes: [EngineKind: Int] = [:]
+
+    /// A lane waiting in ``next(for:releasing:)`` or ``nextTurn(for:releasing:)``.
     private struct Waiter {
         var id: Int
-        var continuation: CheckedContinuation<Job?, Never>
+        /// Whether the lane has a worker running.
+        var warm: Bool
+        /// When it began to wait.
+        var since: ContinuousClock.Instant
+        var continuation: CheckedContinuation<Turn, Never>
     }
 
     private let events: JobEvents
@@ -40,13 +62,17 @@ package actor JobQueue {
     ///   - logger: where jobs waiting for the budget are logged, and why.
     ///   - events: where each job's `queued` event goes, before any lane can start it.
     ///   - costs: what earlier jobs cost against their estimates (from the journal), which refines the estimates.
+    ///   - spareAfter: how long a lane with a worker waits before a job given to another lane of its engine makes
+    ///     its worker spare (``Turn/spare``).
     package init(
         budget: SchedulerBudget = .unlimited,
         logger: Logger? = nil,
         events: JobEvents = JobEvents(),
-        costs: CostHistory = CostHistory()
+        costs: CostHistory = CostHistory(),
+        spareAfter: Duration = .seconds(1)
     ) {
         self.budget = budget
+        self.spareAfter = spareAfter
         self.costs = costs
         self.schedule = JobSchedule(budget: budget)
         self.logger = logger
@@ -94,19 +120,39 @@ package actor JobQueue {
 
     /// Waits for the next job of a lane that the budget and its rule's limit allow to start.
     ///
+    /// An engine's job goes to the lane of that engine that waited last among those with a worker running, else to
+    /// the one that has waited longest: the worker that has just finished a job takes the next. Lanes with a worker that a
+    /// job passes over once they have waited `spareAfter` are told their worker is spare
+    /// (``nextTurn(for:releasing:)``), so that no more workers stay up than the jobs keep busy.
+    ///
     /// - Parameter finished: the lane's last job, whose worker is done with it: its cores go back to the budget now,
     ///   while the lane waits, so that the next job is chosen among every waiting lane, this one included. Given back
     ///   any earlier, they would go to whatever another lane waits for, even a dearer job than this lane's next.
     /// - Returns: the job, now counted as running; `nil` once the queue is closed or the calling task is cancelled
     ///   (a lane whose service is cancelled outright must end, not wait for a job or a close that never come).
     package func next(for engine: EngineKind, releasing finished: Job? = nil) async -> Job? {
-        if let finished { self.schedule.release(finished) }
-        guard !Task.isCancelled, case .accepting = self.state else { return nil }
+        guard case .job(let job) = await self.wait(for: engine, releasing: finished, warm: false) else { return nil }
+        return job
+    }
+
+    /// Waits, as ``next(for:releasing:)`` does, for the next job of a lane whose worker is running; or until jobs of
+    /// its engine go to other lanes and its worker is spare.
+    package func nextTurn(for engine: EngineKind, releasing finished: Job? = nil) async -> Turn {
+        await self.wait(for: engine, releasing: finished, warm: true)
+    }
+
+    private func wait(for engine: EngineKind, releasing finished: Job?, warm: Bool) async -> Turn {
+        if let finished {
+            self.schedule.release(finished)
+            self.busyLanes[finished.engine, default: 1] -= 1
+        }
+        guard !Task.isCancelled, case .accepting = self.state else { return .closed }
         let id = self.nextWaiterID
         self.nextWaiterID += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                self.waiters[engine, default: []].append(Waiter(id: id, continuation: continuation))
+                let waiter = Waiter(id: id, warm: warm, since: .now, continuation: continuation)
+                self.waiters[engine, default: []].append(waiter)
                 // The schedule picks among every waiting lane: the cheapest job may be another lane's, and so may a
                 // job the ageing limit keeps the budget for.
                 self.dispatch()
@@ -118,10 +164,10 @@ package actor JobQueue {
         }
     }
 
-    /// Gives `nil` to a waiting lane whose task was cancelled, unless a job or a close reached it first.
+    /// Ends the wait of a lane whose task was cancelled, unless a job or a close reached it first.
     private func endWait(_ id: Int, engine: EngineKind) {
         guard let index = self.waiters[engine]?.firstIndex(where: { $0.id == id }) else { return }
-        self.waiters[engine]!.remove(at: index).continuation.resume(returning: nil)
+        self.waiters[engine]!.remove(at: index).continuation.resume(returning: .closed)
     }
 
     /// Records that a job handed out by ``next(for:releasing:)`` is over: its source may be queued again, and its
@@ -176,7 +222,7 @@ package actor JobQueue {
         self.state = .closed
         for job in self.schedule.removeAll() { self.activePaths.remove(job.source) }
         self.waits = [:]
-        for waiter in self.waiters.values.joined() { waiter.continuation.resume(returning: nil) }
+        for waiter in self.waiters.values.joined() { waiter.continuation.resume(returning: .closed) }
         self.waiters = [:]
     }
 
@@ -212,13 +258,36 @@ package actor JobQueue {
             let idle = Set(self.waiters.compactMap { $0.value.isEmpty ? nil : $0.key })
             guard !idle.isEmpty else { return }
             let (taken, waits) = self.schedule.take(idle: idle, at: now)
-            for (job, wait) in waits { self.announce(job, wait) }
+            for (job, wait) in waits {
+                self.announce(job, wait)
+                // The engine's next job waits for the budget, and a lane of the engine that runs a job takes it when
+                // its job is done: the workers of the engine's waiting lanes are spare.
+                if self.busyLanes[job.engine, default: 0] > 0 { self.releaseSpare(job.engine) { _ in true } }
+            }
             guard let job = taken else { return }
             self.waits[job.id] = nil
             self.running += 1
-            let waiter = self.waiters[job.engine]!.removeFirst()
-            waiter.continuation.resume(returning: job)
+            self.busyLanes[job.engine, default: 0] += 1
+            let lanes = self.waiters[job.engine]!
+            let index = lanes.lastIndex { $0.warm } ?? lanes.startIndex
+            self.waiters[job.engine]!.remove(at: index).continuation.resume(returning: .job(job))
+            // The lanes with a worker that this job passed over after they had waited a while.
+            self.releaseSpare(job.engine) { now - $0.since >= self.spareAfter }
         }
+    }
+
+    /// Tells the waiting lanes of `engine` that have a worker and are `spare` that their worker is.
+    private func releaseSpare(_ engine: EngineKind, where spare: (Waiter) -> Bool) {
+        guard let lanes = self.waiters[engine] else { return }
+        var waiting: [Waiter] = []
+        for lane in lanes {
+            if lane.warm && spare(lane) {
+                lane.continuation.resume(returning: .spare)
+            } else {
+                waiting.append(lane)
+            }
+        }
+        self.waiters[engine] = waiting
     }
 
     /// Records what a job waits for, and logs it once per reason.

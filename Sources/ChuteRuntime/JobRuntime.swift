@@ -143,30 +143,42 @@ package struct JobRuntime: Service {
     }
 
     /// The lane's next job, or `nil` once the queue is closed. A lane with a worker waits `settings.workerIdle` at
-    /// most: then the worker exits, giving its memory back, and the lane waits on without one.
+    /// most, or until the queue finds its worker spare (``JobQueue/Turn/spare``): then the worker exits, giving its
+    /// memory back, and the lane waits on without one.
     private func next(for engine: EngineKind, releasing finished: Job?, worker: inout WorkerProcess?) async -> Job? {
         guard let idle = worker else { return await self.queue.next(for: engine, releasing: finished) }
         let queue = self.queue
         let limit = self.settings.workerIdle
-        let waited: Job?? = await withTaskGroup(of: LaneWait.self) { group in
-            group.addTask { .job(await queue.next(for: engine, releasing: finished)) }
+        // The job, or `nil` when the queue closed; or why the worker stops.
+        let waited: Result<Job?, IdleWorker> = await withTaskGroup(of: LaneWait.self) { group in
+            group.addTask { .turn(await queue.nextTurn(for: engine, releasing: finished)) }
             group.addTask {
                 try? await Task.sleep(for: limit)
                 return .idle
             }
-            guard case .job(let job) = await group.next() else {
-                // The idle time is over: stop waiting, unless a job reached the lane meanwhile.
-                group.cancelAll()
-                for await case .job(let job?) in group { return job }
-                return nil
-            }
+            let first = await group.next()
             group.cancelAll()
-            return job
+            switch first {
+            case .turn(.job(let job)): return .success(job)
+            case .turn(.closed), nil: return .success(nil)
+            case .turn(.spare), .idle:
+                // Stop waiting, unless a job reached the lane meanwhile.
+                for await case .turn(.job(let job)) in group { return .success(job) }
+                guard case .idle = first else { return .failure(.spare) }
+                return .failure(.idle)
+            }
         }
-        if let waited { return waited }
+        let reason: IdleWorker
+        switch waited {
+        case .success(let job): return job
+        case .failure(let why): reason = why
+        }
         self.logger.debug(
             "Idle worker stopped",
-            metadata: ["engine": "\(engine.rawValue)", "worker.pid": "\(idle.pid)", "idle": "\(limit)"]
+            metadata: [
+                "engine": "\(engine.rawValue)", "worker.pid": "\(idle.pid)", "reason": "\(reason.rawValue)",
+                "idle": "\(limit)",
+            ]
         )
         await self.retire(idle, engine: engine)
         worker = nil
@@ -188,8 +200,16 @@ package struct JobRuntime: Service {
 
 /// What a lane waiting for its next job saw first.
 private enum LaneWait: Sendable {
-    /// The queue's answer: a job, or `nil` when it closed or the wait was cancelled.
-    case job(Job?)
+    /// The queue's answer.
+    case turn(JobQueue.Turn)
     /// The worker's idle time ran out.
     case idle
+}
+
+/// Why a lane stops its worker while it waits.
+private enum IdleWorker: String, Error {
+    /// It had no job for `workerIdle`.
+    case idle
+    /// Jobs of its engine went to other lanes' workers (``JobQueue/Turn/spare``).
+    case spare
 }

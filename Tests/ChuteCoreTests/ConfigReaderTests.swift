@@ -891,7 +891,7 @@ private let badSettingsValueCases: [(String, String)] = [
                        failed:  source moved to /srv/chute/failed, with a reason file
                        limits:  timeout 30m, memory 2GB, duration ≤ 3h
 
-                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs, an idle one exits after 30s, finished jobs kept in the history for 90d
+                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs, an idle one exits after 10s, finished jobs kept in the history for 90d
                 Concurrency: image auto, video 1, audio auto, document auto, pdf auto
                 Budget: CPU auto, memory auto, ageing limit 30s
                 Job limits: timeout 30m, memory 2GB

@@ -128,6 +128,54 @@ import Testing
         #expect(try #require(await restarted.next(for: .image)).source == "/in/q")
     }
 
+    /// A job goes to the lane that waited last among those with a worker, before any lane without one; a lane with a
+    /// worker that it passes over after a while is told its worker is spare, a lane without one never is.
+    @Test func theWarmestWorkerTakesTheJobAndThosePassedOverAreSpare() async throws {
+        let queue = JobQueue(spareAfter: .zero)
+        let rule = try self.rule("r")
+        let first = Task { await queue.nextTurn(for: .image) }
+        try await waitUntil("the first lane to wait") { await queue.waitingLanes == 1 ? true : nil }
+        let second = Task { await queue.nextTurn(for: .image) }
+        try await waitUntil("the second lane to wait") { await queue.waitingLanes == 2 ? true : nil }
+        let cold = Task { await queue.next(for: .image) }
+        try await waitUntil("the lane without a worker to wait") { await queue.waitingLanes == 3 ? true : nil }
+        await queue.submit(self.job("a", rule: rule))
+
+        #expect(try #require(await second.value.job, "the last warm lane got no job").source == "/in/a")
+        #expect(await first.value.isSpare, "the lane passed over is not spare")
+        #expect(await queue.waitingLanes == 1)
+        await queue.submit(self.job("b", rule: rule))
+        #expect(await cold.value?.source == "/in/b")
+
+        // Passed over before it has waited `spareAfter`, a worker is not spare.
+        let patient = JobQueue(spareAfter: .seconds(3600))
+        let waiting = Task { await patient.nextTurn(for: .image) }
+        try await waitUntil("the lane to wait") { await patient.waitingLanes == 1 ? true : nil }
+        let last = Task { await patient.nextTurn(for: .image) }
+        try await waitUntil("the other lane to wait") { await patient.waitingLanes == 2 ? true : nil }
+        await patient.submit(self.job("c", rule: rule))
+        #expect(await last.value.job != nil, "the last warm lane got no job")
+        #expect(await patient.waitingLanes == 1)
+        await patient.close()
+        #expect(await waiting.value.isClosed, "a closed queue gave a lane work")
+    }
+
+    /// With one core, a lane that runs a job takes the engine's next job once it is done: a lane with a worker that
+    /// waits meanwhile is spare at once, however briefly it has waited.
+    @Test func aWorkerIsSpareWhileItsEnginesNextJobWaitsForTheBudget() async throws {
+        let budget = SchedulerBudget(cpu: 1, memory: .max, threads: [:], agingLimit: .seconds(3600))
+        let queue = JobQueue(budget: budget, spareAfter: .seconds(3600))
+        let rule = try self.rule("r")
+        await queue.submit(self.job("1", rule: rule))
+        let running = try #require(await queue.next(for: .image))
+        let waiting = Task { await queue.nextTurn(for: .image) }
+        try await waitUntil("the other lane to wait") { await queue.waitingLanes == 1 ? true : nil }
+        await queue.submit(self.job("2", rule: rule))
+        #expect(await waiting.value.isSpare, "the waiting worker is not spare")
+        // The running lane, done, takes the next job itself.
+        #expect(await queue.nextTurn(for: .image, releasing: running).job?.source == "/in/2")
+    }
+
     @Test func closingWakesWaitingLanesAndDropsQueuedJobs() async throws {
         let queue = JobQueue()
         async let waiting = queue.next(for: .video)
@@ -138,5 +186,22 @@ import Testing
         #expect(await queue.next(for: .image) == nil)
         #expect(await !queue.submit(self.job("y", rule: try self.rule("r"))))
         #expect(await queue.isActive("/in/x") == false)
+    }
+}
+
+extension JobQueue.Turn {
+    fileprivate var job: Job? {
+        guard case .job(let job) = self else { return nil }
+        return job
+    }
+
+    fileprivate var isSpare: Bool {
+        guard case .spare = self else { return false }
+        return true
+    }
+
+    fileprivate var isClosed: Bool {
+        guard case .closed = self else { return false }
+        return true
     }
 }
