@@ -15,9 +15,10 @@ struct Decoder: ~Copyable {
 
     /// Opens a decoder for `stream`.
     ///
+    /// - Parameter threads: its `thread_count`, or `nil` for what ``CodecThreads`` gives decoders.
     /// - Throws: ``FFmpegError`` with code `unsupportedStream` when this FFmpeg has no decoder for the codec,
     ///   `limitExceeded` when a picture is larger than ``pixelLimit``, or `decode` when the decoder cannot start.
-    init(stream: UnsafeMutablePointer<AVStream>) throws(FFmpegError) {
+    init(stream: UnsafeMutablePointer<AVStream>, threads: Int32? = nil) throws(FFmpegError) {
         let parameters = stream.pointee.codecpar!
         let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
         let pixels = Int(parameters.pointee.width) * Int(parameters.pointee.height)
@@ -45,7 +46,7 @@ struct Decoder: ~Copyable {
         if status >= 0 {
             context.pointee.pkt_timebase = stream.pointee.time_base
             context.pointee.max_pixels = Int64(Self.pixelLimit)
-            context.pointee.thread_count = CodecThreads.decoder
+            context.pointee.thread_count = threads ?? CodecThreads.decoder
             status = avcodec_open2(context, codec, nil)
         }
         if status < 0 {
