@@ -42,8 +42,6 @@ package actor JobQueue {
 
     /// How long a lane with a worker waits before a job given to another lane of its engine makes its worker spare.
     private let spareAfter: Duration
-    /// The jobs of each engine handed to a lane that has not asked for its next one yet.
-    private var busyLanes: [EngineKind: Int] = [:]
 
     /// A lane waiting in ``next(for:releasing:)`` or ``nextTurn(for:releasing:)``.
     private struct Waiter {
@@ -121,8 +119,8 @@ package actor JobQueue {
     /// Waits for the next job of a lane that the budget and its rule's limit allow to start.
     ///
     /// An engine's job goes to the lane of that engine that waited last among those with a worker running, else to
-    /// the one that has waited longest: the worker that has just finished a job takes the next. Lanes with a worker that a
-    /// job passes over once they have waited `spareAfter` are told their worker is spare
+    /// the one that has waited longest: the worker that has just finished a job takes the next. Lanes with a worker
+    /// that a job passes over once they have waited `spareAfter` are told their worker is spare
     /// (``nextTurn(for:releasing:)``), so that no more workers stay up than the jobs keep busy.
     ///
     /// - Parameter finished: the lane's last job, whose worker is done with it: its cores go back to the budget now,
@@ -142,10 +140,7 @@ package actor JobQueue {
     }
 
     private func wait(for engine: EngineKind, releasing finished: Job?, warm: Bool) async -> Turn {
-        if let finished {
-            self.schedule.release(finished)
-            self.busyLanes[finished.engine, default: 1] -= 1
-        }
+        if let finished { self.schedule.release(finished) }
         guard !Task.isCancelled, case .accepting = self.state else { return .closed }
         let id = self.nextWaiterID
         self.nextWaiterID += 1
@@ -262,12 +257,11 @@ package actor JobQueue {
                 self.announce(job, wait)
                 // The engine's next job waits for the budget, and a lane of the engine that runs a job takes it when
                 // its job is done: the workers of the engine's waiting lanes are spare.
-                if self.busyLanes[job.engine, default: 0] > 0 { self.releaseSpare(job.engine) { _ in true } }
+                if self.schedule.holdsCPU(job.engine) { self.releaseSpare(job.engine) { _ in true } }
             }
             guard let job = taken else { return }
             self.waits[job.id] = nil
             self.running += 1
-            self.busyLanes[job.engine, default: 0] += 1
             let lanes = self.waiters[job.engine]!
             let index = lanes.lastIndex { $0.warm } ?? lanes.startIndex
             self.waiters[job.engine]!.remove(at: index).continuation.resume(returning: .job(job))

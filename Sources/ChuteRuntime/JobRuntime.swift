@@ -149,8 +149,7 @@ package struct JobRuntime: Service {
         guard let idle = worker else { return await self.queue.next(for: engine, releasing: finished) }
         let queue = self.queue
         let limit = self.settings.workerIdle
-        // The job, or `nil` when the queue closed; or why the worker stops.
-        let waited: Result<Job?, IdleWorker> = await withTaskGroup(of: LaneWait.self) { group in
+        let waited: LaneOutcome = await withTaskGroup(of: LaneWait.self) { group in
             group.addTask { .turn(await queue.nextTurn(for: engine, releasing: finished)) }
             group.addTask {
                 try? await Task.sleep(for: limit)
@@ -159,19 +158,19 @@ package struct JobRuntime: Service {
             let first = await group.next()
             group.cancelAll()
             switch first {
-            case .turn(.job(let job)): return .success(job)
-            case .turn(.closed), nil: return .success(nil)
+            case .turn(.job(let job)): return .job(job)
+            case .turn(.closed), nil: return .job(nil)
             case .turn(.spare), .idle:
                 // Stop waiting, unless a job reached the lane meanwhile.
-                for await case .turn(.job(let job)) in group { return .success(job) }
-                guard case .idle = first else { return .failure(.spare) }
-                return .failure(.idle)
+                for await case .turn(.job(let job)) in group { return .job(job) }
+                guard case .idle = first else { return .stop(.spare) }
+                return .stop(.idle)
             }
         }
         let reason: IdleWorker
         switch waited {
-        case .success(let job): return job
-        case .failure(let why): reason = why
+        case .job(let job): return job
+        case .stop(let why): reason = why
         }
         self.logger.debug(
             "Idle worker stopped",
@@ -206,8 +205,16 @@ private enum LaneWait: Sendable {
     case idle
 }
 
+/// How a lane with a worker ended its wait.
+private enum LaneOutcome {
+    /// The job it got, or `nil` when the queue closed.
+    case job(Job?)
+    /// It stops its worker, and why.
+    case stop(IdleWorker)
+}
+
 /// Why a lane stops its worker while it waits.
-private enum IdleWorker: String, Error {
+private enum IdleWorker: String {
     /// It had no job for `workerIdle`.
     case idle
     /// Jobs of its engine went to other lanes' workers (``JobQueue/Turn/spare``).

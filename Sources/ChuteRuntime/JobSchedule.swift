@@ -41,8 +41,9 @@ struct JobSchedule {
     private var arrival: [Int] = []
     private var arrivalStart = 0
     private var nextArrival = 0
-    /// The cores of the jobs holding some, by id: from their start until their worker is done with them.
-    private var holdingCPU: [String: Int] = [:]
+    /// The cores of the jobs holding some, with their engine, by id: from their start until their worker is done with
+    /// them.
+    private var holdingCPU: [String: (cores: Int, engine: EngineKind)] = [:]
     /// The memory of the jobs holding some, by id: from their start until they are over, output committed.
     private var holdingMemory: [String: Int64] = [:]
     private var runningPerRule: [String: Int] = [:]
@@ -139,9 +140,14 @@ struct JobSchedule {
     /// The memory is kept through the commit, which is short beside a job that needs much of it, so that two jobs
     /// the memory budget keeps apart never overlap, not even in their sidecars' times.
     mutating func release(_ job: Job) {
-        guard let cpu = self.holdingCPU.removeValue(forKey: job.id) else { return }
+        guard let cpu = self.holdingCPU.removeValue(forKey: job.id)?.cores else { return }
         self.cpuInUse -= cpu
         if self.budget.multiThreaded.contains(job.engine) { self.multiThreadedInUse -= cpu }
+    }
+
+    /// Whether a job of `engine` holds cores: started, and its worker not yet done with it.
+    func holdsCPU(_ engine: EngineKind) -> Bool {
+        self.holdingCPU.values.contains { $0.engine == engine }
     }
 
     /// Records that a started job is over: its cores if it still holds them, its memory and its place in its rule's
@@ -230,7 +236,7 @@ struct JobSchedule {
                 share
             }
         if multiThreaded { self.multiThreadedInUse += share }
-        self.holdingCPU[entry.job.id] = entry.demand.cpu
+        self.holdingCPU[entry.job.id] = (entry.demand.cpu, entry.job.engine)
         self.holdingMemory[entry.job.id] = entry.demand.memory
         self.cpuInUse += entry.demand.cpu
         self.memoryInUse += entry.demand.memory
