@@ -39,8 +39,11 @@ struct InputContainer: ~Copyable {
     ///   - demuxer: for an output Chute wrote, the demuxer of its format, which is used without probing (raw formats
     ///     such as GSM cannot be recognised from their content); `nil` for an input, which is probed and must be in
     ///     ``demuxers``.
+    ///   - findsStreams: whether to read on past the header to find the streams' parameters
+    ///     (`avformat_find_stream_info`); only for an output whose header declares them and whose reader does not
+    ///     need what the decoders would find (their delay, the pixel format) may it be `false`.
     /// - Throws: ``FFmpegError`` with code `openInput` when the container is not one Chute reads, or is damaged.
-    init(file: MediaFile, demuxer: String? = nil) throws(FFmpegError) {
+    init(file: MediaFile, demuxer: String? = nil, findsStreams: Bool = true) throws(FFmpegError) {
         let io = try IOContext(reading: file)
         let demuxers = (Self.demuxers + (demuxer.map { [$0] } ?? [])).joined(separator: ",")
         let format: UnsafePointer<AVInputFormat>
@@ -49,7 +52,7 @@ struct InputContainer: ~Copyable {
         } else {
             format = try Self.probe(io)
         }
-        self.context = try Self.open(format, io: io, demuxers: demuxers)
+        self.context = try Self.open(format, io: io, demuxers: demuxers, findsStreams: findsStreams)
         self.io = io
     }
 
@@ -95,11 +98,13 @@ struct InputContainer: ~Copyable {
         return format
     }
 
-    /// Opens the container with `format` and finds its streams, within the limits.
+    /// Opens the container with `format` and, with `findsStreams`, reads on to find its streams' parameters, within
+    /// the limits.
     private static func open(
         _ format: UnsafePointer<AVInputFormat>,
         io: borrowing IOContext,
-        demuxers: String
+        demuxers: String,
+        findsStreams: Bool
     ) throws(FFmpegError) -> UnsafeMutablePointer<AVFormatContext> {
         guard let allocated = avformat_alloc_context() else {
             throw FFmpegError(.openInput, "avformat_alloc_context", status: chute_averror(ENOMEM))
@@ -124,7 +129,7 @@ struct InputContainer: ~Copyable {
         guard let context = opened else {
             throw FFmpegError(.openInput, "avformat_open_input", status: chute_averror_invaliddata())
         }
-        let status = avformat_find_stream_info(context, nil)
+        let status = findsStreams ? avformat_find_stream_info(context, nil) : 0
         if status < 0 {
             var closing: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&closing)

@@ -48,6 +48,9 @@ struct OutputContainer: ~Copyable {
         // random identifiers and no muxing time; the sidecar records the libraries that wrote the file.
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO | AVFMT_FLAG_BITEXACT
         context.pointee.io_open = { _, _, _, _, _ in chute_averror(EPERM) }
+        // Written out when the buffer is full, not after each packet (libavformat's default for a seekable output
+        // it did not open): a remux otherwise makes a system call per packet.
+        context.pointee.flush_packets = 0
         self.context = context
         self.io = io
     }
