@@ -1,8 +1,8 @@
 /// The colour profile and EXIF of a HEIF file's primary image, read with libheif.
 ///
-/// ImageMagick 6's HEIC coder keeps neither as a JPEG needs it: it reads no colour profile at all, and it copies
-/// the EXIF item without its first four bytes, taking what follows for a JPEG's `Exif\0\0` header, which only
-/// Apple's files have there. The image engine puts these back on the decoded image instead.
+/// The image engine puts both on the image it decodes with libheif, the EXIF as a JPEG holds it (ImageMagick 6's HEIC
+/// coder, which the engine does not use, reads no colour profile at all and copies the EXIF item without its first
+/// four bytes, taking what follows for a JPEG's `Exif\0\0` header, which only Apple's files have there).
 struct HEIFMetadata {
     /// The ICC profile, as stored.
     var iccProfile: [UInt8]?
@@ -27,20 +27,11 @@ struct HEIFMetadata {
 }
 
 extension HEIFMetadata {
-    /// Reads the primary image's profile and EXIF item.
+    /// Reads an image's profile and EXIF item.
     ///
-    /// - Parameter bytes: the whole HEIF file.
-    /// - Throws: ``HeifError`` when libheif cannot parse the file or read either item.
-    init(reading bytes: [UInt8]) throws(HeifError) {
-        let read = bytes.withUnsafeBytes { buffer in
-            Result { () throws(HeifError) -> ([UInt8]?, [UInt8]?) in
-                let context = try HeifContext(reading: buffer)
-                let image = try context.primaryImage()
-                return (try image.iccProfile(), try image.exifItem())
-            }
-        }
-        let (iccProfile, exifItem) = try read.get()
-        self.iccProfile = iccProfile
-        self.exifItem = exifItem
+    /// - Throws: ``HeifError`` when libheif cannot read either item.
+    init(of image: borrowing HeifImageHandle) throws(HeifError) {
+        self.iccProfile = try image.iccProfile()
+        self.exifItem = try image.exifItem()
     }
 }

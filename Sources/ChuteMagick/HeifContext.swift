@@ -34,7 +34,15 @@ struct HeifContext: ~Copyable {
         heif_context_free(self.context)
     }
 
-    /// The image a viewer shows, which is the one ImageMagick decodes.
+    /// Sets how many threads decode the tiles of a grid image (a phone's photo is a grid of 512 × 512 tiles), which
+    /// libheif otherwise sets to 4 whatever the machine: 1 decodes them on the calling thread.
+    /// The corresponding C function is `heif_context_set_max_decoding_threads`.
+    func limitDecodingThreads(to count: Int) {
+        // libheif's 0 is the calling thread; 1 would be one thread besides it, which waits.
+        heif_context_set_max_decoding_threads(self.context, Int32(count > 1 ? count : 0))
+    }
+
+    /// The image a viewer shows.
     /// The corresponding C function is `heif_context_get_primary_image_handle`.
     func primaryImage() throws(HeifError) -> HeifImageHandle {
         var handle: OpaquePointer?

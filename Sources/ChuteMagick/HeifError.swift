@@ -2,8 +2,8 @@ import CHeif
 
 /// A libheif call that failed, with libheif's own explanation.
 ///
-/// ImageMagick 6 decodes HEIF through libheif but drops the colour profile and copies the EXIF item without
-/// translating it, so ``HEIFMetadata`` asks libheif directly for those two; this is the error of those calls.
+/// The image engine decodes HEIF and AVIF through libheif itself (``ImageEngine/decodeHEIF``); this is the error of
+/// those calls.
 struct HeifError: Error, CustomStringConvertible {
     /// The C function that failed.
     var function: String

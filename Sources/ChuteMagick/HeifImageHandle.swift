@@ -16,6 +16,37 @@ struct HeifImageHandle: ~Copyable {
         heif_image_handle_release(self.handle)
     }
 
+    /// The width and height that decoding gives, after the file's own rotation and crop.
+    /// The corresponding C functions are `heif_image_handle_get_width` and `heif_image_handle_get_height`.
+    var size: (width: Int, height: Int) {
+        (Int(heif_image_handle_get_width(self.handle)), Int(heif_image_handle_get_height(self.handle)))
+    }
+
+    /// Decodes the image to interleaved RGB, or RGBA when it has an alpha plane, with its rotation, mirroring and
+    /// crop applied: 8 bits per sample, or 16 (little-endian, at the image's own bit depth) for a deeper image.
+    /// The corresponding C functions are `heif_image_handle_has_alpha_channel`,
+    /// `heif_image_handle_get_luma_bits_per_pixel` and `heif_decode_image`.
+    func decodeRGB() throws(HeifError) -> HeifImage {
+        let alpha = heif_image_handle_has_alpha_channel(self.handle) != 0
+        let deep = heif_image_handle_get_luma_bits_per_pixel(self.handle) > 8
+        let chroma =
+            switch (alpha, deep) {
+            case (false, false): heif_chroma_interleaved_RGB
+            case (true, false): heif_chroma_interleaved_RGBA
+            case (false, true): heif_chroma_interleaved_RRGGBB_LE
+            case (true, true): heif_chroma_interleaved_RRGGBBAA_LE
+            }
+        var image: OpaquePointer?
+        try HeifError.check(
+            heif_decode_image(self.handle, &image, heif_colorspace_RGB, chroma, nil),
+            "heif_decode_image"
+        )
+        guard let image else {
+            throw HeifError(function: "heif_decode_image", code: 0, subcode: 0, message: "no image was decoded")
+        }
+        return HeifImage(takingOwnershipOf: image, channels: alpha ? "RGBA" : "RGB")
+    }
+
     /// The image's ICC colour profile (a `colr` box of type `prof` or `rICC`), or `nil` when it has none or only
     /// an `nclx` description. The corresponding C functions are `heif_image_handle_get_color_profile_type`,
     /// `heif_image_handle_get_raw_color_profile_size` and `heif_image_handle_get_raw_color_profile`.

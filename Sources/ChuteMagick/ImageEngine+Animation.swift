@@ -32,8 +32,8 @@ extension ImageEngine {
         try Self.withMagick(library) { () throws(MagickError) in
             try frame.keepFirstImage()
             try frame.autoOrient()
-            // Pictures are laid on one canvas, whose pixels are sRGB: a HEIC that ImageMagick decodes as YCbCr (a
-            // Xiaomi phone's) would otherwise go onto it as YCbCr values.
+            // Pictures are laid on one canvas, whose pixels are sRGB: a CMYK JPEG or TIFF would otherwise go onto it
+            // as CMYK values.
             try frame.makeSRGB()
         }
         return frame

@@ -224,9 +224,9 @@ package struct ImageEngine: ConversionEngine {
 
     /// Checks the input's type and, from its headers, its size, before any pixel is decoded.
     ///
-    /// The headers are read with `MagickPingImageBlob`, so an image beyond the pixel limits is refused before any
-    /// pixel memory is allocated; a coder that cannot ping from memory (EXR) is checked by ``decode`` after the full
-    /// read, which the policy's own limits still bound.
+    /// The headers are read with `MagickPingImageBlob` (a HEIF or AVIF file's boxes with libheif), so an image beyond
+    /// the pixel limits is refused before any pixel memory is allocated; a coder that cannot ping from memory (EXR) is
+    /// checked by ``decode`` after the full read, which the policy's own limits still bound.
     ///
     /// - Returns: the type and the one ImageMagick coder allowed to read it, or no coder for a camera RAW, which
     ///   LibRaw reads; `inputWidth`, `inputHeight` and `inputFrames` go into the report's details when the headers
@@ -256,7 +256,10 @@ package struct ImageEngine: ConversionEngine {
             // then reports no reason at all: the IHDR chunk says it first.
             try Self.checkLimits([size], library: library, limits: request.limits)
         }
-        if library.decodesFromMemory(coder) {
+        if Self.heifTypes.contains(type) {
+            let size = try Self.heifSize(of: bytes)
+            try Self.checkLimits([size], library: library, limits: request.limits)
+        } else if library.decodesFromMemory(coder) {
             let headers = Wand()
             try Self.withMagick(library) { () throws(MagickError) in
                 try headers.read(bytes, coder: coder, headersOnly: true)
@@ -312,6 +315,9 @@ package struct ImageEngine: ConversionEngine {
         library: MagickLibrary,
         report: inout ConversionReport
     ) throws(ConversionFailure) -> Wand {
+        if Self.heifTypes.contains(type) {
+            return try Self.decodeHEIF(bytes, coder: coder, request, library: library, report: &report)
+        }
         let pingable = library.decodesFromMemory(coder)
         var images = Wand()
         try Self.withMagick(library) { () throws(MagickError) in
@@ -330,11 +336,6 @@ package struct ImageEngine: ConversionEngine {
             // already flipped the rows: applying it again would turn the picture upside down.
             try Self.withMagick(library) { () throws(MagickError) in
                 try images.forEachImage { () throws(MagickError) in try images.markTopLeft() }
-            }
-        }
-        if type == .heif || type == .avif {
-            report.warnings += try Self.withMagick(library) { () throws(MagickError) in
-                try Self.restoreHEIFMetadata(from: bytes, to: images)
             }
         }
         report.details["inputFormat"] = images.format
@@ -391,41 +392,6 @@ package struct ImageEngine: ConversionEngine {
         report.details["inputWidth"] = String(images.width)
         report.details["inputHeight"] = String(images.height)
         return images
-    }
-
-    /// Puts the HEIF file's ICC profile and EXIF on the decoded primary image (see ``HEIFMetadata``), the EXIF
-    /// with the `Exif\0\0` header that JPEG readers look for. The orientation needs no change: libheif has already
-    /// applied the file's own rotation and mirroring, and ImageMagick reports the image as top-left, which it writes
-    /// into the EXIF of the output.
-    ///
-    /// - Returns: a warning when the metadata cannot be read or the EXIF item is malformed; the output then has no
-    ///   EXIF, rather than the bytes ImageMagick copied.
-    private static func restoreHEIFMetadata(
-        from bytes: [UInt8],
-        to images: borrowing Wand
-    ) throws(MagickError) -> [String] {
-        try images.selectImage(at: 0)
-        let metadata: HEIFMetadata
-        do {
-            metadata = try HEIFMetadata(reading: bytes)
-        } catch {
-            images.removeProfile("exif")
-            return [
-                "the colour profile and EXIF of the HEIF file could not be read, so the output has neither: \(error)"
-            ]
-        }
-        if let profile = metadata.iccProfile {
-            try images.setProfile("icc", to: profile)
-        }
-        guard metadata.exifItem != nil else { return [] }
-        guard let exif = metadata.jpegExifProfile else {
-            images.removeProfile("exif")
-            return [
-                "the EXIF item of the HEIF file has no TIFF header where its offset points, so the output has no EXIF"
-            ]
-        }
-        try images.setProfile("exif", to: exif)
-        return []
     }
 
     /// The width and height in a PNG's IHDR chunk, which the format requires first, right after the signature; `nil`

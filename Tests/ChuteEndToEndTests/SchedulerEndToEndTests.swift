@@ -139,6 +139,85 @@ struct SchedulerEndToEndTests {
         #expect(video?["height"] as? Int == 1080)
     }
 
+    /// A phone's HEIC is a grid of tiles, which libheif decodes on 4 threads of its own by default (ImageMagick's
+    /// coder, or `heif-dec`, run 10 threads for it); Chute gives libheif the threads the budget gave the job. With
+    /// `cpuBudget: 1` the worker decodes on its own thread, the one thread libde265 starts for itself aside.
+    @Test func aHEICsTilesAreDecodedOnTheThreadsOfTheJob() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: photos
+                    match: "*.heic"
+                    to: jpg
+                    output: ./outbox
+                  - name: first
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                """,
+            settings: "  cpuBudget: 1"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        let tiles = try harness.directory.makeDirectory("tiles")
+        try CommandLineTool.run([
+            "convert", "-seed", "3", "-size", "2048x1536", "plasma:red-blue", "-depth", "8", "-crop", "512x512", "-set",
+            "filename:tile", "%[fx:page.y/512]-%[fx:page.x/512]", "+repage",
+            tiles.appending("tile-%[filename:tile].png").string,
+        ])
+        try CommandLineTool.run([
+            "heif-enc", "-T", "-o", staging.appending("grid.heic").string, tiles.appending("tile-0-0.png").string,
+        ])
+        let info = try CommandLineTool.run(["heif-info", staging.appending("grid.heic").string]).standardOutput
+        try #require(info.contains("tiles: 4x3"), "\(info)")
+
+        // A first job starts the image worker, whose threads are counted idle.
+        try Fixtures.makeImage(at: harness.inbox.appending("first.png"), width: 64, height: 48)
+        let started = try await daemon.waitForLog("Job started", "first.png")
+        let worker = try #require(Logfmt.parse(started[0])?["worker.pid"].flatMap { Int32($0) })
+        _ = try await harness.waitForSidecars(1)
+        let idle = try #require(Self.threads(of: worker))
+
+        try harness.moveIn(["grid.heic"], from: staging)
+        var peak = idle
+        var busySamples = 0
+        var lastTicks = Self.cpuTicks(of: worker)
+        let deadline = ContinuousClock.now + .seconds(60)
+        let sidecar = harness.outbox.appending("grid.jpg.chute.json").string
+        while !FileManager.default.fileExists(atPath: sidecar), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+            guard let threads = Self.threads(of: worker), let ticks = Self.cpuTicks(of: worker) else { break }
+            peak = max(peak, threads)
+            if let last = lastTicks, ticks > last { busySamples += 1 }
+            lastTicks = ticks
+        }
+        let sidecars = try await harness.waitForSidecars(2)
+        let photo = try #require(sidecars["grid.jpg.chute.json"])
+        #expect(photo.status == .completed, "\(String(describing: photo.error))")
+        #expect(photo.details["inputWidth"] == "2048")
+        #expect(busySamples >= 5, "the worker was seen converting in \(busySamples) samples")
+        #expect(peak <= idle + 1, "the worker ran \(peak) threads, \(idle) when idle")
+    }
+
+    /// The threads of a process, from `/proc`; `nil` once it has exited.
+    private static func threads(of process: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
+        return line.flatMap { Int($0.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) }
+    }
+
+    /// A process's user and system CPU time in clock ticks, from `/proc`; `nil` once it has exited.
+    private static func cpuTicks(of process: Int32) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // The fields after the command's closing parenthesis, from the state (field 3): utime and stime are 14, 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
+    }
+
     /// A worker that has had no job for `workerIdle` exits, giving its memory back, and the next job starts a new one.
     @Test func anIdleWorkerExitsAndTheNextJobStartsANewOne() async throws {
         let harness = try DaemonHarness(settings: "  workerIdle: 1s")
