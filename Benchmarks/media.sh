@@ -222,8 +222,8 @@ row() {  # $1 = label
     printf '  %-36s %9.2f %9.2f %9.0f\n' "$1" "$(median "$1" 2)" "$(median "$1" 3)" \
         "$(awk -v k="$(median "$1" 4)" 'BEGIN { print k / 1024 }')"
 }
-ratios() {  # $1 = chute label, $2 = ffmpeg label
-    printf '  %-36s %9s %9s %9s\n' "${1#chute-}/ffmpeg" "$(ratio "$(median "$1" 2)" "$(median "$2" 2)")" \
+ratios() {  # $1 = chute label, $2 = the other tool's label, $3 = its name in the row (ffmpeg)
+    printf '  %-36s %9s %9s %9s\n' "${1#chute-}/${3:-ffmpeg}" "$(ratio "$(median "$1" 2)" "$(median "$2" 2)")" \
         "$(ratio "$(median "$1" 3)" "$(median "$2" 3)")" "$(ratio "$(median "$1" 4)" "$(median "$2" 4)")"
 }
 for kind in video trim crop strip speed audio sticker; do
@@ -234,7 +234,7 @@ for kind in video trim crop strip speed audio sticker; do
     ratios "chute-convert-$kind" "ffmpeg-$kind"
     if [ "$kind" = strip ]; then
         row copy-and-sync-strip
-        ratios chute-daemon-strip copy-and-sync-strip
+        ratios chute-daemon-strip copy-and-sync-strip copy-and-sync
     fi
 done
 printf '\n  1080p -> 720p video stream, convert: %s\n' "$(compare "$work/chute-1.mp4" "$work/ffmpeg-1.mp4" v:0)"
@@ -262,3 +262,11 @@ printf '  output bytes: gif chute %d, ffmpeg %d\n' \
 printf '  output bytes: mp4 chute %d, ffmpeg %d; mp3 chute %d, ffmpeg %d\n' \
     "$(stat -c %s "$work/daemon/outbox/clip-1.mp4")" "$(stat -c %s "$work/ffmpeg-1.mp4")" \
     "$(stat -c %s "$work/daemon/outbox/song-1.mp3")" "$(stat -c %s "$work/ffmpeg-1.mp3")"
+# The threads the scheduler gave each compared daemon job ("auto": every core, FFmpeg's choice, as the CLI's): an
+# x264 output is the CLI's bit for bit only at the same thread count.
+printf '  daemon codec threads (run 1):'
+for name in clip-1.mp4 crop-1.mp4 speed-1.mp4 song-1.mp3; do
+    printf ' %s %s' "${name%-1.*}" \
+        "$(grep -o '"codecThreads" : "[^"]*"' "$work/daemon/outbox/$name.chute.json" | cut -d'"' -f4)"
+done
+printf '\n'

@@ -9,7 +9,8 @@ import Testing
 
 /// Every video and audio format of the issue is written by the media engine from one generated clip, then read back
 /// by the `ffmpeg` tools: `ffprobe` finds the codecs and picture size Chute promises, the whole file decodes without
-/// a message, and its packets span the clip's 2 s (±0.1 s). The table of results is printed.
+/// a message, and its packets span the clip's 2 s (±0.1 s). The table of results is printed, with the picture size
+/// `ffprobe` found.
 ///
 /// Serialized because FFmpeg's log is process-wide (see ``MediaEngineTests``).
 @Suite(.serialized, .timeLimit(.minutes(5)))
@@ -45,6 +46,8 @@ struct MediaFormatsTests {
         var format: String
         var muxer: String
         var codecs = ""
+        /// The video's width and height as `ffprobe` reads them, or `-`.
+        var picture = "-"
         var duration = ""
         var size = ""
         /// What Chute's own sniffing makes of the output as an input (``MediaType``), or `-`.
@@ -143,6 +146,7 @@ struct MediaFormatsTests {
                 let found = videos.first.map {
                     ($0["codec_name"] as? String, $0["width"] as? Int, $0["height"] as? Int)
                 }
+                row.picture = "\(found?.1 ?? 0)x\(found?.2 ?? 0)"
                 if videos.count != 1 || found?.0 != video.codec || found?.1 != video.width || found?.2 != video.height {
                     let size = "\(found?.1 ?? 0)x\(found?.2 ?? 0)"
                     row.problems.append(
@@ -199,14 +203,14 @@ struct MediaFormatsTests {
     /// The rows as a Markdown table.
     private static func table(_ rows: [Row]) -> String {
         var lines = [
-            "| format | muxer | codecs | duration | size | sniffed as | result |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
+            "| format | muxer | codecs | picture | duration | size | sniffed as | result |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for row in rows {
             let result = row.problems.isEmpty ? "OK" : "FAIL: " + row.problems.joined(separator: "; ")
             lines.append(
-                "| \(row.format) | \(row.muxer) | \(row.codecs) | \(row.duration) | \(row.size) | \(row.sniffed) "
-                    + "| \(result) |"
+                "| \(row.format) | \(row.muxer) | \(row.codecs) | \(row.picture) | \(row.duration) | \(row.size) "
+                    + "| \(row.sniffed) | \(result) |"
             )
         }
         return lines.joined(separator: "\n")
