@@ -141,6 +141,7 @@ struct MediaFramesEndToEndTests {
             Double($0)
         }
         #expect(colour.count == 2 && colour[0] < 0.1 && colour[1] > 0.8, "mean red and blue: \(colour)")
+        print("poster at 3 s of red-then-blue: \(try Self.identify("%m %wx%h", output)), mean red and blue \(colour)")
         // The sentinel PNGs of the same lanes' rule went through the image engine.
         #expect(harness.sidecars().first { $0.key.contains("zz-sentinel-") }?.value.engine == "image")
     }
@@ -175,6 +176,7 @@ struct MediaFramesEndToEndTests {
         #expect(mean > 0.2, "the poster is dark: mean \(mean)")
         let time = try #require(Double(sidecar.details["frameTime"] ?? ""))
         #expect(time >= 1)
+        print("poster without start: the frame at \(time) s (1 s of black before the picture), mean \(mean)")
     }
 
     @Test func aVideoToGIFWithARangeGivesALoopingStickerUnderOneMegabyte() async throws {
@@ -220,7 +222,12 @@ struct MediaFramesEndToEndTests {
         // Loops forever: a NETSCAPE2.0 application extension whose loop count is 0.
         let bytes = try #require(FileManager.default.contents(atPath: output.string))
         let netscape = try #require(bytes.firstRange(of: Data("NETSCAPE2.0".utf8)))
-        #expect(Array(bytes[netscape.upperBound..<(netscape.upperBound + 4)]) == [3, 1, 0, 0])
+        let loop = Array(bytes[netscape.upperBound..<(netscape.upperBound + 4)])
+        #expect(loop == [3, 1, 0, 0])
+        print(
+            "sticker: \(size) bytes, \(sizes.sorted()) px, \(delays.count) frames, delays \(Set(delays).sorted()), "
+                + "NETSCAPE2.0 loop bytes \(loop)"
+        )
     }
 
     @Test func checkExplainAndConvertNameTheEngineThatWritesTheTargetFromTheContent() async throws {

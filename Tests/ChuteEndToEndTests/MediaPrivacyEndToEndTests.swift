@@ -121,7 +121,15 @@ struct MediaPrivacyEndToEndTests {
             #expect(hashes["video"]?.isEmpty == false && hashes["audio"]?.isEmpty == false)
             #expect(hashes == sourceHashes[name])
             #expect(sourceRotations[name].map { $0 != 0 } == true)
-            #expect(try MediaFixtures.rotation(of: output) == sourceRotations[name])
+            let rotation = try MediaFixtures.rotation(of: output)
+            #expect(rotation == sourceRotations[name])
+            let revealing = Self.revealing.filter { value in (probed + exif).contains { $0.contains(value) } }
+            print(
+                "strip \(name): \(probed.count) ffprobe tags and \(exif.count) exiftool tags left, \(revealing.count) "
+                    + "of \(Self.revealing.count) revealing values among them; packets identical: "
+                    + "\(hashes == sourceHashes[name]) (\(hashes["video"]?.count ?? 0) video, \(hashes["audio"]?.count ?? 0) "
+                    + "audio); rotation \(rotation)"
+            )
         }
     }
 

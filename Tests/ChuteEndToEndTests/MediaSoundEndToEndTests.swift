@@ -105,6 +105,10 @@ struct MediaSoundEndToEndTests {
         #expect(abs(slowDuration - 8) <= 0.1, "0.25× of 2 s lasts \(slowDuration) s")
         let slowPitch = try Self.toneFrequency(of: slow)
         #expect(abs(slowPitch - 1000) / 1000 < 0.02, "the 1000 Hz tone became \(slowPitch) Hz")
+        print(
+            "speed: 2× of a 4 s clip lasts \(duration) s, \(frames) frames, its 1000 Hz tone at \(fastPitch) Hz; "
+                + "0.25× of a 2 s memo lasts \(slowDuration) s, its tone at \(slowPitch) Hz"
+        )
     }
 
     @Test func muteLeavesTheSoundOutOfAVideoAndIsRefusedForAnAudioTarget() async throws {
@@ -191,10 +195,11 @@ struct MediaSoundEndToEndTests {
 
         let sidecars = try await harness.waitForSidecars(2)
 
-        for name in ["quiet.m4a", "loud.mp4"] {
+        for (name, before) in [("quiet.m4a", quiet), ("loud.mp4", loud)] {
             #expect(sidecars["\(name).chute.json"]?.status == .completed)
             let measured = try Self.loudness(of: harness.outbox.appending(name))
             #expect(abs(measured + 16) <= 1, "\(name) measures \(measured) LUFS")
+            print("loudness -16: \(name) measures \(measured) LUFS (ebur128), its source \(before) LUFS")
         }
         // The picture is untouched by `loudness`, so it is copied.
         #expect(!sourcePictures.isEmpty)
