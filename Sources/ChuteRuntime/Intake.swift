@@ -49,6 +49,8 @@ package struct IntakeEvent: Sendable, Equatable {
 package actor Intake {
     private var stability = StabilityTracker()
     private var handled: [FilePath: SourceFingerprint] = [:]
+    /// The files no rule takes, with the version the log last said so of: it says so once per version.
+    private var unmatched: [FilePath: SourceFingerprint] = [:]
     private var produced: Set<FilePath> = []
     private var recheck: Set<FilePath> = []
     /// When each file waiting to be ready was first found not ready.
@@ -152,6 +154,7 @@ package actor Intake {
     ///   at a restart).
     package func reload(_ config: ChuteConfig) {
         self.matcher = RuleMatcher(config: config)
+        self.unmatched = [:]
         self.published.withLock { $0.rules = config.rules }
     }
 
@@ -323,6 +326,7 @@ package actor Intake {
         switch event.change {
         case .removed:
             self.stability.forget(event.path)
+            self.unmatched[event.path] = nil
             self.waitingSince[event.path] = nil
             self.waitingForMarker[event.path] = nil
         case .appeared, .finished:
@@ -411,7 +415,12 @@ package actor Intake {
         case .ignored(let reason):
             logger.debug("Ignored", metadata: ["reason": "\(LogText.escaped(reason))"])
         case .noRule:
-            logger.debug("No rule matches")
+            // A file dropped in that nothing converts would otherwise leave no trace at the default level.
+            if self.unmatched.updateValue(status.fingerprint, forKey: path) != status.fingerprint {
+                logger.info("No rule matches; the file is left alone (chute explain says why)")
+            } else {
+                logger.debug("No rule matches, as before")
+            }
         case .filtered(let reasons):
             logger.debug("Filtered out", metadata: ["reasons": "\(LogText.escaped(reasons.joined(separator: "; ")))"])
         case .notYet(let rule, let after):

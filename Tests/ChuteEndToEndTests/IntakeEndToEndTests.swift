@@ -179,6 +179,27 @@ struct IntakeEndToEndTests {
         #expect(harness.daemon?.logLines(containing: "Job queued").count == 2)  // real.png and the sentinel
     }
 
+    /// A file no rule takes is said so in the log at the info level, once for each version of it: closed again
+    /// unchanged, it is looked at again quietly; written again, it is said so again.
+    @Test func aFileNoRuleTakesIsLoggedOncePerVersion() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let notes = harness.inbox.appending("notes.txt")
+        let said = "level=info msg=\"No rule matches; the file is left alone (chute explain says why)\""
+        try "first\n".write(toFile: notes.string, atomically: false, encoding: .utf8)
+        _ = try await daemon.waitForLog(said, "notes.txt")
+
+        try FileHandle(forWritingAtPath: notes.string).map { try $0.close() }
+        _ = try await daemon.waitForLog("level=debug msg=\"No rule matches, as before\"", "notes.txt")
+        #expect(daemon.logLines(containing: said, "notes.txt").count == 1)
+
+        try "second version\n".write(toFile: notes.string, atomically: false, encoding: .utf8)
+        _ = try await daemon.waitForLog(said, "notes.txt", count: 2)
+        #expect(daemon.logLines(containing: "Job queued", "notes.txt").isEmpty)
+    }
+
     @Test func outputFolderInsideTheWatchedFolderCausesNoLoop() async throws {
         let harness = try DaemonHarness(
             rules: """
