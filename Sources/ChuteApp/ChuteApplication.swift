@@ -110,7 +110,8 @@ package struct ChuteApplication {
             "Scheduler budget",
             metadata: [
                 "cpu": "\(budget.cpu)", "memory": "\(budget.memory)",
-                "memory.text": "\(ValueParsing.describe(bytes: budget.memory))",
+                // As `chute status` writes it (12.64 GB), rather than in the config's exact units (12342048KiB).
+                "memory.text": "\(ByteCountFormatter.string(fromByteCount: budget.memory, countStyle: .decimal))",
                 "agingLimit": "\(ValueParsing.describe(budget.agingLimit))",
             ]
         )
