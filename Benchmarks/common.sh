@@ -20,5 +20,14 @@ release_binary() {
 }
 
 now() { date +%s.%N; }
+
+# `wait_for_lines LOG PATTERN COUNT PID` returns once LOG holds COUNT lines that match the extended regular expression
+# PATTERN. It follows the log as it grows (`tail -f`, which inotify wakes) rather than polling it: a poll would take
+# CPU from the daemon being timed and add up to one interval to its time. Fails when PID exits first.
+wait_for_lines() {
+    local seen
+    seen=$(grep -c -m "$3" -E "$2" < <(tail -n +1 --pid="$4" -f "$1")) || true
+    [ "$seen" -ge "$3" ]
+}
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
 calc() { awk "BEGIN { print $1 }"; }

@@ -49,11 +49,11 @@ YAML
 daemon=$!
 until grep -q "Watcher ready" "$dir/log"; do sleep 0.05; done
 cp "$work/warm-up.txt" "$dir/inbox/"
-until [ "$(grep -c -E 'Job (completed|failed)' "$dir/log")" -ge 1 ]; do sleep 0.1; done
+wait_for_lines "$dir/log" 'Job (completed|failed)' 1 "$daemon"
 echo "chute daemon, warm ..." >&2
 start=$(now)
 mv "$dir"/staging/* "$dir/inbox/"
-until [ "$(grep -c -E 'Job (completed|failed)' "$dir/log")" -ge $((count + 1)) ]; do sleep 0.1; done
+wait_for_lines "$dir/log" 'Job (completed|failed)' $((count + 1)) "$daemon"
 end=$(now)
 kill -TERM "$daemon"
 wait "$daemon" || true

@@ -57,7 +57,7 @@ daemon=$!
 until grep -q "Watcher ready" "$dir/log"; do sleep 0.05; done
 start=$(now)
 mv "$dir"/staging/*.jpg "$dir/inbox/"
-until [ "$(grep -c -E 'Job (completed|failed)' "$dir/log")" -ge "$count" ]; do sleep 0.1; done
+wait_for_lines "$dir/log" 'Job (completed|failed)' "$count" "$daemon"
 end=$(now)
 kill -TERM "$daemon"
 wait "$daemon" || true

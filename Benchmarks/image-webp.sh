@@ -52,8 +52,8 @@ YAML
     local start end
     start=$(now)
     mv "$dir"/staging/*.jpg "$dir/inbox/"
-    # Counting the daemon's "Job completed/failed" log lines is a cheaper check than listing the outbox.
-    until [ "$(grep -c -E 'Job (completed|failed)' "$dir/log")" -ge "$count" ]; do sleep 0.1; done
+    # The daemon's "Job completed/failed" log lines, followed as they come: cheaper than listing the outbox.
+    wait_for_lines "$dir/log" 'Job (completed|failed)' "$count" "$daemon"
     end=$(now)
     kill -TERM "$daemon"
     wait "$daemon" || true
