@@ -344,6 +344,26 @@ package actor Intake {
         return tickets
     }
 
+    /// Whether a file found not ready may wait on: `incompleteTimeout` has not passed since it was first found so.
+    /// The wait is logged with its reason, at the info level the first time, so that a file that seems ignored says
+    /// why and for how long at most, and at the debug level at each check after.
+    private func mayWait(_ path: FilePath, reason: String, _ message: Logger.Message, logger: Logger) -> Bool {
+        let now = ContinuousClock.now
+        let first = self.waitingSince[path] == nil
+        let since = self.waitingSince[path] ?? now
+        guard now - since < self.incompleteTimeout else { return false }
+        self.waitingSince[path] = since
+        logger.log(
+            level: first ? .info : .debug,
+            message,
+            metadata: [
+                "reason": "\(LogText.escaped(reason))",
+                "incompleteTimeout": "\(ValueParsing.describe(self.incompleteTimeout))",
+            ]
+        )
+        return true
+    }
+
     /// Ends a quiet period; returns a new ticket and delay when the file must wait again.
     private func settle(_ ticket: StabilityTracker.Ticket) async -> (StabilityTracker.Ticket, Duration)? {
         let path = ticket.path
@@ -472,11 +492,7 @@ package actor Intake {
                 logger.debug("Taken at once: closed by its writer, open for writing nowhere, and whole")
             } else if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed, beneath: root) })
             {
-                let now = ContinuousClock.now
-                let since = self.waitingSince[path] ?? now
-                if now - since < self.incompleteTimeout {
-                    self.waitingSince[path] = since
-                    logger.debug("Waiting until the file is ready", metadata: ["reason": "\(LogText.escaped(reason))"])
+                if self.mayWait(path, reason: reason, "Waiting until the file is ready", logger: logger) {
                     self.events.publish(JobEvent(.waiting, jobID: nil, rule: rule.name, source: path, message: reason))
                     return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), self.quietPeriod)
                 }
@@ -669,14 +685,9 @@ extension Intake {
                 self.waitingSince[path] = nil
                 continue
             }
-            let now = ContinuousClock.now
-            let since = self.waitingSince[path] ?? now
-            if now - since < self.incompleteTimeout {
-                self.waitingSince[path] = since
-                logger.debug(
-                    "Group waiting until a file is ready",
-                    metadata: ["input.path": "\(LogText.escaped(path.string))", "reason": "\(LogText.escaped(reason))"]
-                )
+            var fileLogger = logger
+            fileLogger[metadataKey: "input.path"] = "\(LogText.escaped(path.string))"
+            if self.mayWait(path, reason: reason, "Group waiting until a file is ready", logger: fileLogger) {
                 self.events.publish(JobEvent(.waiting, jobID: nil, rule: key.rule, source: key.folder, message: reason))
                 return (self.stability.touch(path, root: root, fingerprint: file.status.fingerprint), self.quietPeriod)
             }

@@ -140,8 +140,12 @@ struct FragmentEndToEndTests {
         guard FileManager.default.createFile(atPath: target.string, contents: nil) else {
             throw CocoaError(.fileWriteUnknown)
         }
-        // Two quiet periods that ended on the empty file.
+        // Two quiet periods that ended on the empty file: the first is said at the info level, with how long the file
+        // may wait, the next at the debug level.
         try await daemon.waitForLog("Waiting until the file is ready", "upload.png", "empty", count: 2, timeout: 30)
+        let waits = daemon.logLines(containing: "Waiting until the file is ready", "upload.png")
+        #expect(waits.prefix(2).map { $0.contains("level=info") } == [true, false])
+        #expect(waits.first?.contains("incompleteTimeout=10m") == true)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: target.string))
         try handle.write(contentsOf: data)
         try handle.close()
