@@ -238,12 +238,13 @@ package final class Journal: Sendable {
     package func begin(_ job: Job) async throws {
         let members: Data? = try job.isGroup ? JSONEncoder().encode(job.members) : nil
         try await self.write { db in
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, changed, rule, state,
                       outputFolder, updatedAt, startedAt, members)
                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     job.id, job.source.bytes, Int64(bitPattern: job.fingerprint.device),
                     Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
@@ -406,10 +407,9 @@ package final class Journal: Sendable {
 
     private func update(_ jobID: String, sql: String, arguments: StatementArguments) async throws {
         try await self.write { db in
-            try db.execute(
-                sql: "UPDATE job SET \(sql), updatedAt = ? WHERE id = ?",
-                arguments: arguments + [Date().timeIntervalSince1970, jobID]
-            )
+            // Each job makes the same few updates: compiled once per connection, not at every job.
+            try db.cachedStatement(sql: "UPDATE job SET \(sql), updatedAt = ? WHERE id = ?")
+                .execute(arguments: arguments + [Date().timeIntervalSince1970, jobID])
         }
     }
 

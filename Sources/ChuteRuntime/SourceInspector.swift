@@ -216,14 +216,19 @@ package enum SourceInspector {
     ///
     /// - Throws: the `Errno` of `read`; `EINVAL` when the file cannot be opened or is not a regular file.
     package static func sha256(of path: FilePath, beneath root: FilePath? = nil) throws -> String {
-        guard let (descriptor, _) = Self.openRegularFile(path, beneath: root) else { throw Errno.invalidArgument }
+        guard let (descriptor, size) = Self.openRegularFile(path, beneath: root) else { throw Errno.invalidArgument }
         defer { try? descriptor.close() }
         var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        // At most 1 MB, and no larger than the file: neither zeroed nor faulted in beyond what the reads fill.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: Int(clamping: min(max(size, 1), 1 << 20)),
+            alignment: 16
+        )
+        defer { buffer.deallocate() }
         while true {
-            let count = try buffer.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+            let count = try descriptor.read(into: buffer)
             if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
         return hasher.finalize().map { byte in
             let hex = String(byte, radix: 16)
