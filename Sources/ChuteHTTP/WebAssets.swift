@@ -41,6 +41,7 @@ enum WebAssets {
         <main id="app" hidden>
           <p id="notice" class="notice" role="status" hidden></p>
           <ul id="counts" class="counts" aria-label="Jobs by state"></ul>
+          <p id="budget" class="budget" aria-label="Scheduler budget"></p>
 
           <section class="panel" aria-labelledby="running-title">
             <h2 id="running-title">Running</h2>
@@ -164,6 +165,7 @@ enum WebAssets {
         .counts [data-state="failed"] .n { color: var(--bad); }
         .counts [data-state="running"] .n { color: var(--accent); }
         .counts [data-state="completed"] .n { color: var(--ok); }
+        .budget { color: var(--muted); font-size: 0.9rem; margin: -0.4rem 0 1rem; }
 
         .panel {
           background: var(--card); border: 1px solid var(--line); border-radius: 12px;
@@ -272,6 +274,7 @@ enum WebAssets {
             session: { required: false, signedIn: false },
             paused: false,
             counts: {},
+            budget: null,
             running: new Map(),
             queued: new Map(),
             waiting: [],
@@ -461,6 +464,22 @@ enum WebAssets {
             $('retry-all').hidden = !(model.failed.length > 0);
           }
 
+          // `Budget: 1 of 2 cores, 244 MB of 1.00 GB in use; waiting for memory: film.mkv (needs 1.60 GB, 756 MB free)`,
+          // as `chute status` says it.
+          function renderBudget() {
+            const budget = model.budget;
+            if (!budget) { $('budget').textContent = ''; return; }
+            const parts = ['Budget: ' + budget.cpuInUse + ' of ' + budget.cpu + ' cores, ' + bytes(budget.memoryInUse)
+              + ' of ' + bytes(budget.memory) + ' in use'];
+            for (const wait of budget.waiting) {
+              const amount = (value) => wait.resource === 'cpu' ? value + ' cores' : bytes(value);
+              const job = model.queued.get(wait.job);
+              parts.push('waiting for ' + wait.resource + ': ' + (job ? baseName(job.source) : wait.job)
+                + ' (needs ' + amount(wait.needed) + ', ' + amount(wait.free) + ' free)');
+            }
+            $('budget').textContent = parts.join('; ');
+          }
+
           function renderLive() {
             const byStart = (a, b) => String(a.startedAt || '').localeCompare(String(b.startedAt || ''));
             fill('running', [...model.running.values()].sort(byStart).map(runningRow));
@@ -482,7 +501,9 @@ enum WebAssets {
             button.textContent = model.paused ? 'Resume intake' : 'Pause intake';
           }
 
-          function renderAll() { renderCounts(); renderLive(); renderFailed(); renderHistory(); renderPause(); }
+          function renderAll() {
+            renderCounts(); renderBudget(); renderLive(); renderFailed(); renderHistory(); renderPause();
+          }
 
           // ---- Loading ----
 
@@ -530,6 +551,7 @@ enum WebAssets {
             ]);
             model.paused = status.paused;
             model.counts = status.counts;
+            model.budget = status.budget;
             const running = merge(status.running, [...model.running.values()], since, (job) => job.state === 'running');
             // The server's progress has no time; an event's (which has) is kept unless the server knows more.
             model.running = new Map(running.map((job) => {
@@ -580,6 +602,8 @@ enum WebAssets {
               const job = model.queued.get(id) || { id, rule: event.rule, source: event.source, outputs: [] };
               model.queued.delete(id);
               model.running.set(id, { ...job, state: 'running', startedAt: event.time, progress: undefined });
+              // The job now holds part of the budget.
+              refreshSoon();
             } else if (FINAL.includes(kind)) {
               const before = model.running.get(id) || model.queued.get(id) || {};
               model.running.delete(id);

@@ -352,6 +352,20 @@ struct WebPageEndToEndTests {
             """
         )
         #expect((label as? String)?.contains(" %") == true, "\(label)")
+        // The budget line says what the status API says: the film holds cores of the budget.
+        let budget = try await Self.until(
+            browser,
+            "the budget line with the film's cores in use",
+            timeout: 60,
+            """
+            fetch('/api/status').then(r => r.json()).then(s => {
+              const text = document.getElementById('budget').textContent;
+              return s.budget.cpuInUse > 0
+                && text.startsWith('Budget: ' + s.budget.cpuInUse + ' of ' + s.budget.cpu + ' cores, ') && text;
+            })
+            """
+        )
+        print("web page: \(budget)")
 
         // The screenshot of the docs: the whole page, as wide as a laptop's window.
         let height = try browser.evaluate("document.documentElement.scrollHeight") as? Int ?? 900
