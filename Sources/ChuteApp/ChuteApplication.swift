@@ -59,13 +59,11 @@ package struct ChuteApplication {
     ) -> WorkerLauncher {
         let priorities = ["--niceness", String(settings.niceness), "--io-priority", settings.ioPriority.description]
         let folder = chute.removingLastComponent()
-        let installed = folder.removingLastComponent().appending("lib/chute")
         var executables: [EngineKind: FilePath] = [:]
         for engine in Engines.registry.engines {
-            let packaged = installed.appending(engine.worker)
+            let places = Self.workerPlaces(engine.worker, beside: chute)
             executables[engine.kind] =
-                FileManager.default.isExecutableFile(atPath: packaged.string)
-                ? packaged : folder.appending(engine.worker)
+                places.first { FileManager.default.isExecutableFile(atPath: $0.string) } ?? places[places.count - 1]
         }
         return WorkerLauncher(
             executable: { [executables] engine in
@@ -75,6 +73,42 @@ package struct ChuteApplication {
                 ["--engine", engine.rawValue] + priorities + ["--threads", String(threads[engine] ?? 0)]
             }
         )
+    }
+
+    /// Where a worker executable is looked for, in order: `../lib/chute` from the folder of `chute` (as installed),
+    /// then beside it (a build).
+    private static func workerPlaces(_ worker: String, beside chute: FilePath) -> [FilePath] {
+        let folder = chute.removingLastComponent()
+        return [folder.removingLastComponent().appending("lib/chute").appending(worker), folder.appending(worker)]
+    }
+
+    /// What `chute check` says of the engines the rules need whose worker executable is missing: every job of such a
+    /// rule would fail as `engineUnavailable`. The engines a rule needs are its target's and, for a `match` with a
+    /// literal extension, the one that writes the target from that type (the video engine for a poster of a clip).
+    ///
+    /// - Parameter chute: the running `chute`, beside which ``launcher(beside:settings:threads:)`` finds the workers.
+    /// - Returns: one `warning: …` line per missing worker.
+    package static func missingWorkers(for config: ChuteConfig, beside chute: FilePath) -> [String] {
+        var rules: [EngineKind: [String]] = [:]
+        for rule in config.rules {
+            var engines: Set<EngineKind> = [rule.to.engine]
+            for pattern in rule.match {
+                guard let fileExtension = pattern.literalExtension else { continue }
+                engines.insert(rule.to.engine(reading: MediaType.usual(forExtension: fileExtension)))
+            }
+            for engine in engines { rules[engine, default: []].append(rule.name) }
+        }
+        return Engines.registry.engines.compactMap { engine in
+            guard let names = rules[engine.kind] else { return nil }
+            let places = Self.workerPlaces(engine.worker, beside: chute)
+            guard !places.contains(where: { FileManager.default.isExecutableFile(atPath: $0.string) }) else {
+                return nil
+            }
+            return "warning: the \(engine.kind.rawValue) engine's worker is missing (no executable "
+                + places.map(\.string).joined(separator: " or ") + "): every job of "
+                + (names.count == 1 ? "rule " : "rules ") + names.map { "'\($0)'" }.joined(separator: ", ")
+                + " would fail as engineUnavailable"
+        }
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.

@@ -124,7 +124,9 @@ extension Chute {
             for watch in config.watches where access(watch.path.string, F_OK) != 0 && errno == ENOENT {
                 print("warning: watched folder \(watch.path) does not exist yet; chute run waits for it to appear")
             }
-            for warning in ConfigSummary.warnings(config, registry: Engines.registry) {
+            for warning in ConfigSummary.warnings(config, registry: Engines.registry)
+                + ChuteApplication.missingWorkers(for: config, beside: currentExecutable())
+            {
                 print(warning)
             }
         }

@@ -105,6 +105,49 @@ struct CommandLineTests {
         }
     }
 
+    /// `chute` installed without its workers: `check` names each missing worker and the rules whose jobs it would run,
+    /// and still exits 0, since the rules file itself is valid. Beside its workers, it says nothing of them.
+    @Test func checkWarnsAboutMissingWorkers() async throws {
+        let directory = try TemporaryDirectory(prefix: "cli")
+        defer { directory.remove() }
+        let config = try self.writeConfig(
+            """
+            watch:
+              - path: ./in
+            rules:
+              - name: photos
+                match: "*.heic"
+                to: jpg
+                output: ./out
+              - name: posters
+                match: "*.mkv"
+                to: jpg
+                output: ./out
+            """,
+            in: directory
+        )
+        // A second name for the test build's `chute` (a copy where a link cannot be made), in a folder of its own.
+        let alone = try directory.makeDirectory("bin").appending("chute")
+        if link(ChuteProcess.executable.string, alone.string) != 0 {
+            try FileManager.default.copyItem(atPath: ChuteProcess.executable.string, toPath: alone.string)
+        }
+        let process = try ChuteProcess(["check", config.string], executable: alone)
+        let exit = try await process.waitForExit()
+        let warnings = process.output.filter { $0.contains("worker is missing") }
+        print(warnings.joined(separator: "\n"))
+        #expect(exit.status == 0)
+        #expect(warnings.count == 2, "\(process.output)")
+        let image = try #require(warnings.first { $0.contains("the image engine's worker") })
+        #expect(image.contains(directory.appending("bin/chute-image-worker").string))
+        #expect(image.contains("of rules 'photos', 'posters' would fail as engineUnavailable"))
+        #expect(
+            warnings.contains { $0.contains("the video engine's worker") && $0.contains("of rule 'posters' would") }
+        )
+
+        let installed = try await self.chute(["check", config.string])
+        #expect(installed.status == 0 && !installed.output.contains("worker is missing"), "\(installed.output)")
+    }
+
     /// A placeholder in a folder is not expanded: `output: ./photos/{date}` makes a folder named `{date}`, which
     /// `check` says before the daemon does it.
     @Test func checkWarnsAboutPlaceholdersInFolders() async throws {
