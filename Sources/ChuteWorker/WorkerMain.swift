@@ -17,7 +17,7 @@ package struct WorkerArguments: ParsableCommand {
     var niceness = Settings().niceness
 
     @Option(name: .customLong("io-priority"), help: "I/O scheduling: idle, or a best-effort level from 0 to 7.")
-    var ioPriority = Settings().ioPriority.description
+    var ioPriority = Settings().ioPriority
 
     @Option(help: "Threads the engine's library may use per job; 0 lets the library choose.")
     var threads = 0
@@ -28,13 +28,15 @@ package struct WorkerArguments: ParsableCommand {
         guard (0...19).contains(self.niceness) else {
             throw ValidationError("--niceness must be from 0 to 19")
         }
-        guard IOPriority(self.ioPriority) != nil else {
-            throw ValidationError("--io-priority must be idle or a level from 0 to 7")
-        }
         guard self.threads >= 0 else {
             throw ValidationError("--threads must be 0 or more")
         }
     }
+}
+
+/// `--io-priority idle`, or a level: read as the rules' `ioPriority` is.
+extension IOPriority: ExpressibleByArgument {
+    package init?(argument: String) { self.init(argument) }
 }
 
 /// The worker side of the supervisor–worker protocol: each engine's worker executable runs this loop.
@@ -61,7 +63,7 @@ package enum WorkerMain {
                 withError: ValidationError("unknown engine '\(arguments.engine)': this worker runs \(served)")
             )
         }
-        let replies = Self.enter(niceness: arguments.niceness, ioPriority: IOPriority(arguments.ioPriority) ?? .idle)
+        let replies = Self.enter(niceness: arguments.niceness, ioPriority: arguments.ioPriority)
         // One job at a time per worker, and several workers side by side: the threads the daemon's CPU budget gives
         // a job of this engine.
         let engine = make(descriptor, arguments.threads)
