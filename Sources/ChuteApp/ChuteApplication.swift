@@ -61,9 +61,8 @@ package struct ChuteApplication {
         let folder = chute.removingLastComponent()
         var executables: [EngineKind: FilePath] = [:]
         for engine in Engines.registry.engines {
-            let places = Self.workerPlaces(engine.worker, beside: chute)
             executables[engine.kind] =
-                places.first { FileManager.default.isExecutableFile(atPath: $0.string) } ?? places[places.count - 1]
+                Self.installedWorker(engine.worker, beside: chute) ?? folder.appending(engine.worker)
         }
         return WorkerLauncher(
             executable: { [executables] engine in
@@ -82,32 +81,24 @@ package struct ChuteApplication {
         return [folder.removingLastComponent().appending("lib/chute").appending(worker), folder.appending(worker)]
     }
 
-    /// What `chute check` says of the engines the rules need whose worker executable is missing: every job of such a
-    /// rule would fail as `engineUnavailable`. The engines a rule needs are its target's and, for a `match` with a
-    /// literal extension, the one that writes the target from that type (the video engine for a poster of a clip).
+    /// The first of ``workerPlaces(_:beside:)`` that holds an executable, if any does.
+    private static func installedWorker(_ worker: String, beside chute: FilePath) -> FilePath? {
+        Self.workerPlaces(worker, beside: chute).first { FileManager.default.isExecutableFile(atPath: $0.string) }
+    }
+
+    /// What `chute check` says of the engines the rules need (``Rule/engines``) whose worker executable is missing:
+    /// the jobs of those rules that need such an engine would fail as `engineUnavailable`.
     ///
     /// - Parameter chute: the running `chute`, beside which ``launcher(beside:settings:threads:)`` finds the workers.
     /// - Returns: one `warning: …` line per missing worker.
     package static func missingWorkers(for config: ChuteConfig, beside chute: FilePath) -> [String] {
-        var rules: [EngineKind: [String]] = [:]
-        for rule in config.rules {
-            var engines: Set<EngineKind> = [rule.to.engine]
-            for pattern in rule.match {
-                guard let fileExtension = pattern.literalExtension else { continue }
-                engines.insert(rule.to.engine(reading: MediaType.usual(forExtension: fileExtension)))
-            }
-            for engine in engines { rules[engine, default: []].append(rule.name) }
-        }
-        return Engines.registry.engines.compactMap { engine in
-            guard let names = rules[engine.kind] else { return nil }
-            let places = Self.workerPlaces(engine.worker, beside: chute)
-            guard !places.contains(where: { FileManager.default.isExecutableFile(atPath: $0.string) }) else {
-                return nil
-            }
+        Engines.registry.engines.compactMap { engine in
+            let names = config.rules.filter { $0.engines.contains(engine.kind) }.map(\.name)
+            guard !names.isEmpty, Self.installedWorker(engine.worker, beside: chute) == nil else { return nil }
             return "warning: the \(engine.kind.rawValue) engine's worker is missing (no executable "
-                + places.map(\.string).joined(separator: " or ") + "): every job of "
-                + (names.count == 1 ? "rule " : "rules ") + names.map { "'\($0)'" }.joined(separator: ", ")
-                + " would fail as engineUnavailable"
+                + Self.workerPlaces(engine.worker, beside: chute).map(\.string).joined(separator: " or ")
+                + "): the jobs of " + (names.count == 1 ? "rule " : "rules ")
+                + names.map { "'\($0)'" }.joined(separator: ", ") + " that need it would fail as engineUnavailable"
         }
     }
 

@@ -102,6 +102,21 @@ extension Rule {
         return folders
     }
 
+    /// The engines this rule's jobs may run on, as far as its `match` tells: for a pattern with a known literal
+    /// extension, the engine that writes the target from that type (the video engine for a poster of `*.mkv`); for
+    /// any other pattern, where the content decides, every engine that writes the target.
+    package var engines: Set<EngineKind> {
+        var engines: Set<EngineKind> = []
+        for pattern in self.match {
+            if let type = pattern.literalExtension.flatMap(MediaType.usual(forExtension:)) {
+                engines.insert(self.to.engine(reading: type))
+            } else {
+                engines.formUnion([self.to.engine] + self.to.writers.values)
+            }
+        }
+        return engines
+    }
+
     /// Where the sidecar of `output` (a path below ``output``) goes: beside it, or in the `sidecars` folder at the
     /// same path below it as `output` is below the output folder, such as `meta/trip/IMG_1.jpg.chute.json`.
     package func sidecarPath(for output: FilePath) -> FilePath {
