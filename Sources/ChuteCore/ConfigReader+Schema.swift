@@ -281,6 +281,16 @@ extension ConfigReader.Walker {
         let watches = fields["watch"].map { self.ruleWatches($0, watchedFolders: watchedFolders) }
         let ownership = self.ownership(from: fields)
         let sourcePolicy = self.sourcePolicy(from: fields)
+        if case .move(let folder) = sourcePolicy, let watchedFolders, watchedFolders.contains(folder),
+            let entry = fields["doneFolder"]
+        {
+            // Sources moved into the folder they came from would stay where they are, and be taken again.
+            self.report(
+                "'doneFolder' is the watched folder \(folder): a source moved there stays in the watch; name a folder "
+                    + "outside every watched folder (such as ./done)",
+                at: entry.value
+            )
+        }
         let quarantine = fields["quarantine"].flatMap { self.path($0.value, for: $0.name) }
         let limits = self.limits(from: fields, base: limits)
         let onDuplicate = fields["onDuplicate"].flatMap {

@@ -82,7 +82,7 @@ package enum ConfigSummary {
     ///
     /// - Returns: one line per problem, starting `warning: `.
     package static func warnings(_ config: ChuteConfig, registry: EngineRegistry) -> [String] {
-        var lines: [String] = []
+        var lines = Self.folderWarnings(config)
         for rule in config.rules {
             for folder in rule.writtenFolders where folder.string.contains("{") && folder.string.contains("}") {
                 lines.append(
@@ -111,6 +111,46 @@ package enum ConfigSummary {
                     "warning: rule '\(rule.name)': 'match: \(pattern.pattern)' takes \(type.rawValue) files, which the "
                         + "\(engine.kind.rawValue) engine cannot read (it reads \(readable)); they would fail as "
                         + "unsupportedInput"
+                )
+            }
+        }
+        return lines
+    }
+
+    /// The warnings about folders that overlap: a folder a rule writes to (`output`, `doneFolder`, `quarantine`)
+    /// that is a watched folder or holds one, where what Chute writes lands among the files it takes (it never takes
+    /// its own outputs again, but another program or a later rule may see them as new files, and a moved source
+    /// stays in view); a watched folder inside another, whose files two watches would see; and a `quarantine` that
+    /// is the rule's `output`, which mixes failed sources with finished outputs. A folder inside a watched folder is
+    /// fine: it is left out of the watch.
+    private static func folderWarnings(_ config: ChuteConfig) -> [String] {
+        var lines: [String] = []
+        let watched = config.watches.map(\.path)
+        for rule in config.rules {
+            var written: [(key: String, folder: FilePath)] = [("output", rule.output)]
+            if case .move(let folder) = rule.sourcePolicy { written.append(("doneFolder", folder)) }
+            if let quarantine = rule.quarantine { written.append(("quarantine", quarantine)) }
+            for (key, folder) in written {
+                for watch in watched where watch.starts(with: folder) {
+                    let relation = watch == folder ? "is the watched folder" : "holds the watched folder \(watch)"
+                    lines.append(
+                        "warning: rule '\(rule.name)': '\(key): \(folder)' \(relation): what Chute writes there lands "
+                            + "among the files it watches; use a folder outside every watched folder"
+                    )
+                }
+            }
+            if let quarantine = rule.quarantine, quarantine == rule.output {
+                lines.append(
+                    "warning: rule '\(rule.name)': 'quarantine' and 'output' are both \(quarantine): failed sources would "
+                        + "lie among the finished outputs; give the quarantine its own folder"
+                )
+            }
+        }
+        for outer in watched {
+            for inner in watched where inner != outer && inner.starts(with: outer) {
+                lines.append(
+                    "warning: the watched folder \(inner) is inside the watched folder \(outer): its files are seen by "
+                        + "both watches; watch one of them"
                 )
             }
         }

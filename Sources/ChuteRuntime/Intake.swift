@@ -60,6 +60,8 @@ package actor Intake {
     private var waitingForMarker: [FilePath: FilePath] = [:]
     /// The watched folders, for their markers and whether they allow hard links.
     private let watches: [FilePath: WatchConfig]
+    /// The watched folders' paths.
+    package nonisolated var watchedFolders: [FilePath] { Array(self.watches.keys) }
     /// How many times in a row each file's job was postponed by a transient failure, for the back-off.
     private var postponements: [FilePath: Int] = [:]
     /// Files postponed by a transient failure, with their back-off; ``consume(_:)`` arms their timers.
@@ -70,6 +72,8 @@ package actor Intake {
     private let disposalContinuation: AsyncStream<Disposal>.Continuation
     /// The rules; a reload replaces them.
     private var matcher: RuleMatcher
+    /// The rules' output folders, beneath which a file may be one of Chute's own outputs.
+    private var outputFolders: [FilePath]
     private let queue: JobQueue
     private let journal: Journal
     private let quietPeriod: Duration
@@ -131,6 +135,7 @@ package actor Intake {
         events: JobEvents = JobEvents()
     ) {
         self.matcher = RuleMatcher(config: config)
+        self.outputFolders = config.rules.map(\.output)
         self.published = Mutex(Published(rules: config.rules))
         self.events = events
         self.watches = Dictionary(config.watches.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
@@ -154,6 +159,7 @@ package actor Intake {
     ///   at a restart).
     package func reload(_ config: ChuteConfig) {
         self.matcher = RuleMatcher(config: config)
+        self.outputFolders = config.rules.map(\.output)
         self.unmatched = [:]
         self.published.withLock { $0.rules = config.rules }
     }
@@ -326,6 +332,7 @@ package actor Intake {
         switch event.change {
         case .removed:
             self.stability.forget(event.path)
+            self.produced.remove(event.path)
             self.unmatched[event.path] = nil
             self.waitingSince[event.path] = nil
             self.waitingForMarker[event.path] = nil
@@ -417,6 +424,10 @@ package actor Intake {
             return nil
         }
         if self.handled[path] == status.fingerprint { return nil }
+        if await self.isOwnOutput(path, inode: status.fingerprint.inode, logger: logger) {
+            logger.debug("Skipped: an output Chute wrote, never taken as a new file")
+            return nil
+        }
         if await self.queue.isActive(path) {
             self.recheck.insert(path)
             return nil
@@ -568,6 +579,22 @@ package actor Intake {
             await JobRunner.disposeOfSource(job, output: output, logger: logger)
         case .quarantine(let failure):
             await JobRunner.quarantineSource(job, failure: failure, logger: logger)
+        }
+    }
+
+    /// Whether a file is one of Chute's own outputs, which are never taken as new files: one this run put in place,
+    /// or, for a file beneath a rule's output folder, one the journal records (it records an output's inode before
+    /// the output is renamed into place, so that even an output whose job is still being committed is known).
+    ///
+    /// A journal that cannot be read is logged and the file is taken as any other.
+    private func isOwnOutput(_ path: FilePath, inode: UInt64, logger: Logger) async -> Bool {
+        if self.produced.contains(path) { return true }
+        guard self.outputFolders.contains(where: { path.starts(with: $0) }) else { return false }
+        do {
+            return try await self.journal.isOutput(path, inode: inode)
+        } catch {
+            logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            return false
         }
     }
 

@@ -50,16 +50,21 @@ package struct JobRunner: Sendable {
     private let logger: Logger
     private let events: JobEvents
     private let cancellations: JobCancellations
+    /// The watched folders, whose files `onConflict: overwrite` replaces only when Chute wrote them.
+    private let watchedFolders: [FilePath]
 
     /// - Parameters:
     ///   - events: where the job's `started`, `progress` events go (its final one is the runtime's).
     ///   - cancellations: tells a conversion cancelled on request from one cancelled by shutdown.
+    ///   - watchedFolders: the watched folders, whose originals an output never replaces.
     package init(
         journal: Journal,
         logger: Logger,
         events: JobEvents = JobEvents(),
-        cancellations: JobCancellations = JobCancellations()
+        cancellations: JobCancellations = JobCancellations(),
+        watchedFolders: [FilePath] = []
     ) {
+        self.watchedFolders = watchedFolders
         self.journal = journal
         self.logger = logger
         self.events = events
@@ -346,6 +351,19 @@ package struct JobRunner: Sendable {
                 logger
             )
         }
+        var policy = job.rule.onConflict
+        if policy == .overwrite {
+            let planned =
+                parts.isEmpty
+                ? [job.plan.path] : parts.map { job.plan.directory.appending($0.name(forSetNamed: job.plan.name)) }
+            if let kept = await self.firstIrreplaceable(among: planned, of: job, logger: logger) {
+                policy = .rename
+                record.warnings.append(
+                    "onConflict: overwrite: \(kept) was not replaced: it is a source or a file of a watched folder that "
+                        + "Chute did not write; the output took a free name"
+                )
+            }
+        }
         do throws(ConversionFailure) {
             // The path the sidecar is named after: the output, or the set's planned name (`photo.png`).
             let (named, finals): (FilePath, [FilePath])
@@ -353,7 +371,7 @@ package struct JobRunner: Sendable {
                 let (final, warning) = try OutputCommitter.commit(
                     pending.temporary,
                     as: job.plan,
-                    policy: job.rule.onConflict
+                    policy: policy
                 )
                 (named, finals) = (final, [final])
                 if let warning { record.warnings.append(warning) }
@@ -362,7 +380,7 @@ package struct JobRunner: Sendable {
                     parts,
                     beside: pending.temporary,
                     as: job.plan,
-                    policy: job.rule.onConflict
+                    policy: policy
                 )
                 (named, finals) = (set.set, set.paths)
                 record.warnings += set.warnings
@@ -402,6 +420,25 @@ package struct JobRunner: Sendable {
             removeTemporaries()
             return await self.fail(record, error, logger)
         }
+    }
+
+    /// The first of `paths` that `onConflict: overwrite` must not replace: the job's own source or a member of its
+    /// group, or an existing file in a watched folder that is not an output Chute wrote (a user's original); `nil`
+    /// when each is free or replaceable. A journal that cannot be read protects the file.
+    private func firstIrreplaceable(among paths: [FilePath], of job: Job, logger: Logger) async -> FilePath? {
+        let sources = Set([job.source] + job.members.map(\.path))
+        for path in paths {
+            guard let existing = try? SourceInspector.status(of: path) else { continue }
+            if sources.contains(path) { return path }
+            guard self.watchedFolders.contains(where: { path.starts(with: $0) }) else { continue }
+            do {
+                if try await self.journal.isOutput(path, inode: existing.fingerprint.inode) { continue }
+            } catch {
+                logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            }
+            return path
+        }
+        return nil
     }
 
     /// Whether a single file's source has another fingerprint now than `status` (a source gone is not changed).

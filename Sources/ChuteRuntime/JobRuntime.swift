@@ -92,7 +92,8 @@ package struct JobRuntime: Service {
             journal: self.journal,
             logger: self.logger,
             events: self.events,
-            cancellations: self.cancellations
+            cancellations: self.cancellations,
+            watchedFolders: self.intake.watchedFolders
         )
         var worker: WorkerProcess?
         await withDiscardingTaskGroup { commits in

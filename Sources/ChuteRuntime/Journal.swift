@@ -224,6 +224,27 @@ package final class Journal: Sendable {
         }
     }
 
+    /// Whether the file at `path` with inode `inode` is an output Chute wrote: the output (or a part) of a job that
+    /// is being committed or completed, in that folder, under that name once the job completed. Chute never takes
+    /// its own outputs as new inputs, nor lets `onConflict: overwrite` replace anything else in a watched folder.
+    package func isOutput(_ path: FilePath, inode: UInt64) async throws -> Bool {
+        try await self.database.read { db in
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM job WHERE outputFolder = ? AND state IN ('committing', 'completed')
+                      AND ((outputInode = ? AND (output IS NULL OR output = ?))
+                        OR (outputParts IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(CAST(outputParts AS TEXT))
+                          WHERE json_extract(value, '$.inode') = ?))))
+                    """,
+                arguments: [
+                    path.removingLastComponent().bytes, Int64(bitPattern: inode), path.bytes,
+                    Int64(bitPattern: inode),
+                ]
+            ) ?? false
+        }
+    }
+
     /// Records a job that converted nothing because its source is identical to the source of `output`: it counts as
     /// completed with that output, so the same source is not taken again.
     package func skipDuplicate(_ jobID: String, of output: FilePath, sha256: String) async throws {
