@@ -122,7 +122,7 @@ package struct JobEvent: Sendable, Codable, Hashable {
         case .cancelledOnRequest:
             self.init(.cancelled, of: job, message: "cancelled on request")
         case .vanished:
-            self.init(.vanished, of: job, message: "the source disappeared before its job started")
+            self.init(.vanished, of: job, message: "the source was deleted or moved away; nothing was written")
         }
     }
 

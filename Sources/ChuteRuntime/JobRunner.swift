@@ -16,7 +16,8 @@ package enum JobOutcome: Sendable, Equatable {
     /// A request (the API's cancel) stopped the job: its worker was killed, its sidecar and journal row say
     /// `cancelled`, and the same version of the file is not taken again.
     case cancelledOnRequest
-    /// The source disappeared before the job started.
+    /// The source disappeared (deleted or moved away) before the job started, or before its output was put in place:
+    /// nothing was published, and the job's journal row was dropped.
     case vanished
     /// A transient failure (the target's disk is full, the source is busy): nothing was recorded, and the intake
     /// tries the file again after a back-off.
@@ -310,6 +311,11 @@ package struct JobRunner: Sendable {
         func removeTemporaries() {
             for temporary in temporaries { _ = unlink(temporary.string) }
         }
+        if !job.isGroup, Self.sourceVanished(job) {
+            // Deleted or moved away while it was converted, perhaps to stop its conversion: nothing is published.
+            removeTemporaries()
+            return await self.vanish(job, logger)
+        }
         if job.isGroup ? Self.changedMember(of: job) != nil : Self.sourceChanged(job, from: record.status) {
             removeTemporaries()
             // Someone is still writing it: the new version is taken later, whole.
@@ -441,6 +447,24 @@ package struct JobRunner: Sendable {
         return nil
     }
 
+    /// Whether a single file's source is gone from its path since it was taken.
+    private static func sourceVanished(_ job: Job) -> Bool {
+        guard let now = try? SourceInspector.status(of: job.source, beneath: job.root) else { return true }
+        return !now.isRegularFile
+    }
+
+    /// Ends a job whose source was deleted or moved away after it was taken: its journal row is dropped, so that the
+    /// file, if it comes back, is taken as a new one; no output or sidecar is written.
+    private func vanish(_ job: Job, _ logger: Logger) async -> JobOutcome {
+        do {
+            try await self.journal.forget(job.id)
+        } catch {
+            logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+        }
+        logger.info("Source vanished while its job ran; the output was discarded")
+        return .vanished
+    }
+
     /// Whether a single file's source has another fingerprint now than `status` (a source gone is not changed).
     private static func sourceChanged(_ job: Job, from status: SourceInspector.Status) -> Bool {
         guard let now = try? SourceInspector.status(of: job.source, beneath: job.root) else { return false }
@@ -471,6 +495,7 @@ package struct JobRunner: Sendable {
     /// file is taken later. The source is not quarantined here: the intake does it once the source has been left
     /// alone for a while after the job (``Intake``).
     private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) async -> JobOutcome {
+        if !record.job.isGroup, Self.sourceVanished(record.job) { return await self.vanish(record.job, logger) }
         var failure = failure
         if !failure.isTransient, record.job.isGroup, let change = Self.changedMember(of: record.job) {
             failure = ConversionFailure(
