@@ -102,6 +102,30 @@ package struct ChuteApplication {
         }
     }
 
+    /// Gives a journal that was just created, or that replaced a damaged one, what the sidecars of earlier runs say
+    /// (``JournalRebuild``), before any file is looked at: a lost journal must not make Chute convert everything again.
+    private func rebuildIfNeeded(_ journal: Journal) async throws {
+        if case .replacedDamaged(let aside) = journal.origin {
+            self.logger.warning(
+                "Journal damaged; it was moved aside and a new one is rebuilt from the sidecars",
+                metadata: ["path": "\(self.journalPath)", "movedTo": "\(aside)"]
+            )
+        }
+        guard journal.origin != .existing else { return }
+        let config = self.config
+        let findings = await Blocking.run { JournalRebuild.findings(for: config) }
+        let restored = try await journal.restore(findings.jobs)
+        self.logger.log(
+            level: findings.sidecars > 0 || journal.origin != .created ? .info : .debug,
+            "Journal rebuilt from sidecars",
+            metadata: [
+                "sidecars": "\(findings.sidecars)", "restored": "\(restored)",
+                "sourcesChanged": "\(findings.sourcesChanged)", "unreadable": "\(findings.unreadable)",
+                "groups": "\(findings.groups)",
+            ]
+        )
+    }
+
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
     ///
     /// - Throws: ``JournalLockError`` when another daemon runs on the journal; when the journal cannot be opened,
@@ -123,6 +147,7 @@ package struct ChuteApplication {
                 "withdrawn": "\(recovery.withdrawn)",
             ]
         )
+        try await self.rebuildIfNeeded(journal)
         // Outputs, sidecars and sources moved across file systems are written under temporary names first.
         for folder in Set(self.config.rules.flatMap(\.writtenFolders)) {
             for path in OutputCommitter.removeStaleTemporaries(below: folder) {

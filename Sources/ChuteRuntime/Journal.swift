@@ -62,13 +62,28 @@ package final class Journal: Sendable {
         }
     }
 
+    /// How the journal file was found when it was opened.
+    package enum Origin: Sendable, Equatable {
+        /// It was there and readable.
+        case existing
+        /// There was none: a first start, or a journal removed since the last run.
+        case created
+        /// It was there but SQLite found it damaged (not a database, or corrupt): it was moved aside to this path,
+        /// with its `-wal` and `-shm` files, and a new one was created.
+        case replacedDamaged(movedTo: FilePath)
+    }
+
     /// The database file.
     package let path: FilePath
+    /// How the file was found: a journal created or replaced knows nothing of earlier runs until
+    /// ``restore(_:)`` gives it what their sidecars say.
+    package let origin: Origin
     /// A pool: reads (the intake's lookups, the status API's history) run on their own connections beside the one
     /// writer, in WAL mode, so that a page of history never waits for a job's synced write nor holds one up.
     private let database: DatabasePool
 
-    /// Opens the journal at `path`, creating it (and its folder) if needed.
+    /// Opens the journal at `path`, creating it (and its folder) if needed. A file SQLite finds damaged is moved aside
+    /// (`journal.sqlite.damaged-TIME`) and a new journal is created in its place (``origin`` says so).
     ///
     /// - Throws: when the folder cannot be created or the database cannot be opened or migrated; the message names
     ///   the path.
@@ -78,17 +93,52 @@ package final class Journal: Sendable {
                 atPath: path.removingLastComponent().string,
                 withIntermediateDirectories: true
             )
-            var configuration = Configuration()
-            configuration.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA synchronous = FULL")
+            let existed = access(path.string, F_OK) == 0
+            var origin: Origin = existed ? .existing : .created
+            let database: DatabasePool
+            do {
+                database = try Self.open(path)
+            } catch let error as DatabaseError where existed && Self.isDamage(error) {
+                let stamp = Date().formatted(
+                    Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted)
+                )
+                let aside = FilePath(path.string + ".damaged-" + stamp)
+                for suffix in ["", "-wal", "-shm"] where access(path.string + suffix, F_OK) == 0 {
+                    guard rename(path.string + suffix, aside.string + suffix) == 0 else {
+                        throw JournalError(
+                            path: path,
+                            cause: "it is damaged (\(error.message ?? "\(error)")) and cannot be moved aside: "
+                                + "\(Errno(rawValue: errno))"
+                        )
+                    }
+                }
+                origin = .replacedDamaged(movedTo: aside)
+                database = try Self.open(path)
             }
-            let database = try DatabasePool(path: path.string, configuration: configuration)
-            try Self.migrator.migrate(database)
             self.database = database
             self.path = path
+            self.origin = origin
+        } catch let error as JournalError {
+            throw error
         } catch {
             throw JournalError(path: path, cause: "\(error)")
         }
+    }
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    private static func open(_ path: FilePath) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        let database = try DatabasePool(path: path.string, configuration: configuration)
+        try Self.migrator.migrate(database)
+        return database
+    }
+
+    /// Whether SQLite says the file is not a database or is corrupt, rather than that it cannot be reached.
+    private static func isDamage(_ error: DatabaseError) -> Bool {
+        error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT
     }
 
     private static var migrator: DatabaseMigrator {
@@ -242,6 +292,94 @@ package final class Journal: Sendable {
                     Int64(bitPattern: inode),
                 ]
             ) ?? false
+        }
+    }
+
+    /// A finished job of an earlier run, as its sidecar tells it, for a journal that lost it (``restore(_:)``).
+    package struct RestoredJob: Sendable, Equatable {
+        package var id: String
+        package var rule: String
+        package var source: FilePath
+        /// The source's fingerprint now, when it is still the file the sidecar describes; `nil` when it is gone or
+        /// changed, so that the row never matches a source (it still records the output).
+        package var fingerprint: SourceFingerprint?
+        package var sourceSize: Int64
+        package var sha256: String?
+        /// `completed`, `failed` or `cancelled`.
+        package var status: Sidecar.Status
+        package var failure: ConversionFailure?
+        package var output: FilePath?
+        /// The output's inode, when it is still there: what ``isOutput(_:inode:)`` looks for.
+        package var outputInode: UInt64?
+        /// The folder the job wrote to: the output's, or for a failed job the sidecar's.
+        package var outputFolder: FilePath
+        package var sidecar: FilePath
+        package var startedAt: Date?
+        package var endedAt: Date?
+
+        package init(
+            id: String,
+            rule: String,
+            source: FilePath,
+            fingerprint: SourceFingerprint?,
+            sourceSize: Int64,
+            sha256: String?,
+            status: Sidecar.Status,
+            failure: ConversionFailure?,
+            output: FilePath?,
+            outputInode: UInt64?,
+            outputFolder: FilePath,
+            sidecar: FilePath,
+            startedAt: Date?,
+            endedAt: Date?
+        ) {
+            self.id = id
+            self.rule = rule
+            self.source = source
+            self.fingerprint = fingerprint
+            self.sourceSize = sourceSize
+            self.sha256 = sha256
+            self.status = status
+            self.failure = failure
+            self.output = output
+            self.outputInode = outputInode
+            self.outputFolder = outputFolder
+            self.sidecar = sidecar
+            self.startedAt = startedAt
+            self.endedAt = endedAt
+        }
+    }
+
+    /// Records finished jobs of earlier runs that this journal does not know, in one transaction; a job whose id it
+    /// has is left as it is.
+    ///
+    /// - Returns: how many were recorded.
+    package func restore(_ jobs: [RestoredJob]) async throws -> Int {
+        try await self.write { db in
+            var restored = 0
+            for job in jobs {
+                let fingerprint = job.fingerprint
+                try db.cachedStatement(
+                    sql: """
+                        INSERT OR IGNORE INTO job (id, source, device, inode, size, modified, changed, rule, state,
+                          outputFolder, outputInode, output, sidecarPath, sha256, failureCode, failureMessage,
+                          updatedAt, startedAt)
+                          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """
+                ).execute(
+                    arguments: [
+                        job.id, job.source.bytes, Int64(bitPattern: fingerprint?.device ?? 0),
+                        Int64(bitPattern: fingerprint?.inode ?? 0), job.sourceSize,
+                        fingerprint?.modifiedNanoseconds ?? -1, fingerprint?.changedNanoseconds, job.rule,
+                        job.status.rawValue, job.outputFolder.bytes, job.outputInode.map { Int64(bitPattern: $0) },
+                        job.output?.bytes, job.sidecar.bytes, job.sha256, job.failure?.code.rawValue,
+                        job.failure?.message, (job.endedAt ?? Date()).timeIntervalSince1970,
+                        job.startedAt?.timeIntervalSince1970,
+                    ]
+                )
+                restored += db.changesCount
+            }
+            return restored
         }
     }
 
