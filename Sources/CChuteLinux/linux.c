@@ -5,12 +5,14 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <linux/ioprio.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -23,6 +25,10 @@
 
 int chute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
+}
+
+int chute_clone_file(int destination, int source) {
+    return ioctl(destination, FICLONE, source);
 }
 
 int chute_pidfd_open(pid_t pid) {

@@ -149,6 +149,10 @@ package struct Settings: Sendable, Equatable {
     /// that another program still holds or rewrote during the conversion) waits before it is tried again; the wait
     /// doubles at each postponement in a row, up to 10 minutes.
     package var retryDelay: Duration = .seconds(30)
+    /// `retryLimit` (int, default 10): how many times a job is tried when a transient failure of its target (a full
+    /// disk) postpones it; at the last try it fails, with the sizes, and is not tried again until the file changes.
+    /// A busy source is waited for without limit: each of its versions is a new file.
+    package var retryLimit = 10
     /// `gracePeriod` (duration, default 30s): on SIGTERM/SIGINT, how long running jobs may take to finish before
     /// they are cancelled.
     package var gracePeriod: Duration = .seconds(30)

@@ -35,7 +35,10 @@ extension ConfigReader.Walker {
     }
     /// The keys of `settings:`.
     static let settingsKeys =
-        ["quietPeriod", "incompleteTimeout", "retryDelay", "gracePeriod", "workerJobs", "workerIdle", "concurrency"]
+        [
+            "quietPeriod", "incompleteTimeout", "retryDelay", "retryLimit", "gracePeriod", "workerJobs", "workerIdle",
+            "concurrency",
+        ]
         + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
         + ["historyRetention", "api", "digestAt", "digestEvery"]
     /// The keys of one `notify:` entry: `url` (a webhook) or `ntfy` (a topic), and `on`.
@@ -730,6 +733,9 @@ extension ConfigReader.Walker {
             } else {
                 self.report("'retryDelay' must be longer than 0", at: entry.value)
             }
+        }
+        if let entry = fields["retryLimit"] {
+            settings.retryLimit = self.positiveInteger(entry) ?? settings.retryLimit
         }
         if let entry = fields["gracePeriod"] {
             settings.gracePeriod = self.duration(entry) ?? settings.gracePeriod

@@ -206,7 +206,8 @@ package enum ConfigSchema {
     /// The keys of `settings:` (`concurrency` comes from the registry's lanes).
     static let settingsKeys: [String: JSON] = Self.limitKeys.merging([
         "quietPeriod": Self.duration, "incompleteTimeout": Self.duration, "retryDelay": Self.duration,
-        "gracePeriod": Self.duration, "workerJobs": Self.positiveInteger, "workerIdle": Self.duration,
+        "retryLimit": Self.positiveInteger, "gracePeriod": Self.duration, "workerJobs": Self.positiveInteger,
+        "workerIdle": Self.duration,
         "niceness": .object(["type": .string("integer"), "minimum": .integer(0), "maximum": .integer(19)]),
         "ioPriority": .object(["type": .array([.string("string"), .string("integer")])]),
         "api": Self.closed(["socket": Self.string, "listen": Self.string, "tokenFile": Self.string]),

@@ -260,7 +260,7 @@ package enum ConfigSummary {
         return [
             "Settings: quiet period \(ValueParsing.describe(settings.quietPeriod)), "
                 + "incomplete files waited for \(ValueParsing.describe(settings.incompleteTimeout)), "
-                + "retry delay \(ValueParsing.describe(settings.retryDelay)), "
+                + "retry delay \(ValueParsing.describe(settings.retryDelay)) for at most \(settings.retryLimit) tries, "
                 + "grace period \(ValueParsing.describe(settings.gracePeriod)), "
                 + "new worker every \(settings.workerJobs) jobs, an idle one exits after "
                 + ValueParsing.describe(settings.workerIdle) + ", finished jobs kept in the history for "

@@ -24,7 +24,7 @@ package struct ControlClient: Sendable {
         let data = try await self.request(.GET, "/api/status")
         if json { return Self.text(data) }
         let status = try API.decoder().decode(API.Status.self, from: data)
-        let order = ["waiting", "queued", "running", "completed", "failed", "cancelled", "retried"]
+        let order = ["waiting", "queued", "running", "postponed", "completed", "failed", "cancelled", "retried"]
         var lines = [
             "Intake " + (status.paused ? "paused (chute resume starts it again)" : "running"),
             order.map { "\($0) \(status.counts[$0] ?? 0)" }.joined(separator: ", "),
@@ -70,6 +70,10 @@ package struct ControlClient: Sendable {
                 + "\(job.rule ?? "-")  \(job.source)"
             if job.state == "running" { line += "  " + Self.bar(job.progress) }
             if let message = job.message, job.state == "failed" { line += "\n           \(message)" }
+            if let message = job.message, job.state == "postponed" {
+                let retry = job.retryAt.map { " (tried again at \($0.formatted(date: .omitted, time: .standard)))" }
+                line += "\n           \(message)\(retry ?? "")"
+            }
             return line
         }.joined(separator: "\n")
     }

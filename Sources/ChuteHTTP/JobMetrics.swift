@@ -68,13 +68,16 @@ package final class JobMetrics: Service, Sendable {
         let rule = event.rule ?? ""
         let engine = event.engine ?? ""
         let labels = [("rule", rule), ("engine", engine)]
+        // A duplicate skipped converted nothing: it is its own outcome, and its earlier output's bytes are not
+        // counted again.
+        let skipped = event.kind == .completed && event.duplicateOf != nil
         self.counter(
             "jobs_finished",
             "Jobs that ended, by rule, engine and outcome.",
-            labels + [("outcome", event.kind.rawValue)]
+            labels + [("outcome", skipped ? "skipped" : event.kind.rawValue)]
         )
         .increment()
-        if event.kind == .completed {
+        if event.kind == .completed, !skipped {
             self.counter("input_bytes", "Bytes of the sources of completed jobs.", labels)
                 .increment(by: event.inputBytes ?? 0)
             self.counter("output_bytes", "Bytes of the outputs of completed jobs.", labels)

@@ -107,6 +107,7 @@ package struct StatusAPI: Sendable {
         let running = await self.board.runningJobs
         counts["running"] = running.count
         counts["queued"] = await self.board.queuedCount
+        counts["postponed"] = await self.board.postponedCount
         counts["waiting"] = await self.board.waitingCount
         return try Self.json(
             API.Status(
@@ -130,7 +131,7 @@ package struct StatusAPI: Sendable {
             }
             return date
         }
-        let liveStates = ["waiting", "queued", "running"]
+        let liveStates = ["waiting", "queued", "running", "postponed"]
         // `finished`: the history alone, in every state (the web page's history, which a long queue must not fill).
         let known = liveStates + Journal.historyStates + ["finished"]
         if let state, !known.contains(state) {
@@ -196,6 +197,9 @@ package struct StatusAPI: Sendable {
             return try Self.json(API.Acknowledgement(state: "cancelling", id: id), status: .accepted)
         }
         if await self.intake.withdraw(id) != nil {
+            return try Self.json(API.Acknowledgement(state: "cancelled", id: id))
+        }
+        if await self.intake.cancelPostponed(id) != nil {
             return try Self.json(API.Acknowledgement(state: "cancelled", id: id))
         }
         let live = await self.board.entry(id)

@@ -267,7 +267,7 @@ enum WebAssets {
           const PAGE_HEADER = { 'X-Chute-Page': '1' };
           const FINAL = ['completed', 'failed', 'postponed', 'cancelled', 'vanished'];
           const KINDS = ['queued', 'waiting', 'started', 'progress'].concat(FINAL);
-          const COUNTED = ['waiting', 'queued', 'running', 'completed', 'failed', 'cancelled', 'retried'];
+          const COUNTED = ['waiting', 'queued', 'running', 'postponed', 'completed', 'failed', 'cancelled', 'retried'];
           const PAGE_SIZE = 50;
 
           const model = {
@@ -278,6 +278,7 @@ enum WebAssets {
             running: new Map(),
             queued: new Map(),
             waiting: [],
+            postponed: [],
             failed: [],
             history: [],
             historyLimit: PAGE_SIZE,
@@ -427,7 +428,10 @@ enum WebAssets {
             const side = el('div', { class: 'side' }, el('span', {}, when(job.queuedAt)));
             if (job.id) side.append(el('button', { type: 'button', class: 'quiet cancel', onclick: () => cancel(job) }, 'Remove'));
             const node = row(job, side);
-            if (job.message) node.append(el('div', { class: 'message' }, job.message));
+            // A postponed job says why and when its file is tried again.
+            const retry = job.state === 'postponed' && job.retryAt
+              ? ' (tried again at ' + new Date(job.retryAt).toLocaleTimeString() + ')' : '';
+            if (job.message) node.append(el('div', { class: 'message' }, job.message + retry));
             return node;
           }
 
@@ -457,7 +461,8 @@ enum WebAssets {
           }
 
           function renderCounts() {
-            const counts = { ...model.counts, running: model.running.size, queued: model.queued.size };
+            const counts = { ...model.counts, running: model.running.size, queued: model.queued.size,
+                             postponed: model.postponed.length };
             fill('counts', COUNTED.map((state) =>
               el('li', { 'data-state': state }, el('span', { class: 'n' }, counts[state] || 0),
                  el('span', { class: 'label' }, state))));
@@ -484,7 +489,7 @@ enum WebAssets {
             const byStart = (a, b) => String(a.startedAt || '').localeCompare(String(b.startedAt || ''));
             fill('running', [...model.running.values()].sort(byStart).map(runningRow));
             const byQueue = (a, b) => String(a.queuedAt || '').localeCompare(String(b.queuedAt || ''));
-            fill('queue', [...model.queued.values()].sort(byQueue).concat(model.waiting).map(queuedRow));
+            fill('queue', [...model.queued.values()].sort(byQueue).concat(model.postponed, model.waiting).map(queuedRow));
           }
 
           function renderFailed() { fill('failed', model.failed.map(failedRow)); }
@@ -543,11 +548,12 @@ enum WebAssets {
           async function refresh() {
             const since = Date.now();
             for (const [id, time] of model.touched) if (time < since - 60000) model.touched.delete(id);
-            const [status, queued, waiting, failed] = await Promise.all([
+            const [status, queued, waiting, failed, postponed] = await Promise.all([
               api('/api/status'),
               api('/api/jobs?state=queued&limit=200'),
               api('/api/jobs?state=waiting&limit=100'),
               api('/api/jobs?state=failed&limit=100'),
+              api('/api/jobs?state=postponed&limit=100'),
             ]);
             model.paused = status.paused;
             model.counts = status.counts;
@@ -561,6 +567,7 @@ enum WebAssets {
             const inQueue = merge(queued.jobs, [...model.queued.values()], since, (job) => job.state === 'queued');
             model.queued = new Map(inQueue.filter((job) => !model.running.has(job.id)).map((job) => [job.id, job]));
             model.waiting = waiting.jobs;
+            model.postponed = postponed.jobs;
             model.failed = merge(failed.jobs, model.failed, since, (job) => job.state === 'failed');
             renderAll();
             await loadHistory();

@@ -64,6 +64,8 @@ package actor Intake {
     package nonisolated var watchedFolders: [FilePath] { Array(self.watches.keys) }
     /// How many times in a row each file's job was postponed by a transient failure, for the back-off.
     private var postponements: [FilePath: Int] = [:]
+    /// The last postponed job of each file waiting for its retry, for a cancel on request.
+    private var postponed: [FilePath: Job] = [:]
     /// Files postponed by a transient failure, with their back-off; ``consume(_:)`` arms their timers.
     private let retries: AsyncStream<Retry>
     private let retryContinuation: AsyncStream<Retry>.Continuation
@@ -247,6 +249,7 @@ package actor Intake {
                     for await retry in self.retries {
                         retries.addTask {
                             do { try await Task.sleep(for: retry.delay) } catch { return }
+                            await self.retrying(retry.path)
                             let event = IntakeEvent(.appeared, path: retry.path, root: retry.root)
                             for (ticket, delay) in await self.observe(event) {
                                 await self.follow(ticket, after: delay)
@@ -264,6 +267,11 @@ package actor Intake {
         }
     }
 
+    /// A file's retry is due: its postponed job, if any, is no longer waiting to be cancelled.
+    private func retrying(_ path: FilePath) {
+        self.postponed[path] = nil
+    }
+
     /// Waits out a file's quiet period, and the next ones while it keeps changing or is not ready, then takes it.
     private nonisolated func follow(_ ticket: StabilityTracker.Ticket, after delay: Duration) async {
         var ticket = ticket
@@ -276,17 +284,24 @@ package actor Intake {
     }
 
     /// Records that a job ended, so its source is not taken again until it changes.
-    package func jobFinished(_ job: Job, outcome: JobOutcome) async {
+    ///
+    /// - Returns: for a postponed job, when its file is tried again.
+    @discardableResult
+    package func jobFinished(_ job: Job, outcome: JobOutcome) async -> Date? {
         if job.isGroup {
-            await self.groupFinished(job, outcome: outcome)
-            return
+            return await self.groupFinished(job, outcome: outcome)
         }
+        var retryAt: Date?
         switch outcome {
         case .completed(let output, let others):
             self.handled[job.source] = job.fingerprint
             self.produced.formUnion([output] + others)
             self.postponements[job.source] = nil
             await self.scheduleDisposal(job, .afterSuccess(output: output))
+        case .skipped(let earlier):
+            self.handled[job.source] = job.fingerprint
+            self.postponements[job.source] = nil
+            await self.scheduleDisposal(job, .afterSuccess(output: earlier))
         case .failed(let failure):
             self.handled[job.source] = job.fingerprint
             self.postponements[job.source] = nil
@@ -303,7 +318,9 @@ package actor Intake {
                 "Trying the file again later",
                 metadata: ["input.path": "\(LogText.escaped(job.source.string))", "delay": "\(delay)"]
             )
+            self.postponed[job.source] = job
             self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
+            retryAt = Date() + TimeInterval(delay.components.seconds)
         case .cancelled, .vanished:
             break
         }
@@ -312,6 +329,31 @@ package actor Intake {
                 _ = await self.settle(ticket)
             }
         }
+        return retryAt
+    }
+
+    /// Cancels a postponed job on request: its file is not tried again in this version (a new version is taken as a
+    /// new file), and the journal records the job as cancelled, so that a restart does not take it either.
+    ///
+    /// - Returns: the job, or `nil` when no postponed job has this id.
+    package func cancelPostponed(_ jobID: String) async -> Job? {
+        guard let job = self.postponed.values.first(where: { $0.id == jobID }) else { return nil }
+        self.postponed[job.source] = nil
+        self.postponements[job.source] = nil
+        self.handled[job.source] = job.fingerprint
+        let reason = ConversionFailure(.cancelled, "cancelled on request while postponed")
+        do {
+            try await self.journal.begin(job)
+            try await self.journal.cancel(job.id, reason: reason, sidecar: nil)
+        } catch {
+            self.logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+        }
+        self.events.publish(JobEvent(.cancelled, of: job, message: reason.message))
+        self.logger.info(
+            "Postponed job cancelled on request",
+            metadata: ["job.id": "\(job.id)", "input.path": "\(LogText.escaped(job.source.string))"]
+        )
+        return job
     }
 
     /// Starts or restarts the quiet period of the file an event is about, and of the files waiting for a marker that
@@ -461,7 +503,7 @@ package actor Intake {
             guard let folder = RuleMatcher.groupFolder(of: path, root: root) else { return nil }
             return await self.evaluateGroups(in: folder, root: root, trigger: path)
         case .matched(let rule, let plan, _):
-            let job = Job(
+            var job = Job(
                 source: path,
                 root: root,
                 rule: rule,
@@ -471,6 +513,7 @@ package actor Intake {
                 doneMarker: self.watches[root]?.doneMarker(of: path),
                 allowsHardLinks: self.watches[root]?.allowHardLinks == true
             )
+            job.attempt = self.postponements[path, default: 0] + 1
             if let earlier = await self.earlierOutcome(path, fingerprint: status.fingerprint, logger: logger) {
                 self.handled[path] = status.fingerprint
                 logger.debug("Already handled before a restart", metadata: ["rule.name": "\(rule.name)"])
@@ -775,6 +818,7 @@ extension Intake {
             doneMarker: self.watches[root]?.doneMarker(of: key.folder),
             allowsHardLinks: self.watches[root]?.allowHardLinks == true
         )
+        job.attempt = self.postponements[key.folder, default: 0] + 1
         job.members = members
         self.groups.record(key, jobID: job.id, members: members)
         for member in members {
@@ -813,13 +857,14 @@ extension Intake {
 
     /// Records that a group job ended: a completed group's files are moved or deleted as its rule says, a group
     /// postponed is looked at again after its back-off, one cancelled by shutdown or vanished is forgotten.
-    private func groupFinished(_ job: Job, outcome: JobOutcome) async {
+    private func groupFinished(_ job: Job, outcome: JobOutcome) async -> Date? {
         switch outcome {
         case .completed(let output, let others):
             self.produced.formUnion([output] + others)
             self.postponements[job.source] = nil
             await self.scheduleDisposal(job, .afterSuccess(output: output))
-        case .failed, .cancelledOnRequest:
+        case .failed, .cancelledOnRequest, .skipped:
+            // A group is never skipped as a duplicate: its rule compares single files only.
             self.postponements[job.source] = nil
         case .postponed:
             self.releaseGroup(job)
@@ -831,9 +876,11 @@ extension Intake {
                 metadata: ["group.path": "\(LogText.escaped(job.source.string))", "delay": "\(delay)"]
             )
             self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
+            return Date() + TimeInterval(delay.components.seconds)
         case .cancelled, .vanished:
             self.releaseGroup(job)
         }
+        return nil
     }
 
     /// Moves or deletes the files of a completed group as its rule's `source` says, each only while it is still the

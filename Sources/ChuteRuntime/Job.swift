@@ -32,6 +32,9 @@ package struct Job: Sendable, Identifiable {
     /// file. A group's `source` is its folder, and its `fingerprint` the folder's device and inode with the
     /// members' total size and newest modification time.
     package var members: [GroupMember] = []
+    /// Which try of its file this job is: 1, or one more than the postponements in a row before it (a full disk);
+    /// at `retryLimit` a transient failure is final.
+    package var attempt = 1
 
     /// Whether the job joins the files of a group.
     package var isGroup: Bool { !self.members.isEmpty }

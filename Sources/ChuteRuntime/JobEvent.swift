@@ -56,8 +56,14 @@ package struct JobEvent: Sendable, Codable, Hashable {
     package var progress: Double?
     /// The size of the job's source in bytes (a group's: its files' total), for every event of a job.
     package var inputBytes: Int64?
-    /// The size of the outputs in place in bytes, for `completed`.
+    /// The size of the outputs in place in bytes, for `completed`; `nil` for a job skipped as a duplicate, which
+    /// wrote nothing.
     package var outputBytes: Int64?
+    /// For a `postponed` job, when its file is tried again.
+    package var retryAt: Date?
+    /// For a `completed` job that converted nothing because its source is identical to one its rule already
+    /// converted (`onDuplicate: skip`): that earlier output, which is the event's output too.
+    package var duplicateOf: String?
     /// When it happened.
     package var time: Date
 
@@ -113,6 +119,14 @@ package struct JobEvent: Sendable, Codable, Hashable {
         case .completed(let output, let others):
             self.init(.completed, of: job, outputs: [output] + others)
             self.outputBytes = (CollectionOfOne(output) + others).reduce(0) { $0 + Self.size(of: $1) }
+        case .skipped(let earlier):
+            self.init(
+                .completed,
+                of: job,
+                outputs: [earlier],
+                message: "skipped: identical to a source this rule already converted"
+            )
+            self.duplicateOf = earlier.string
         case .failed(let failure):
             self.init(.failed, of: job, message: failure.message, code: failure.code.rawValue)
         case .postponed(let failure):

@@ -9,6 +9,9 @@ package enum JobOutcome: Sendable, Equatable {
     /// The output is in place at this path; a job with several outputs (``OutputPart``) has the first here and the
     /// others in `others`.
     case completed(FilePath, others: [FilePath] = [])
+    /// Nothing was converted: the source is identical to one the rule already converted, whose output is where this
+    /// job's would go (`onDuplicate: skip`). The journal records the job as completed with that output.
+    case skipped(duplicateOf: FilePath)
     /// The job failed; its sidecar says why.
     case failed(ConversionFailure)
     /// Shutdown stopped the job; its journal row says `interrupted`, so it runs again at the next start.
@@ -53,19 +56,24 @@ package struct JobRunner: Sendable {
     private let cancellations: JobCancellations
     /// The watched folders, whose files `onConflict: overwrite` replaces only when Chute wrote them.
     private let watchedFolders: [FilePath]
+    /// The try at which a transient failure of the target is final (`retryLimit`).
+    private let retryLimit: Int
 
     /// - Parameters:
     ///   - events: where the job's `started`, `progress` events go (its final one is the runtime's).
     ///   - cancellations: tells a conversion cancelled on request from one cancelled by shutdown.
     ///   - watchedFolders: the watched folders, whose originals an output never replaces.
+    ///   - retryLimit: the try at which a transient failure of the target (a full disk) is final.
     package init(
         journal: Journal,
         logger: Logger,
         events: JobEvents = JobEvents(),
         cancellations: JobCancellations = JobCancellations(),
-        watchedFolders: [FilePath] = []
+        watchedFolders: [FilePath] = [],
+        retryLimit: Int = Settings().retryLimit
     ) {
         self.watchedFolders = watchedFolders
+        self.retryLimit = retryLimit
         self.journal = journal
         self.logger = logger
         self.events = events
@@ -126,7 +134,7 @@ package struct JobRunner: Sendable {
                 await self.fail(record, ConversionFailure(.outputFailed, "cannot record the job: \(error)"), logger)
             )
         }
-        if let earlier = duplicate.output, let hash = duplicate.hash {
+        if let earlier = duplicate.output, let hash = duplicate.hash, Self.output(earlier, isWhere: job.plan) {
             return .ended(await self.skip(job, duplicating: earlier, sha256: hash, logger: logger))
         }
 
@@ -150,6 +158,30 @@ package struct JobRunner: Sendable {
             return .ended(await self.fail(record, error, logger))
         }
         let temporary = OutputCommitter.temporaryPath(for: job)
+        if let earlier = duplicate.output {
+            // The same content converted by this rule for another place (a photo copied into a second album): the
+            // earlier output's bytes serve here too, linked rather than converted where the file system allows.
+            let metadata: Logger.Metadata = ["duplicate.of": "\(LogText.escaped(earlier.string))"]
+            if let link = await Blocking.run({ OutputCommitter.makeLinkedCopy(of: earlier, at: temporary) }) {
+                record.setHashes(await hashing)
+                record.report = ConversionReport(
+                    outputBytes: (try? SourceInspector.status(of: temporary))?.fingerprint.size ?? 0,
+                    details: ["duplicateOf": earlier.string, "duplicateLinkedBy": link.rawValue]
+                )
+                record.warnings.append(
+                    "identical to \(earlier), an output of this rule: made as a \(link.rawValue) of it"
+                )
+                logger.info(
+                    "Identical to an earlier output elsewhere; linked, not converted",
+                    metadata: metadata.merging(["link": "\(link.rawValue)"]) { $1 }
+                )
+                return .converted(PendingCommit(record: record, temporary: temporary, logger: logger))
+            }
+            logger.info(
+                "Identical to an earlier output elsewhere; converted, as it cannot be linked",
+                metadata: metadata
+            )
+        }
         let request = ConversionRequest(
             jobID: job.id,
             engine: job.engine,
@@ -203,6 +235,20 @@ package struct JobRunner: Sendable {
             record.report = report
             return .converted(PendingCommit(record: record, temporary: temporary, logger: logger))
         }
+    }
+
+    /// Whether an earlier output is where this job's output would land: in its planned folder, under its planned
+    /// name or a free variant of it (`a-1.jpg` for `a.jpg`). Only then is an identical source a re-upload to skip.
+    static func output(_ earlier: FilePath, isWhere plan: OutputPlan) -> Bool {
+        guard earlier.removingLastComponent() == plan.directory, let name = earlier.lastComponent?.string else {
+            return false
+        }
+        if name == plan.name { return true }
+        let planned = FilePath(plan.name)
+        let (stem, ext) = (planned.stem ?? plan.name, planned.extension.map { "." + $0 } ?? "")
+        guard name.hasPrefix(stem + "-"), name.hasSuffix(ext) else { return false }
+        let number = name.dropFirst(stem.count + 1).dropLast(ext.count)
+        return !number.isEmpty && number.allSatisfy(\.isASCII) && number.allSatisfy(\.isNumber)
     }
 
     /// Looks for an earlier output of the same rule from a source identical to this one, when the rule skips
@@ -289,7 +335,7 @@ package struct JobRunner: Sendable {
             "Skipped: identical to a source this rule already converted",
             metadata: ["duplicate.of": "\(LogText.escaped(earlier.string))", "sha256": "\(sha256)"]
         )
-        return .completed(earlier)
+        return .skipped(duplicateOf: earlier)
     }
 
     /// Puts a converted output in place: checks that the source did not change during the conversion, records the
@@ -508,7 +554,14 @@ package struct JobRunner: Sendable {
         {
             failure = ConversionFailure(.sourceBusy, "the source changed after it was taken (\(failure.message))")
         }
-        if failure.isTransient {
+        if failure.isTransient, failure.code != .sourceBusy, record.job.attempt >= self.retryLimit {
+            // Each version of a busy source is a new file, waited for without limit; a target that stays full is not.
+            failure = ConversionFailure(
+                failure.code,
+                "\(failure.message); gave up after \(record.job.attempt) tries (retryLimit)"
+                    + Self.sizes(of: record.job)
+            )
+        } else if failure.isTransient {
             do {
                 try await self.journal.forget(record.job.id)
             } catch {
@@ -548,6 +601,19 @@ package struct JobRunner: Sendable {
         )
         CrashPoint.afterFailure.reached()
         return .failed(failure)
+    }
+
+    /// The sizes a person needs to make room for a job that a full target stopped: the space free on the target's
+    /// file system and the source's size, as `: 12 KB free on the target's file system, for a source of 4.6 MB`.
+    /// The corresponding C function is `statvfs`.
+    private static func sizes(of job: Job) -> String {
+        func bytes(_ count: Int64) -> String { ByteCountFormatter.string(fromByteCount: count, countStyle: .file) }
+        var info = statvfs()
+        let source = bytes(job.fingerprint.size)
+        guard statvfs(job.plan.directory.string, &info) == 0 else { return ": the source is \(source)" }
+        let free = Int64(info.f_bavail) * Int64(info.f_frsize)
+        let total = Int64(info.f_blocks) * Int64(info.f_frsize)
+        return ": \(bytes(free)) free of \(bytes(total)) on the target's file system, for a source of \(source)"
     }
 
     /// Records a job cancelled on request: its sidecar says `cancelled`, then its journal row, so that the same version

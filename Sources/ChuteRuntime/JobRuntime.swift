@@ -93,7 +93,8 @@ package struct JobRuntime: Service {
             logger: self.logger,
             events: self.events,
             cancellations: self.cancellations,
-            watchedFolders: self.intake.watchedFolders
+            watchedFolders: self.intake.watchedFolders,
+            retryLimit: self.settings.retryLimit
         )
         var worker: WorkerProcess?
         await withDiscardingTaskGroup { commits in
@@ -189,9 +190,17 @@ package struct JobRuntime: Service {
     /// back the memory the burst freed: glibc keeps freed heap pages for reuse, which after 10,000 small files were
     /// over half of the daemon's resident memory (docs/decisions.md, "Soak benchmark").
     private func finish(_ job: Job, _ outcome: JobOutcome) async {
-        self.events.publish(JobEvent(ending: job, with: outcome))
-        await self.queue.complete(job)
-        await self.intake.jobFinished(job, outcome: outcome)
+        var event = JobEvent(ending: job, with: outcome)
+        if case .postponed = outcome {
+            // The intake decides when the file is tried again, which the event says.
+            event.retryAt = await self.intake.jobFinished(job, outcome: outcome)
+            self.events.publish(event)
+            await self.queue.complete(job)
+        } else {
+            self.events.publish(event)
+            await self.queue.complete(job)
+            await self.intake.jobFinished(job, outcome: outcome)
+        }
         if await self.queue.counts == (queued: 0, running: 0) {
             chute_release_free_memory()
         }

@@ -22,6 +22,8 @@ package actor JobStatusBoard: Service {
         package var queuedAt: Date?
         package var startedAt: Date?
         package var endedAt: Date?
+        /// When a postponed job's file is tried again.
+        package var retryAt: Date?
 
         package init(
             id: String?,
@@ -67,6 +69,8 @@ package actor JobStatusBoard: Service {
     private var queuedSoFar = 0
     private var running: [String: Entry] = [:]
     private var recent: [Entry] = []
+    /// The postponed jobs, by source, until their file is queued again, ends otherwise, or is cancelled.
+    private var postponed: [String: Entry] = [:]
 
     /// Subscribes to `events` at once, so that no event published before ``run()`` is missed; with no limit, so
     /// that a burst of thousands of queued files never costs the board a job's end.
@@ -108,6 +112,10 @@ package actor JobStatusBoard: Service {
             }
             return
         }
+        if event.kind != .postponed, event.kind != .progress {
+            // Anything else that happens to the file ends its wait for the retry.
+            self.postponed[event.source] = nil
+        }
         switch event.kind {
         case .waiting:
             break
@@ -137,6 +145,10 @@ package actor JobStatusBoard: Service {
             entry.code = event.code
             entry.endedAt = event.time
             if event.kind == .completed { entry.progress = 1 }
+            if event.kind == .postponed {
+                entry.retryAt = event.retryAt
+                self.postponed[event.source] = entry
+            }
             self.recent.insert(entry, at: 0)
             if self.recent.count > Self.recentLimit { self.recent.removeLast() }
         }
@@ -147,6 +159,9 @@ package actor JobStatusBoard: Service {
 
     /// How many jobs are queued.
     package var queuedCount: Int { self.queued.count }
+
+    /// How many jobs are postponed, waiting for their file's retry.
+    package var postponedCount: Int { self.postponed.count }
 
     /// The running jobs, the earliest started first.
     package var runningJobs: [Entry] { Self.inOrder(self.running.values, by: \.startedAt) }
@@ -188,11 +203,14 @@ package actor JobStatusBoard: Service {
             guard wanted else { break }
             if let queued = self.queued[place.id], queued.number == place.number { take(queued.entry) }
         }
+        if wanted { for entry in Self.inOrder(self.postponed.values, by: \.retryAt) { take(entry) } }
         if wanted {
             let waiting = isIncluded.map { self.waiting.values.filter($0) } ?? Array(self.waiting.values)
             for entry in Self.inOrder(waiting, by: \.queuedAt) { take(entry) }
         }
-        let total = isIncluded == nil ? self.running.count + self.queued.count + self.waiting.count : passed
+        let total =
+            isIncluded == nil
+            ? self.running.count + self.queued.count + self.postponed.count + self.waiting.count : passed
         return (page, total)
     }
 

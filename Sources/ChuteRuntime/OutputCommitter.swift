@@ -119,6 +119,38 @@ package enum OutputCommitter {
         throw ConversionFailure(.outputFailed, "no free name for \(plan.path) after \(Self.nameAttempts) attempts")
     }
 
+    /// How ``makeLinkedCopy(of:at:)`` made a second output of the same bytes.
+    package enum Link: String, Sendable {
+        /// A copy that shares the first file's blocks (Btrfs, XFS, bcachefs): the two are independent files.
+        case reflink
+        /// A second name of the same file (other file systems): both names show every later change of either.
+        case hardLink = "hard link"
+    }
+
+    /// Makes `temporary` a file with the bytes of `existing` without copying them: a reflink where the file system
+    /// can, else a hard link. The corresponding C calls are `ioctl(FICLONE)` and `link`.
+    ///
+    /// - Returns: how, or `nil` when neither works here (another file system, one without links): the caller
+    ///   converts instead. Nothing is left at `temporary` then.
+    package static func makeLinkedCopy(of existing: FilePath, at temporary: FilePath) -> Link? {
+        if let source = try? FileDescriptor.open(existing, .readOnly) {
+            defer { try? source.close() }
+            if let clone = try? FileDescriptor.open(
+                temporary,
+                .writeOnly,
+                options: [.create, .exclusiveCreate],
+                permissions: [.ownerReadWrite]
+            ) {
+                let cloned = chute_clone_file(clone.rawValue, source.rawValue) == 0 && fsync(clone.rawValue) == 0
+                try? clone.close()
+                if cloned { return .reflink }
+                _ = temporary.withPlatformString { unlink($0) }
+            }
+        }
+        let linked = existing.withPlatformString { from in temporary.withPlatformString { link(from, $0) } }
+        return linked == 0 ? .hardLink : nil
+    }
+
     /// Renames the parts of a job with several outputs (``OutputPart``) into place, all of them or none, applying the
     /// rule's collision policy to the set: the set is named after the plan (`photo.png`: `photo-r1c1.png`, …), and
     /// with `rename` the whole set moves to the first free variant of that name (`photo-1-r1c1.png`, …) rather than

@@ -70,7 +70,10 @@ extension Chute {
         @Flag(help: "Only failed jobs.")
         var failed = false
 
-        @Option(help: "Only jobs in this state (waiting, queued, running, completed, failed, cancelled, retried).")
+        @Option(
+            help:
+                "Only jobs in this state (waiting, queued, running, postponed, completed, failed, cancelled, retried)."
+        )
         var state: String?
 
         @Option(help: "Only jobs of this rule.")

@@ -183,7 +183,7 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(tail: ["settings:", "  quietTime: 1s"]),
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-            + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
+            + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, "
             + "historyRetention, api, digestAt, digestEvery"
     ),
@@ -684,7 +684,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 "rules.yaml:21:16: invalid duration 'soon' for 'quietPeriod': expected a number and a unit "
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
-                    + "retryDelay, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
+                    + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, "
                     + "historyRetention, api, digestAt, digestEvery",
             ]
@@ -891,7 +891,7 @@ private let badSettingsValueCases: [(String, String)] = [
                        failed:  source moved to /srv/chute/failed, with a reason file
                        limits:  timeout 30m, memory 2GB, duration ≤ 3h
 
-                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s, grace period 30s, new worker every 200 jobs, an idle one exits after 10s, finished jobs kept in the history for 90d
+                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s for at most 10 tries, grace period 30s, new worker every 200 jobs, an idle one exits after 10s, finished jobs kept in the history for 90d
                 Concurrency: image auto, video 1, audio auto, document auto, pdf auto
                 Budget: CPU auto, memory auto, ageing limit 30s
                 Job limits: timeout 30m, memory 2GB
@@ -1049,6 +1049,7 @@ private let badSettingsValueCases: [(String, String)] = [
           quietPeriod: 1s
           incompleteTimeout: 2m
           retryDelay: 45s
+          retryLimit: 4
           gracePeriod: 20s
           workerJobs: 50
           workerIdle: 2m
@@ -1120,7 +1121,8 @@ private let badSettingsValueCases: [(String, String)] = [
     /// What the summary's settings show for each settings key.
     private static let settingsShown: [String: String] = [
         "quietPeriod": "quiet period 1s", "incompleteTimeout": "waited for 2m", "retryDelay": "retry delay 45s",
-        "gracePeriod": "grace period 20s", "workerJobs": "every 50 jobs", "workerIdle": "idle one exits after 2m",
+        "retryLimit": "at most 4 tries", "gracePeriod": "grace period 20s", "workerJobs": "every 50 jobs",
+        "workerIdle": "idle one exits after 2m",
         "concurrency": "video 1",
         "niceness": "niceness 5", "ioPriority": "I/O priority idle", "cpuBudget": "CPU 3",
         "memoryBudget": "memory 600MB", "agingLimit": "ageing limit 45s", "jobTimeout": "timeout 2h",

@@ -51,4 +51,82 @@ struct DiskFullEndToEndTests {
         #expect((metrics.value("chute_disk_full_postponements_total") ?? 0) >= 1)
         #expect((metrics.value("chute_jobs_finished_total", ["outcome": "postponed", "rule": "to-jpg"]) ?? 0) >= 1)
     }
+
+    /// `GET` or `POST` on the daemon's socket with curl, the body parsed as JSON.
+    private func api(_ harness: DaemonHarness, _ method: String, _ path: String) throws -> [String: Any] {
+        let socket = harness.directory.appending(".chute/api.sock")
+        let text = try CommandLineTool.run([
+            "curl", "-sS", "--max-time", "30", "--unix-socket", socket.string, "-X", method, "http://chute\(path)",
+        ]).standardOutput
+        return try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+    }
+
+    /// A daemon on a 16 KiB target, with `big.png` dropped, once its job was postponed for the full disk: returns
+    /// the postponed job as `GET /api/jobs?state=postponed` lists it.
+    private func postponeBigPhoto(_ harness: DaemonHarness) async throws -> [String: Any] {
+        try FileManager.default.createDirectory(atPath: harness.outbox.string, withIntermediateDirectories: true)
+        try CommandLineTool.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", harness.outbox.string])
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("big.png"), width: 2400, height: 1800)
+        try harness.moveIn(["big.png"], from: staging)
+        return try await waitUntil("the postponed job to be listed") {
+            let jobs = try self.api(harness, "GET", "/api/jobs?state=postponed")["jobs"] as? [[String: Any]]
+            return jobs?.first
+        }
+    }
+
+    /// A job postponed for a full disk is listed as `postponed` with why and when it is tried again, and fails as
+    /// `diskFull`, with the sizes, at its `retryLimit`-th try.
+    @Test func aPostponedJobIsShownAndFailsAtTheRetryLimit() async throws {
+        let harness = try DaemonHarness(settings: "  retryDelay: 1s\n  retryLimit: 3")
+        defer { harness.stop() }
+        defer { _ = try? CommandLineTool.run(["umount", "--lazy", harness.outbox.string]) }
+        let postponed = try await self.postponeBigPhoto(harness)
+        print("postponed job: \(postponed)")
+        #expect(postponed["state"] as? String == "postponed")
+        #expect((postponed["message"] as? String)?.contains("disk full") == true)
+        #expect(postponed["retryAt"] != nil)
+        let counts = try #require(try self.api(harness, "GET", "/api/status")["counts"] as? [String: Int])
+        #expect(counts["postponed"] == 1, "\(counts)")
+        let jobs = try ChuteProcess(["jobs", "--config", harness.configPath.string])
+        _ = try await jobs.waitForExit()
+        print("chute jobs: \(jobs.output.joined(separator: "\n"))")
+        #expect(jobs.output.contains { $0.hasPrefix("postponed") && $0.contains("big.png") })
+        #expect(jobs.output.contains { $0.contains("disk full") && $0.contains("tried again at") })
+
+        let daemon = try #require(harness.daemon)
+        let failed = try await daemon.waitForLog("Job failed", "diskFull", timeout: 60)
+        print("given up: \(failed)")
+        #expect(failed.first?.contains("gave up after 3 tries (retryLimit)") == true)
+        #expect(failed.first?.contains("free of") == true && failed.first?.contains("for a source of") == true)
+        #expect(daemon.logLines(containing: "Job postponed", "diskFull").count == 2)
+        let sidecar = try #require(harness.sidecars()["big.jpg" + Sidecar.fileSuffix])
+        #expect(sidecar.status == .failed && sidecar.error?.code == "diskFull")
+        let after = try self.api(harness, "GET", "/api/jobs?state=postponed")["jobs"] as? [[String: Any]]
+        #expect(after?.isEmpty == true)
+    }
+
+    /// A postponed job can be cancelled: it leaves the list, and its file is not tried again when the retry is due.
+    @Test func aPostponedJobCanBeCancelled() async throws {
+        let harness = try DaemonHarness(settings: "  retryDelay: 2s")
+        defer { harness.stop() }
+        defer { _ = try? CommandLineTool.run(["umount", "--lazy", harness.outbox.string]) }
+        let postponed = try await self.postponeBigPhoto(harness)
+        let id = try #require(postponed["id"] as? String)
+        let answer = try self.api(harness, "POST", "/api/jobs/\(id)/cancel")
+        print("cancel a postponed job: \(answer)")
+        #expect(answer["state"] as? String == "cancelled")
+        let listed = try self.api(harness, "GET", "/api/jobs?state=postponed")["jobs"] as? [[String: Any]]
+        #expect(listed?.isEmpty == true)
+
+        // Room again, and the retry's time passed: the file stays as it is.
+        try CommandLineTool.run(["mount", "-o", "remount,size=64m", harness.outbox.string])
+        let retryAt = try #require((postponed["retryAt"] as? String).flatMap { try? Date($0, strategy: .iso8601) })
+        try await waitUntil("the retry's time to pass") { Date() > retryAt + 1 ? true : nil }
+        try await harness.waitForSidecars(0)
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("big.jpg").string))
+        let daemon = try #require(harness.daemon)
+        #expect(daemon.logLines(containing: "Job started", "big.png").count == 1)
+    }
 }

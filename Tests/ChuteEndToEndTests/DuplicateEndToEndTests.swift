@@ -54,6 +54,21 @@ struct DuplicateEndToEndTests {
         #expect(skipped.first?["duplicate.of"] == harness.outbox.appending("a.jpg").string)
         #expect(skipped.first?["input.path"] == harness.inbox.appending("a.png").string)
         #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("a-1.jpg").string))
+        // The skip is its own outcome in the metrics, and adds no output bytes: what was written is a.jpg and the
+        // sentinel's output, which the same rule converts.
+        let metrics = try harness.metrics()
+        let outcomes = ["completed", "skipped"].map {
+            metrics.value("chute_jobs_finished_total", ["rule": "to-jpg", "outcome": $0])
+        }
+        let bytes = metrics.value("chute_output_bytes_total", ["rule": "to-jpg"])
+        let written = try ["a.jpg", "zz-sentinel-1.jpg"].reduce(0) { total, name in
+            try total + #require(
+                FileManager.default.attributesOfItem(atPath: harness.outbox.appending(name).string)[.size] as? Int
+            )
+        }
+        print("duplicate skip metrics: completed, skipped \(outcomes), output bytes \(bytes ?? -1) of \(written)")
+        #expect(outcomes == [2, 1])
+        #expect(bytes == Double(written))
 
         // Once the output is gone, the same content is converted again, under the free name.
         for name in ["a.jpg", "a.jpg" + Sidecar.fileSuffix] {
@@ -65,6 +80,39 @@ struct DuplicateEndToEndTests {
         }
         #expect(again.status == .completed)
         #expect(daemon.logLines(containing: "Skipped: identical").count == 1)
+    }
+
+    /// The same photo copied into two album folders: the second album gets its own output (a link to the first
+    /// output, or a conversion), not a skip that leaves it silently incomplete.
+    @Test func anIdenticalCopyInAnotherFolderGetsItsOwnOutput() async throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try self.makeImageWithCopies(1, in: staging)
+        for album in ["album1", "album2"] {
+            _ = try harness.directory.makeDirectory("inbox/\(album)")
+        }
+        try FileManager.default.moveItem(
+            atPath: staging.appending("a.png").string,
+            toPath: harness.inbox.appending("album1/a.png").string
+        )
+        try await harness.waitForSidecars(1)
+        try FileManager.default.moveItem(
+            atPath: staging.appending("copy-1.png").string,
+            toPath: harness.inbox.appending("album2/a.png").string
+        )
+        let sidecars = try await harness.waitForSidecars(2)
+        let daemon = try #require(harness.daemon)
+        let said = daemon.logLines(containing: "input.path=\(harness.inbox.appending("album2/a.png"))")
+            .filter { $0.contains("Identical") || $0.contains("Skipped") || $0.contains("Job completed") }
+        print("copy in another album: \(said)")
+        #expect(sidecars["album2/a.jpg" + Sidecar.fileSuffix]?.status == .completed, "\(sidecars.keys)")
+        let first = FileManager.default.contents(atPath: harness.outbox.appending("album1/a.jpg").string)
+        let second = FileManager.default.contents(atPath: harness.outbox.appending("album2/a.jpg").string)
+        #expect(first != nil && first == second)
+        #expect(said.contains { $0.contains("Identical to an earlier output elsewhere") })
+        #expect(daemon.logLines(containing: "Skipped: identical").isEmpty)
     }
 
     @Test func onDuplicateConvertConvertsAgain() async throws {

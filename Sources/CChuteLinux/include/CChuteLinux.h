@@ -12,6 +12,11 @@
 /// Returns 0, or -1 with errno set (EEXIST when the target exists, EINVAL/ENOSYS where the file system lacks it).
 int chute_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 
+/// Makes the file open for writing at `destination` share the blocks of the file open for reading at `source` (a
+/// reflink: Btrfs, XFS, bcachefs), through `ioctl(FICLONE)`, a macro Swift cannot import.
+/// Returns 0, or -1 with errno set (EOPNOTSUPP or EINVAL where the file system cannot, EXDEV across file systems).
+int chute_clone_file(int destination, int source);
+
 /// The name that follows an `inotify_event`: `name` is a flexible array member, which Swift does not import.
 static inline const char *chute_inotify_event_name(const struct inotify_event *event) {
     return event->len > 0 ? event->name : "";
