@@ -176,11 +176,12 @@ package struct PDFEngine: ConversionEngine {
 
     /// Checks that `bytes` are a PDF and opens them with the rule's `password`.
     ///
-    /// - Throws: `unsupportedInput` for content that is not a PDF; `encrypted` for a PDF the password does not open,
+    /// - Throws: `unsupportedInput` (`corruptInput` for an empty ZIP archive) for content that is not a PDF, saying
+    ///   what it is; `encrypted` for a PDF the password does not open,
     ///   or that is encrypted when the rule gives none; qpdf's failure otherwise.
     private static func open(_ bytes: [UInt8], password: String?) throws(ConversionFailure) -> PDFDocument {
         guard MediaType.sniff(bytes.prefix(MediaType.headerLength)) == .pdf else {
-            throw ConversionFailure(.unsupportedInput, "the content is not a PDF")
+            throw ConversionFailure.unexpectedContent(bytes, expected: "a PDF")
         }
         let document: PDFDocument
         do {
