@@ -341,8 +341,16 @@ package final class PDFDocument {
         }
     }
 
+    /// The highest PDF version of the documents whose pages this one holds, such as `1.7`; `nil` when it holds
+    /// none of another's. A new document is of version 1.3 (qpdf's `qpdf_empty_pdf`) whatever is put in it.
+    private var donorVersion: String? {
+        func order(_ version: String) -> [Int] { version.split(separator: ".").map { Int($0) ?? 0 } }
+        return self.donors.map(\.version).filter { !$0.isEmpty }.max { order($0).lexicographicallyPrecedes(order($1)) }
+    }
+
     /// Writes the whole document (never an incremental update: nothing that is no longer referenced is kept),
-    /// unencrypted, into memory. The corresponding C functions are `qpdf_init_write_memory`, `qpdf_write` and
+    /// unencrypted, into memory, at least at the highest version of the documents it took pages from (a merge of a
+    /// PDF 1.7 and a PDF 1.4 is a PDF 1.7). The corresponding C functions are `qpdf_init_write_memory`, `qpdf_write` and
     /// `qpdf_get_buffer`.
     ///
     /// - Returns: the file's bytes.
@@ -352,6 +360,9 @@ package final class PDFDocument {
             throw Self.error(of: self.handle, .write, "qpdf_init_write_memory")
         }
         qpdf_set_preserve_encryption(self.handle, QPDF_FALSE)
+        if let version = self.donorVersion {
+            qpdf_set_minimum_pdf_version(self.handle, version)
+        }
         if settings.compress {
             qpdf_set_object_stream_mode(self.handle, qpdf_o_generate)
             qpdf_set_compress_streams(self.handle, QPDF_TRUE)
