@@ -97,6 +97,8 @@ packages=(
     libreoffice-core libreoffice-writer libreoffice-calc libreoffice-impress-nogui
     libreofficekit-dev
     fonts-noto-cjk fonts-hosny-amiri culmus
+    # fontconfig's C library, with which the document engine finds the characters no installed font covers.
+    libfontconfig-dev
     # qpdf's C library, for the PDF engine; the qpdf and poppler command-line tools, with which the PDF tests make
     # encrypted PDFs and read the outputs back (pdfinfo, pdftotext, pdftoppm), and Benchmarks/pdf.sh compares.
     libqpdf-dev qpdf poppler-utils

@@ -29,6 +29,8 @@ package struct DocumentEngine: ConversionEngine {
     private let office: Result<LibreOffice, LibreOfficeError>
     /// This worker's folder: LibreOffice's profile, and each job's copies.
     private let folder: FilePath
+    /// What the installed fonts cover, to warn about text drawn without a font; `nil` when fontconfig cannot say.
+    private let coverage: GlyphCoverage?
 
     /// Where Debian's packages install LibreOffice.
     static let installation: FilePath = "/usr/lib/libreoffice/program"
@@ -46,6 +48,7 @@ package struct DocumentEngine: ConversionEngine {
             attributes: [.posixPermissions: 0o700]
         )
         self.folder = folder
+        self.coverage = GlyphCoverage()
         self.office = Result { () throws(LibreOfficeError) in
             try LibreOffice(installation: Self.installation, profile: folder.appending("profile"))
         }
@@ -119,6 +122,23 @@ package struct DocumentEngine: ConversionEngine {
         let facts = try DocumentVerifier.verify(written, as: target)
         if let pages = facts.pages {
             report.details["pages"] = "\(pages)"
+        }
+        if target == .pdf, let coverage = self.coverage,
+            let bytes = FileManager.default.contents(atPath: written.string)
+        {
+            let missing = coverage.missingCharacters(in: Array(bytes))
+            if !missing.isEmpty {
+                let examples = missing.prefix(5).map { "U+\(String($0.value, radix: 16, uppercase: true)) \($0)" }
+                let drawn =
+                    missing.count == 1
+                    ? "character had no font and is drawn as an empty box"
+                    : "characters had no font and are drawn as empty boxes"
+                report.warnings.append(
+                    "\(missing.count) \(drawn) "
+                        + "(\(examples.joined(separator: ", "))\(missing.count > 5 ? ", …" : "")): no installed font "
+                        + "covers them; install one that does (Debian's fonts-noto-core covers most scripts)"
+                )
+            }
         }
         report.outputBytes = try Self.copy(written, to: request.output)
         progress(JobProgress(fraction: 1))

@@ -7,7 +7,7 @@ import Testing
 /// Every document and PDF of the shared corpus through one real daemon (issue 27's acceptance): each `ok` and `warn`
 /// row becomes a PDF with its pages, each `fail` row of them fails with a message that says what the file is; with it
 /// the corpus files of issue 27's items 9 (a DOCX with comments, a web page with remote resources), 10 (Latin-1 text,
-/// an empty XLSX), 11 (Japanese RTF), 17 (a PDF that lost its page tree) and 18 (DOCX → TXT without a BOM).
+/// an empty XLSX), 11 (Japanese RTF, and Ethiopic that no font covers), 17 (a PDF that lost its page tree) and 18 (DOCX → TXT without a BOM).
 @Suite(.enabled(if: Corpus.isPresent, "the shared corpus (../shared/corpus) is absent"), .timeLimit(.minutes(15)))
 struct CorpusDocumentsEndToEndTests {
     /// The user passwords the manifest gives for its encrypted PDFs, each given by a rule of its own.
@@ -74,6 +74,11 @@ struct CorpusDocumentsEndToEndTests {
             toPath: staging.appending("tables-to-txt.docx").string
         )
         names.append("tables-to-txt.docx")
+        // Item 11: Ethiopic, which no installed font covers.
+        try Data("Greeting in Amharic: ሰላም ለዓለም\n".utf8).write(
+            to: URL(fileURLWithPath: staging.appending("amharic.txt").string)
+        )
+        names.append("amharic.txt")
         try harness.moveIn(names, from: staging)
 
         let sidecars = try await harness.waitForSidecars(names.count, timeout: 900)
@@ -116,6 +121,16 @@ struct CorpusDocumentsEndToEndTests {
         let fonts = try CommandLineTool.run(["pdffonts", harness.outbox.appending("rtf_japanese.pdf").string])
             .standardOutput
         #expect(fonts.contains("CJK"), "\(fonts)")
+        let japanese = try #require(sidecars["rtf_japanese.pdf.chute.json"])
+        #expect(!japanese.warnings.contains { $0.contains("no font") }, "\(japanese.warnings)")
+        // Item 11: characters that no installed font has are drawn as boxes, and the sidecar says which.
+        let amharic = try #require(sidecars["amharic.pdf.chute.json"])
+        print("amharic.txt: \(amharic.warnings)")
+        #expect(amharic.status == .completed, "\(String(describing: amharic.error))")
+        #expect(
+            amharic.warnings.contains { $0.contains("had no font") && $0.contains("U+1230 ሰ") },
+            "\(amharic.warnings)"
+        )
         // Item 17: the PDF that lost its page tree keeps the 3 pages it holds, and the sidecar says it was repaired.
         let damaged = try #require(sidecars["pdf_damaged_trailer.pdf.chute.json"])
         #expect(try Self.pages(ofPDF: harness.outbox.appending("pdf_damaged_trailer.pdf")) == 3)
