@@ -98,6 +98,13 @@ let package = Package(
             pkgConfig: "poppler-glib",
             providers: [.apt(["libpoppler-glib-dev"])]
         ),
+        // fontconfig: which characters the installed fonts cover, for the document engine's warning about text that
+        // no font could draw.
+        .systemLibrary(
+            name: "CFontconfig",
+            pkgConfig: "fontconfig",
+            providers: [.apt(["libfontconfig-dev"])]
+        ),
         // Linux calls that Swift cannot import directly (variadic `syscall`/`prctl`, flexible array members).
         .target(name: "CChuteLinux"),
 
@@ -151,7 +158,7 @@ let package = Package(
         .target(
             name: "ChuteDocuments",
             dependencies: [
-                "ChuteCore", "ChuteCatalog", "CLibreOfficeKit",
+                "ChuteCore", "ChuteCatalog", "CLibreOfficeKit", "CFontconfig", "CPoppler",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings

@@ -217,7 +217,8 @@ Maintainer: ${DEBFULLNAME:-Chute maintainers} <${DEBEMAIL:-chute@localhost}>
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $depends
 Recommends: libheif-plugin-libde265, libheif-plugin-x265, libheif-plugin-aomenc, fonts-dejavu-core,
- libreoffice-core, libreoffice-writer-nogui, libreoffice-calc, libreoffice-impress-nogui
+ libreoffice-core, libreoffice-writer, libreoffice-calc, libreoffice-impress-nogui, fonts-noto-cjk,
+ fonts-hosny-amiri, culmus
 Section: misc
 Priority: optional
 Description: drop-folder converter for images, video, audio, documents and PDFs
@@ -231,7 +232,8 @@ Description: drop-folder converter for images, video, audio, documents and PDFs
  The service runs as the system user chute with /etc/chute/rules.yaml, which
  watches /var/lib/chute/inbox as installed. The Recommends are loaded at run
  time: libheif's plugins read HEIC (libheif 1.16 and later) and write AVIF,
- LibreOffice converts documents, DejaVu draws text watermarks.
+ LibreOffice converts documents, DejaVu draws text watermarks, and Noto CJK,
+ Amiri and Culmus draw Chinese, Japanese, Korean, Arabic and Hebrew text.
 CONTROL
 
 package="$out/chute_${version}_${architecture}.deb"

@@ -84,13 +84,21 @@ packages=(
 
     # The document engine: LibreOffice (Writer for DOC/DOCX/ODT/RTF/HTML/TXT, Calc and Impress for spreadsheets and
     # presentations to PDF), loaded into Chute's worker through LibreOfficeKit, whose C header is in
-    # libreofficekit-dev. Writer and Impress without their GUI; Calc with it, and so libreoffice-core rather than
-    # libreoffice-core-nogui: Debian 12's libreoffice-calc-nogui ships no Calc UI definitions, and LibreOfficeKit
-    # builds a spreadsheet's view with the formula bar's (modules/scalc/ui/inputbar.ui), so every spreadsheet
-    # failed to load ("loadComponentFromURL returned an empty reference"). Text renders with fonts-dejavu-core
-    # (above); poppler-utils (below) gives the tests and the documents benchmark pdftotext and pdfinfo.
-    libreoffice-core libreoffice-writer-nogui libreoffice-calc libreoffice-impress-nogui
+    # libreofficekit-dev. Impress without its GUI; Writer and Calc with it, and so libreoffice-core rather than
+    # libreoffice-core-nogui: Debian 12's -nogui packages ship no UI definitions, and LibreOfficeKit builds views
+    # from them, a spreadsheet's with the formula bar's (modules/scalc/ui/inputbar.ui) and each comment of a text
+    # document in a window of its own (modules/swriter/ui/annotation.ui), so every spreadsheet and every document
+    # with a comment failed to load ("loadComponentFromURL returned an empty reference"). libreoffice-writer
+    # replaces libreoffice-writer-nogui. Text renders with fonts-dejavu-core (above), which has no Chinese,
+    # Japanese or Korean: fonts-noto-cjk draws those (LibreOffice drew boxes), fonts-hosny-amiri Arabic and culmus
+    # Hebrew in serif faces (DejaVu Sans has both, DejaVu Serif neither); these are the smallest packages that
+    # cover them (fonts-noto-core is 42 MB). poppler-utils (below) gives the tests and the documents benchmark
+    # pdftotext, pdfinfo and pdffonts.
+    libreoffice-core libreoffice-writer libreoffice-calc libreoffice-impress-nogui
     libreofficekit-dev
+    fonts-noto-cjk fonts-hosny-amiri culmus
+    # fontconfig's C library, with which the document engine finds the characters no installed font covers.
+    libfontconfig-dev
     # qpdf's C library, for the PDF engine; the qpdf and poppler command-line tools, with which the PDF tests make
     # encrypted PDFs and read the outputs back (pdfinfo, pdftotext, pdftoppm), and Benchmarks/pdf.sh compares.
     libqpdf-dev qpdf poppler-utils

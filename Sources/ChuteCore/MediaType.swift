@@ -133,6 +133,12 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         if at(0, [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) { return .doc }
         if ascii(0, "{\\rtf") { return .rtf }
         if ascii(0, "%!PS") || at(0, [0xC5, 0xD0, 0xD3, 0xC6]) { return .postscript }
+        // UTF-16 text's byte order mark FF FE could start an MPEG audio frame: text that decodes is taken first.
+        if at(0, [0xFF, 0xFE]) || at(0, [0xFE, 0xFF]),
+            [.utf16LittleEndian, .utf16BigEndian].contains(TextEncoding.detect(bytes[...], isPrefix: true))
+        {
+            return .text
+        }
         if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xF6 == 0xF0 { return .aac }
         if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xE0 == 0xE0 { return .mp3 }
         if bytes.count >= 4, bytes[3] == 0x00, ascii(0, "TGA") == false, Self.looksLikeTGA(bytes) { return .tga }
@@ -191,11 +197,10 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
     /// A web page or plain text, judged after every other kind.
     ///
     /// A web page starts (after a byte order mark and white space) with `<!DOCTYPE html`, `<html`, `<head` or
-    /// `<body`, or with an HTML comment followed by one of those, in any charset that keeps ASCII. Plain text has no signature, so Chute takes as text
-    /// what can only be text: the sniffed bytes are UTF-8 (a character cut by the end of the header excepted) with
-    /// no control character but tab, line feed, form feed and carriage return, and hold at least one letter or digit.
-    /// A file in a legacy 8-bit encoding (Latin-1 with accented letters) is therefore not taken as text, and neither
-    /// is UTF-16.
+    /// `<body`, or with an HTML comment followed by one of those, in any charset that keeps ASCII. Plain text has no
+    /// signature, so Chute takes as text what can only be text (``TextEncoding/detect(_:isPrefix:)``): UTF-8 with or
+    /// without a byte order mark, UTF-16 with one, or Windows-1252 (Latin-1) that is mostly ASCII, with no control
+    /// character but tab, line feed, form feed and carriage return, and at least one letter or digit.
     private static func sniffDocumentText(_ bytes: [UInt8]) -> MediaType? {
         var body = bytes[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
@@ -205,24 +210,7 @@ package enum MediaType: String, Sendable, Hashable, Codable, CaseIterable {
         let pageStarts = ["<!doctype html", "<html", "<head", "<body"]
         if pageStarts.contains(where: { start.hasPrefix($0) }) { return .html }
         if start.hasPrefix("<!--"), pageStarts.contains(where: { start.contains($0) }) { return .html }
-        guard let text = Self.utf8Prefix(body), !text.isEmpty else { return nil }
-        let allowedControls: Set<Unicode.Scalar> = ["\t", "\n", "\u{0C}", "\r"]
-        guard
-            text.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control || allowedControls.contains($0) }
-            )
-        else { return nil }
-        guard text.contains(where: { $0.isLetter || $0.isNumber }) else { return nil }
-        return .text
-    }
-
-    /// `bytes` as UTF-8, when they are UTF-8 but for a character that their end cuts short; `nil` otherwise.
-    private static func utf8Prefix(_ bytes: ArraySlice<UInt8>) -> String? {
-        if let whole = String(validating: bytes, as: UTF8.self) { return whole }
-        // Up to three bytes of an unfinished sequence: continuation bytes after a lead byte.
-        var end = bytes.endIndex
-        while end > bytes.startIndex, bytes.endIndex - end < 3, bytes[end - 1] & 0xC0 == 0x80 { end -= 1 }
-        guard end > bytes.startIndex, bytes[end - 1] >= 0xC0 else { return nil }
-        return String(validating: bytes[..<(end - 1)], as: UTF8.self)
+        return TextEncoding.detect(bytes[...], isPrefix: true) == nil ? nil : .text
     }
 
     private static func isoBrand(_ bytes: [UInt8]) -> MediaType {

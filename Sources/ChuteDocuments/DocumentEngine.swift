@@ -29,6 +29,8 @@ package struct DocumentEngine: ConversionEngine {
     private let office: Result<LibreOffice, LibreOfficeError>
     /// This worker's folder: LibreOffice's profile, and each job's copies.
     private let folder: FilePath
+    /// What the installed fonts cover, to warn about text drawn without a font; `nil` when fontconfig cannot say.
+    private let coverage: GlyphCoverage?
 
     /// Where Debian's packages install LibreOffice.
     static let installation: FilePath = "/usr/lib/libreoffice/program"
@@ -46,6 +48,7 @@ package struct DocumentEngine: ConversionEngine {
             attributes: [.posixPermissions: 0o700]
         )
         self.folder = folder
+        self.coverage = GlyphCoverage()
         self.office = Result { () throws(LibreOfficeError) in
             try LibreOffice(installation: Self.installation, profile: folder.appending("profile"))
         }
@@ -75,7 +78,7 @@ package struct DocumentEngine: ConversionEngine {
         }
         defer { try? FileManager.default.removeItem(atPath: job.string) }
 
-        let (type, copy) = try Self.copyInput(of: request, into: job)
+        let (type, copy, encoding) = try Self.copyInput(of: request, into: job)
         guard let target = DocumentFormat(name: request.format.name) else {
             throw ConversionFailure(.internalError, "the document engine does not write \(request.format.name)")
         }
@@ -107,9 +110,35 @@ package struct DocumentEngine: ConversionEngine {
         var report = ConversionReport(outputBytes: 0)
         report.details["inputType"] = type.rawValue
         report.details["documentKind"] = kind.rawValue
+        if let encoding {
+            report.details["textEncoding"] = encoding.rawValue
+            if encoding == .windows1252 {
+                report.warnings.append("the text is not UTF-8: it was read as Windows-1252 (Latin-1)")
+            }
+        }
+        if target == .txt {
+            try Self.removeByteOrderMark(from: written)
+        }
         let facts = try DocumentVerifier.verify(written, as: target)
         if let pages = facts.pages {
             report.details["pages"] = "\(pages)"
+        }
+        if target == .pdf, let coverage = self.coverage,
+            let bytes = FileManager.default.contents(atPath: written.string)
+        {
+            let missing = coverage.missingCharacters(in: Array(bytes))
+            if !missing.isEmpty {
+                let examples = missing.prefix(5).map { "U+\(String($0.value, radix: 16, uppercase: true)) \($0)" }
+                let drawn =
+                    missing.count == 1
+                    ? "character had no font and is drawn as an empty box"
+                    : "characters had no font and are drawn as empty boxes"
+                report.warnings.append(
+                    "\(missing.count) \(drawn) "
+                        + "(\(examples.joined(separator: ", "))\(missing.count > 5 ? ", …" : "")): no installed font "
+                        + "covers them; install one that does (Debian's fonts-noto-core covers most scripts)"
+                )
+            }
         }
         report.outputBytes = try Self.copy(written, to: request.output)
         progress(JobProgress(fraction: 1))
@@ -117,20 +146,23 @@ package struct DocumentEngine: ConversionEngine {
     }
 
     /// Copies the input, through the descriptor ``InputOpening`` gives, into `folder` under a name with the
-    /// extension of its sniffed type.
+    /// extension of its sniffed type. Plain text is copied as UTF-8 whatever its encoding
+    /// (``TextEncoding/detect(_:isPrefix:)``), with a byte order mark, by which LibreOffice reads it as UTF-8.
     ///
-    /// - Returns: the type and the copy's path.
-    /// - Throws: `unsupportedInput` when the content is not recognised; `corruptInput` when the file is empty; what
+    /// - Returns: the type, the copy's path, and the encoding of plain text.
+    /// - Throws: `unsupportedInput` when the content is not recognised, saying what it is
+    ///   (``ConversionFailure/unexpectedContent(_:expected:)``); `corruptInput` when the file is empty, or plain text
+    ///   named as another kind of document (`.odt`, `.docx`); what
     ///   ``InputOpening/open(_:)`` throws; `internalError` when the copy fails.
     private static func copyInput(
         of request: ConversionRequest,
         into folder: FilePath
-    ) throws(ConversionFailure) -> (MediaType, FilePath) {
+    ) throws(ConversionFailure) -> (MediaType, FilePath, TextEncoding?) {
         let (descriptor, size) = try InputOpening.open(request)
         defer { close(descriptor) }
         guard size > 0 else { throw ConversionFailure(.corruptInput, "empty file") }
         let input = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
-        let bytes: Data
+        var bytes: Data
         do {
             bytes = try input.readToEnd() ?? Data()
         } catch {
@@ -142,13 +174,58 @@ package struct DocumentEngine: ConversionEngine {
             let type = MediaType.sniff(bytes.prefix(MediaType.headerLength))
                 ?? MediaType.officeDocument(inZip: Array(bytes))
         else {
-            throw ConversionFailure(.unsupportedInput, "the content is not a document type Chute recognises")
+            throw ConversionFailure.unexpectedContent(
+                bytes,
+                expected: "a word-processing document, web page, plain text, spreadsheet or presentation"
+            )
+        }
+        var encoding: TextEncoding?
+        if type == .text, let named = request.input.extension.flatMap(MediaType.usual(forExtension:)),
+            named != .text, named != .html
+        {
+            // Plain text under an office document's name (`.odt`, `.docx`): a damaged or mislabelled file that
+            // would otherwise become pages of whatever it says.
+            throw ConversionFailure(
+                .corruptInput,
+                "the file is named .\(request.input.extension ?? "") but holds plain text, not \(named.rawValue): it "
+                    + "is damaged or was renamed"
+            )
+        }
+        if type == .text {
+            // The header was text; the whole file may not be (UTF-8 broken further on): it is judged again.
+            let whole = Array(bytes)
+            guard let detected = TextEncoding.detect(whole[...], isPrefix: false),
+                let text = detected.decode(whole.dropFirst(detected.byteOrderMark.count))
+            else {
+                throw ConversionFailure(
+                    .unsupportedInput,
+                    "the text is neither UTF-8, UTF-16 with a byte order mark, nor Windows-1252 (Latin-1) throughout: "
+                        + "not UTF-8: convert it with iconv"
+                )
+            }
+            encoding = detected
+            bytes = Data(TextEncoding.utf8WithBOM.byteOrderMark + Array(text.utf8))
         }
         let copy = folder.appending("input.\(DocumentFormat.Source.fileExtension(of: type))")
         guard FileManager.default.createFile(atPath: copy.string, contents: bytes) else {
             throw ConversionFailure(.internalError, "cannot copy the input into the worker's folder")
         }
-        return (type, copy)
+        return (type, copy, encoding)
+    }
+
+    /// Removes the UTF-8 byte order mark that LibreOffice's text export writes first: plain text is written
+    /// without one, as every Unix tool expects.
+    ///
+    /// - Throws: `outputFailed` when the file cannot be read or written again.
+    private static func removeByteOrderMark(from written: FilePath) throws(ConversionFailure) {
+        guard let bytes = FileManager.default.contents(atPath: written.string) else {
+            throw ConversionFailure(.outputFailed, "LibreOffice wrote no output")
+        }
+        let mark = TextEncoding.utf8WithBOM.byteOrderMark
+        guard bytes.starts(with: mark) else { return }
+        guard FileManager.default.createFile(atPath: written.string, contents: bytes.dropFirst(mark.count)) else {
+            throw ConversionFailure(.outputFailed, "cannot rewrite LibreOffice's text without its byte order mark")
+        }
     }
 
     /// Copies LibreOffice's output into `output`, created exclusively, and flushes it to storage.

@@ -27,12 +27,16 @@ package final class PDFDocument {
     private let source: UnsafeMutableRawBufferPointer?
     /// The documents whose pages this one holds.
     private var donors: [PDFDocument] = []
+    /// The number of pages that ``init(reading:password:)`` found by themselves when the page tree was lost, and
+    /// made a new page tree of; `nil` when the page tree was whole.
+    package private(set) var restoredPages: Int?
 
     /// Opens a PDF from its bytes. The corresponding C function is `qpdf_read_memory`.
     ///
     /// Damage that qpdf can repair (a broken cross-reference table, a missing trailer) is repaired, and the
-    /// repairs are listed in ``warnings()``. Pages inherit nothing from the page tree afterwards
-    /// (`qpdf_push_inherited_attributes_to_page`), so that they can move to another document whole.
+    /// repairs are listed in ``warnings()``. A lost page tree, which qpdf's reconstruction does not rebuild, is made
+    /// anew of the page dictionaries the file holds (``restoredPages``). Pages inherit nothing from the page tree
+    /// afterwards (`qpdf_push_inherited_attributes_to_page`), so that they can move to another document whole.
     ///
     /// - Parameters:
     ///   - bytes: the file.
@@ -50,10 +54,14 @@ package final class PDFDocument {
             password
         )
         var error: PDFError?
+        var restoredPages: Int?
         if status & QPDF_ERRORS != 0 {
             error = Self.error(of: handle, .read, "qpdf_read_memory")
-        } else if qpdf_push_inherited_attributes_to_page(handle) & QPDF_ERRORS != 0 {
-            error = Self.error(of: handle, .read, "qpdf_push_inherited_attributes_to_page")
+        } else {
+            restoredPages = Self.restorePageTree(of: handle)
+            if qpdf_push_inherited_attributes_to_page(handle) & QPDF_ERRORS != 0 {
+                error = Self.error(of: handle, .read, "qpdf_push_inherited_attributes_to_page")
+            }
         }
         if let error {
             var releasing: qpdf_data? = handle
@@ -63,6 +71,59 @@ package final class PDFDocument {
         }
         self.handle = handle
         self.source = source
+        self.restoredPages = restoredPages
+    }
+
+    /// Gives a document whose page tree is lost (the catalog's `/Pages` names an object the file does not hold)
+    /// a new one, of every page dictionary the file still holds, in the order of their object numbers: qpdf
+    /// reconstructs a damaged file's cross-reference table, but not its page tree, and then finds no pages. The
+    /// corresponding C functions are `qpdf_get_root`, `qpdf_get_object_by_id`, `qpdf_oh_new_dictionary`,
+    /// `qpdf_make_indirect_object` and `qpdf_oh_replace_key`.
+    ///
+    /// - Returns: the number of pages found, or `nil` when the page tree was whole (or there is no catalog).
+    private static func restorePageTree(of handle: qpdf_data) -> Int? {
+        let trailer = qpdf_get_trailer(handle)
+        defer { qpdf_oh_release(handle, trailer) }
+        guard qpdf_oh_has_key(handle, trailer, "/Root") != QPDF_FALSE else { return nil }
+        let root = qpdf_get_root(handle)
+        defer { qpdf_oh_release(handle, root) }
+        guard qpdf_oh_is_dictionary(handle, root) != QPDF_FALSE else { return nil }
+        let tree = qpdf_oh_get_key(handle, root, "/Pages")
+        defer { qpdf_oh_release(handle, tree) }
+        guard qpdf_oh_is_dictionary(handle, tree) == QPDF_FALSE else { return nil }
+        let sizeKey = qpdf_oh_get_key(handle, trailer, "/Size")
+        defer { qpdf_oh_release(handle, sizeKey) }
+        guard qpdf_oh_is_integer(handle, sizeKey) != QPDF_FALSE else { return nil }
+        var pages: [qpdf_oh] = []
+        for number in 1..<max(qpdf_oh_get_int_value_as_int(handle, sizeKey), 1) {
+            let object = qpdf_get_object_by_id(handle, number, 0)
+            // Only a dictionary's keys are read: qpdf warns about a key asked of anything else.
+            var isPage = false
+            if qpdf_oh_is_dictionary(handle, object) != QPDF_FALSE {
+                let type = qpdf_oh_get_key(handle, object, "/Type")
+                isPage = qpdf_oh_is_name_and_equals(handle, type, "/Page") != QPDF_FALSE
+                qpdf_oh_release(handle, type)
+            }
+            if isPage { pages.append(object) } else { qpdf_oh_release(handle, object) }
+        }
+        guard !pages.isEmpty else { return nil }
+        let kids = qpdf_oh_new_array(handle)
+        let dictionary = qpdf_oh_new_dictionary(handle)
+        let type = qpdf_oh_new_name(handle, "/Pages")
+        let count = qpdf_oh_new_integer(handle, Int64(pages.count))
+        qpdf_oh_replace_key(handle, dictionary, "/Type", type)
+        qpdf_oh_replace_key(handle, dictionary, "/Count", count)
+        qpdf_oh_replace_key(handle, dictionary, "/Kids", kids)
+        let indirect = qpdf_make_indirect_object(handle, dictionary)
+        // The dictionary's /Kids is the same array: filling it fills the page tree's.
+        for page in pages {
+            qpdf_oh_append_item(handle, kids, page)
+            qpdf_oh_replace_key(handle, page, "/Parent", indirect)
+            qpdf_oh_release(handle, page)
+        }
+        qpdf_oh_replace_key(handle, root, "/Pages", indirect)
+        for object in [kids, dictionary, type, count, indirect] { qpdf_oh_release(handle, object) }
+        return pages.count
     }
 
     /// Makes a document with no pages, to take pages from others. The corresponding C function is `qpdf_empty_pdf`.
@@ -280,8 +341,16 @@ package final class PDFDocument {
         }
     }
 
+    /// The highest PDF version of the documents whose pages this one holds, such as `1.7`; `nil` when it holds
+    /// none of another's. A new document is of version 1.3 (qpdf's `qpdf_empty_pdf`) whatever is put in it.
+    private var donorVersion: String? {
+        func order(_ version: String) -> [Int] { version.split(separator: ".").map { Int($0) ?? 0 } }
+        return self.donors.map(\.version).filter { !$0.isEmpty }.max { order($0).lexicographicallyPrecedes(order($1)) }
+    }
+
     /// Writes the whole document (never an incremental update: nothing that is no longer referenced is kept),
-    /// unencrypted, into memory. The corresponding C functions are `qpdf_init_write_memory`, `qpdf_write` and
+    /// unencrypted, into memory, at least at the highest version of the documents it took pages from (a merge of a
+    /// PDF 1.7 and a PDF 1.4 is a PDF 1.7). The corresponding C functions are `qpdf_init_write_memory`, `qpdf_write` and
     /// `qpdf_get_buffer`.
     ///
     /// - Returns: the file's bytes.
@@ -291,6 +360,9 @@ package final class PDFDocument {
             throw Self.error(of: self.handle, .write, "qpdf_init_write_memory")
         }
         qpdf_set_preserve_encryption(self.handle, QPDF_FALSE)
+        if let version = self.donorVersion {
+            qpdf_set_minimum_pdf_version(self.handle, version)
+        }
         if settings.compress {
             qpdf_set_object_stream_mode(self.handle, qpdf_o_generate)
             qpdf_set_compress_streams(self.handle, QPDF_TRUE)

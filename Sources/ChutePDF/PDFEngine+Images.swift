@@ -12,7 +12,8 @@ extension PDFEngine {
     /// Lays the image in `bytes` on a page of its own at the end of `document`, sized by the rule's `pageSize` and
     /// `margin`. A JPEG of 8-bit grey or RGB samples is stored as it is (`/DCTDecode`), turned upright by the page's
     /// `/Rotate` when its EXIF orientation says so; any other image the image engine reads is decoded, turned
-    /// upright, flattened onto white and stored losslessly (Flate).
+    /// upright, flattened onto white and stored as a JPEG at the rule's `quality`, or losslessly (Flate) with
+    /// `lossless`.
     ///
     /// - Parameter request: the job, for its options and limits, with `input` the image's path.
     /// - Returns: the image engine's warnings.
@@ -32,7 +33,8 @@ extension PDFEngine {
                 stored = headers
             }
         }
-        let (picture, warnings): (Picture, [String])
+        let picture: Picture
+        var warnings: [String]
         if let stored {
             (picture, warnings) = stored
         } else {
@@ -61,8 +63,16 @@ extension PDFEngine {
             page = (page.width * shrink, page.height * shrink)
             drawn = (drawn.width * shrink, drawn.height * shrink)
         }
+        let data: PDFDocument.PageImage.Data
+        if stored != nil {
+            data = .jpeg(bytes)
+        } else if request.options[PDFOptions.lossless] == true {
+            data = .pixels(picture.pixels)
+        } else {
+            data = .jpeg(try Self.jpeg(of: picture, request: request, warnings: &warnings))
+        }
         let image = PDFDocument.PageImage(
-            data: stored == nil ? .pixels(picture.pixels) : .jpeg(bytes),
+            data: data,
             width: picture.width,
             height: picture.height,
             isGray: picture.samples == .gray,
@@ -70,5 +80,33 @@ extension PDFEngine {
         )
         try Self.run { () throws(PDFError) in try document.appendImagePage(image, pageSize: page, drawnSize: drawn) }
         return warnings
+    }
+
+    /// The image engine's JPEG, for the pages of decoded images.
+    private static let jpegFormat = TargetFormat(name: "jpg", category: .image, engine: .image, coder: "JPEG")
+
+    /// Encodes a decoded picture as a JPEG at the rule's `quality`, through the image engine's encoder.
+    ///
+    /// - Parameter warnings: the encoder's warnings are added to them.
+    /// - Throws: ``ConversionFailure`` with ImageMagick's message.
+    private static func jpeg(
+        of picture: Picture,
+        request: ConversionRequest,
+        warnings: inout [String]
+    ) throws(ConversionFailure) -> [UInt8] {
+        let encoded = try picture.pixels.withUnsafeBytes { pixels in
+            Result { () throws(ConversionFailure) in
+                try ImageEngine.encode(
+                    pixels: pixels,
+                    width: picture.width,
+                    height: picture.height,
+                    channels: picture.samples == .gray ? "I" : "RGB",
+                    format: Self.jpegFormat,
+                    options: request.options
+                )
+            }
+        }.get()
+        warnings += encoded.warnings
+        return encoded.bytes
     }
 }

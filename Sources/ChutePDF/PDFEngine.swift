@@ -34,7 +34,8 @@ package struct PDFEngine: ConversionEngine {
     /// - Parameters:
     ///   - request: the job; `output` must not exist.
     ///   - progress: called with 0.2 (opened), 0.5 (pages chosen and turned, metadata removed) and 1 (written).
-    /// - Returns: the output's size, qpdf's warnings (repairs of a damaged file), and the details `inputPages`,
+    /// - Returns: the output's size, qpdf's warnings (repairs of a damaged file, led by one saying that the file was
+    ///   repaired when its page tree was lost), and the details `inputPages`,
     ///   `outputPages`, `pdfVersion`, with `metadataRemoved` under `metadata: strip` and `bytesBefore`,
     ///   `bytesAfter` and `compressed` with `compress`.
     /// - Throws: ``ConversionFailure`` carrying qpdf's own message: `encrypted` for a PDF the rule's password does
@@ -80,6 +81,12 @@ package struct PDFEngine: ConversionEngine {
             throw ConversionFailure(.limitExceeded, "the PDF has \(inputPages) pages, more than maxFrames \(limit)")
         }
         report.details["inputPages"] = String(inputPages)
+        if let pages = document.restoredPages {
+            report.warnings.append(
+                "the PDF was damaged and has been repaired: its page tree was lost, and a new one was made of the "
+                    + "\(pages) pages found in the file; qpdf rebuilt its cross-reference table (its warnings follow)"
+            )
+        }
         report.details["pdfVersion"] = document.version
         if document.isEncrypted { report.details["encryption"] = "removed (opened with the rule's password)" }
         progress(JobProgress(fraction: 0.2))
@@ -176,11 +183,12 @@ package struct PDFEngine: ConversionEngine {
 
     /// Checks that `bytes` are a PDF and opens them with the rule's `password`.
     ///
-    /// - Throws: `unsupportedInput` for content that is not a PDF; `encrypted` for a PDF the password does not open,
+    /// - Throws: `unsupportedInput` (`corruptInput` for an empty ZIP archive) for content that is not a PDF, saying
+    ///   what it is; `encrypted` for a PDF the password does not open,
     ///   or that is encrypted when the rule gives none; qpdf's failure otherwise.
     private static func open(_ bytes: [UInt8], password: String?) throws(ConversionFailure) -> PDFDocument {
         guard MediaType.sniff(bytes.prefix(MediaType.headerLength)) == .pdf else {
-            throw ConversionFailure(.unsupportedInput, "the content is not a PDF")
+            throw ConversionFailure.unexpectedContent(bytes, expected: "a PDF")
         }
         let document: PDFDocument
         do {

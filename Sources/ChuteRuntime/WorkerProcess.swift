@@ -150,7 +150,12 @@ package final class WorkerProcess {
             if ContinuousClock.now - started >= timeout {
                 return .failed(ConversionFailure(.timedOut, "the job ran longer than \(timeout) and was stopped"))
             }
-            return .failed(exit.failure(limits: request.limits))
+            // What the worker wrote last is read by another thread: it is waited for, briefly, until the pipe closed.
+            let deadline = ContinuousClock.now + .seconds(1)
+            while !self.currentJob.errorsClosed && ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            return .failed(exit.failure(limits: request.limits, uncaughtException: self.currentJob.uncaughtException))
         }
     }
 
@@ -249,13 +254,21 @@ extension WorkerProcess {
             return "was killed by signal \(signal) (\(signalName(signal)))"
         }
 
-        /// The failure of the job that was running: the kernel's signal for the CPU time limit names the limit; any
-        /// other end is a crash (which running out of memory can also cause).
-        func failure(limits: JobLimits) -> ConversionFailure {
+        /// The failure of the job that was running: the kernel's signal for the CPU time limit names the limit; an
+        /// abort after the C++ runtime's `terminate called after throwing …` (`uncaughtException`, from the worker's
+        /// standard error) says so; any other end is a crash (which running out of memory can also cause).
+        func failure(limits: JobLimits, uncaughtException: String?) -> ConversionFailure {
             switch self.signal {
             case SIGXCPU where limits.cpuTime != nil:
                 let limit = ValueParsing.describe(limits.cpuTime ?? .zero)
                 return ConversionFailure(.limitExceeded, "the job used more CPU time than its cpuTimeLimit of \(limit)")
+            case SIGABRT where uncaughtException != nil && uncaughtException?.contains("bad_alloc") == false:
+                // The C++ runtime's abort for an exception nothing caught: a library's bug, not a lack of memory.
+                return ConversionFailure(
+                    .workerCrashed,
+                    "the worker process \(self) during the job: a library threw an exception that nothing caught "
+                        + "(\(LogText.escaped(uncaughtException ?? "", limit: 300)))"
+                )
             case SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGTRAP:
                 let hint = limits.memory.map {
                     " (the job's memoryLimit is \(ValueParsing.describe(bytes: $0)); running out of it can end a worker "
@@ -268,44 +281,97 @@ extension WorkerProcess {
         }
     }
 
-    /// The id of the job a worker is running, shared with the thread that logs the worker's standard error.
+    /// The id of the job a worker is running, shared with the thread that logs the worker's standard error, and
+    /// what that thread saw of an uncaught C++ exception (LibreOffice's, which ends the worker with SIGABRT).
     private final class CurrentJob: Sendable {
-        private let id = Mutex<String?>(nil)
+        private struct State {
+            var id: String?
+            var uncaughtException: String?
+            var errorsClosed = false
+        }
 
-        func set(_ id: String?) { self.id.withLock { $0 = id } }
-        func get() -> String? { self.id.withLock { $0 } }
+        private let state = Mutex(State())
+
+        func set(_ id: String?) {
+            self.state.withLock {
+                $0.id = id
+                $0.uncaughtException = nil
+            }
+        }
+
+        func get() -> String? { self.state.withLock { $0.id } }
+
+        /// The C++ runtime's `terminate called after throwing an instance of …` line of the running job, if any.
+        var uncaughtException: String? {
+            get { self.state.withLock { $0.uncaughtException } }
+            set { self.state.withLock { $0.uncaughtException = newValue } }
+        }
+
+        /// Whether the worker's standard error has been read to its end (the worker has ended).
+        var errorsClosed: Bool {
+            get { self.state.withLock { $0.errorsClosed } }
+            set { self.state.withLock { $0.errorsClosed = newValue } }
+        }
     }
 
-    /// Logs each line the child writes to standard error as a warning, escaped and capped, until the pipe closes.
+    /// How long the standard error reader waits for more of a burst of lines (a crash's stack) before it logs them.
+    private static let errorBurstQuiet: Int32 = 100
+
+    /// Logs what the child writes to standard error as warnings, escaped and capped: the lines that come in one
+    /// burst (until the pipe has been quiet for ``errorBurstQuiet`` milliseconds, such as a library's crash report
+    /// and stack) go into one record, with their count, until the pipe closes.
     private static func startErrorReader(_ handle: FileHandle, job: CurrentJob, logger: Logger) {
         let thread = Thread {
             var pending: [UInt8] = []
+            var burst: [String] = []
             var buffer = [UInt8](repeating: 0, count: 16 * 1024)
             let fd = handle.fileDescriptor
-            func emit(_ line: ArraySlice<UInt8>) {
+            func collect(_ line: ArraySlice<UInt8>) {
                 guard !line.isEmpty else { return }
-                var metadata: Logger.Metadata = ["line": "\(LogText.escaped(String(decoding: line, as: UTF8.self)))"]
+                let text = String(decoding: line, as: UTF8.self)
+                if text.hasPrefix("terminate called after throwing") {
+                    job.uncaughtException = text
+                }
+                burst.append(text)
+            }
+            func emit() {
+                guard !burst.isEmpty else { return }
+                var metadata: Logger.Metadata = [
+                    "line": "\(LogText.escaped(burst.joined(separator: "\n"), limit: 4 * LogText.maximumLength))",
+                    "lines": "\(burst.count)",
+                ]
                 if let id = job.get() {
                     metadata["job.id"] = "\(id)"
                 }
                 logger.warning("Worker message", metadata: metadata)
+                burst.removeAll()
             }
             while true {
+                // A burst ends when nothing more comes for a moment; then what it brought is logged.
+                if !burst.isEmpty {
+                    var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    let ready = poll(&waiting, 1, Self.errorBurstQuiet)
+                    if ready < 0 && errno == EINTR { continue }
+                    if ready == 0 { emit() }
+                }
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { break }
                 pending += buffer[0..<count]
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    emit(pending[..<newline])
+                    collect(pending[..<newline])
                     pending.removeSubrange(...newline)
                 }
                 // A line that never ends is still logged, in pieces.
                 if pending.count > LogText.maximumLength {
-                    emit(pending[...])
+                    collect(pending[...])
                     pending.removeAll()
+                    emit()
                 }
             }
-            emit(pending[...])
+            collect(pending[...])
+            emit()
+            job.errorsClosed = true
             try? handle.close()
         }
         thread.name = "chute-worker-stderr"

@@ -5,8 +5,8 @@ import SystemPackage
 import Testing
 
 /// Rules with `groupBy: folder` on the real daemon: a folder of PDFs copied in with `cp -r` becomes one merged PDF
-/// in natural name order, a folder of images one PDF with a page for each (each image's size, or A4 with a margin)
-/// or one looping GIF or WebP, a file added afterwards is reported and starts no job, the `doneSuffix` marker of a folder holds the group back,
+/// in natural name order (at the highest version of its PDFs), a folder of images one PDF with a page for each (each
+/// image's size, or A4 with a margin; photos as JPEGs unless the rule says `lossless`) or one looping GIF or WebP, a file added afterwards is reported and starts no job, the `doneSuffix` marker of a folder holds the group back,
 /// a damaged file fails its group by name, and a kill -9 leaves exactly one output.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct GroupEndToEndTests {
@@ -273,13 +273,12 @@ struct GroupEndToEndTests {
                 "\(image.name): \(size)"
             )
         }
-        // The JPEGs stored as they are (DCT, the same bytes), the PNGs losslessly; all at their own size.
+        // The JPEGs stored as they are (DCT, the same bytes), the PNGs as JPEGs too; all at their own size.
         let list = try CommandLineTool.run(["pdfimages", "-list", output.string]).standardOutput
         let rows = list.split(separator: "\n").dropFirst(2).map { $0.split(separator: " ").map(String.init) }
         #expect(rows.count == 12, "\(list)")
         for (row, image) in zip(rows, expected) {
-            let encoding = image.name.hasSuffix("jpg") ? "jpeg" : "image"
-            #expect(row[3] == String(image.width) && row[4] == String(image.height) && row[8] == encoding, "\(row)")
+            #expect(row[3] == String(image.width) && row[4] == String(image.height) && row[8] == "jpeg", "\(row)")
         }
         let extracted = harness.directory.appending("extracted")
         try CommandLineTool.run(["pdfimages", "-j", "-f", "1", "-l", "1", output.string, extracted.string])
@@ -297,6 +296,72 @@ struct GroupEndToEndTests {
         #expect(sheetSizes == ["595x842", "612x792", "842x595"], "\(sheetSizes)")
         #expect(try Self.pageTexts(sheetsOutput) == ["", "letter", ""])
         print("A4 with a 10mm margin: pages \(sheetSizes)")
+    }
+
+    @Test func aMergeKeepsTheHighestPDFVersionAndPhotosGoInAsJPEGUnlessTheRuleSaysLossless() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: lossless
+                    match: "lossless-*.png"
+                    to: pdf
+                    lossless: true
+                    output: ./outbox
+                    groupBy: folder
+                  - name: albums
+                    match: "*.{png,pdf}"
+                    to: pdf
+                    quality: 80
+                    output: ./outbox
+                    groupBy: folder
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        // Photo-like pictures (plasma noise), as PNGs: the same ones for both albums.
+        let album = try harness.directory.makeDirectory("staging/album")
+        let lossless = try harness.directory.makeDirectory("staging/lossless")
+        var pngBytes = 0
+        for index in 1...3 {
+            let name = "\(index).png"
+            try CommandLineTool.run([Fixtures.convert, "-seed", "\(index)", "-size", "600x400", "plasma:", album.appending(name).string])
+            try FileManager.default.copyItem(
+                atPath: album.appending(name).string,
+                toPath: lossless.appending("lossless-\(name)").string
+            )
+            pngBytes += try Data(contentsOf: URL(fileURLWithPath: album.appending(name).string)).count
+        }
+        // A PDF 1.4 and a PDF 1.7, merged.
+        let merge = try harness.directory.makeDirectory("staging/merge")
+        try Data(PDFFixtures.make(pages: ["old"])).write(to: URL(fileURLWithPath: merge.appending("1.pdf").string))
+        let plain = harness.directory.appending("plain.pdf")
+        try Data(PDFFixtures.make(pages: ["new"])).write(to: URL(fileURLWithPath: plain.string))
+        try CommandLineTool.run(["qpdf", "--force-version=1.7", plain.string, merge.appending("2.pdf").string])
+        for folder in [album, lossless, merge] {
+            try Self.copyIn(folder, to: harness)
+        }
+
+        let sidecars = try await harness.waitForSidecars(3, timeout: 120)
+        for name in ["album", "lossless", "merge"] {
+            let sidecar = try #require(sidecars["\(name).pdf.chute.json"], "\(sidecars.keys)")
+            #expect(sidecar.status == .completed, "\(name): \(String(describing: sidecar.error))")
+        }
+        let merged = try Data(contentsOf: URL(fileURLWithPath: harness.outbox.appending("merge.pdf").string))
+        let header = String(decoding: merged.prefix(8), as: UTF8.self)
+        #expect(header == "%PDF-1.7", "\(header)")
+        #expect(try Self.pageTexts(harness.outbox.appending("merge.pdf")) == ["old", "new"])
+        func encodings(_ name: String) throws -> [String] {
+            let list = try CommandLineTool.run(["pdfimages", "-list", harness.outbox.appending(name).string])
+            return list.standardOutput.split(separator: "\n").dropFirst(2).map {
+                String($0.split(separator: " ")[8])
+            }
+        }
+        #expect(try encodings("album.pdf") == ["jpeg", "jpeg", "jpeg"])
+        #expect(try encodings("lossless.pdf") == ["image", "image", "image"])
+        let albumBytes = try Data(contentsOf: URL(fileURLWithPath: harness.outbox.appending("album.pdf").string)).count
+        let losslessBytes = try Data(contentsOf: URL(fileURLWithPath: harness.outbox.appending("lossless.pdf").string))
+            .count
+        #expect(albumBytes < pngBytes / 2, "album \(albumBytes) bytes from \(pngBytes) bytes of PNGs")
+        print("3 PNGs \(pngBytes) bytes: album \(albumBytes) bytes, lossless \(losslessBytes) bytes; merge \(header)")
     }
 
     /// The loop count an animation's file gives (0: forever): after GIF's `NETSCAPE2.0` application extension, or in

@@ -118,11 +118,25 @@ package enum PDFOptions {
         summary: "Images to `pdf` (a group of images, or one image): each image on a page of its own, `image` "
             + "sized (the image at its resolution, 72 dpi when it gives none), or `a4` or `letter`, turned to "
             + "landscape for a landscape image, the image fitted within `margin` and centred. JPEGs are stored as "
-            + "they are (no re-encoding), other images losslessly (Flate).",
+            + "they are (no re-encoding), other images (HEIC, PNG, …) as JPEGs at `quality`, or losslessly (Flate) "
+            + "with `lossless`.",
         default: "`image`",
         stage: .pad,
         formats: ["pdf"],
         show: { "pages \($0.rawValue) sized" }
+    )
+
+    /// `lossless`: images laid on pages are stored without loss.
+    package static let lossless = RuleOption<Bool>(
+        "lossless",
+        .flag,
+        summary: "Images to `pdf`: store each image that is not a JPEG (HEIC, PNG, TIFF, …) losslessly (Flate), "
+            + "rather than as a JPEG at `quality`; a file several times larger for photos. JPEGs are always "
+            + "stored as they are.",
+        default: "`false`",
+        stage: .encode,
+        formats: ["pdf"],
+        show: { $0 ? "images stored losslessly" : "images stored as JPEG" }
     )
 
     /// `margin`: white space around an image laid on a page.
@@ -180,7 +194,7 @@ package enum PDFOptions {
     package static let specs: [OptionSpec] = [
         Self.pages.spec, CommonOptions.rotate.spec, Self.split.spec, Self.compress.spec, CommonOptions.metadata.spec,
         CommonOptions.strip.spec, CommonOptions.password.spec, Self.dpi.spec, ImageOptions.quality.spec,
-        Self.pageSize.spec, Self.margin.spec,
+        Self.pageSize.spec, Self.margin.spec, Self.lossless.spec,
         CommonOptions.watermark.spec, ImageOptions.watermarkImage.spec, Self.watermarkRotation.spec,
         CommonOptions.watermarkPosition.spec, CommonOptions.watermarkOpacity.spec, CommonOptions.watermarkSize.spec,
     ]
