@@ -158,14 +158,18 @@ package struct ImageEngine: ConversionEngine {
         progress(JobProgress(fraction: 0.5))
         let orientation = policy == .strip ? type.flatMap { Self.exifOrientation(of: bytes, type: $0) } : nil
         try Self.withMagick(library) { () throws(MagickError) in
-            let removed = try Self.apply(
+            var removed = try Self.apply(
                 request.options,
                 metadata: policy,
                 orientation: orientation,
                 format: request.format,
                 to: images
             )
-            if policy != .keep {
+            // ImageMagick reads only the still: a motion photo's video is lost whatever the policy, so it is listed.
+            if type == .jpeg, MotionPhoto.trailer(in: bytes)?.holdsVideo == true {
+                removed.insert(.motionPhotoVideo)
+            }
+            if policy != .keep || !removed.isEmpty {
                 report.details["metadataRemoved"] = MetadataRemoval.list(removed)
             }
             try images.selectImage(at: 0)
