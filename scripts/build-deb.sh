@@ -131,6 +131,8 @@ if [ "${#unpackaged[@]}" -gt 0 ]; then
 fi
 # The maintainer scripts run adduser.
 dependencies+=("adduser")
+# Ghostscript's ICC profiles (default CMYK, sRGB), which the image worker reads to turn CMYK pictures into sRGB.
+dependencies+=("libgs-common")
 depends=$(printf '%s\n' "${dependencies[@]}" | sort -u | paste -sd, - | sed 's/, */, /g')
 
 # --- The files --------------------------------------------------------------------------------------------------

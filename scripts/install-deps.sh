@@ -63,6 +63,9 @@ packages=(
     fonts-dejavu-core
     # For the HEIC metadata tests: exiftool reads and writes EXIF, and an ICC profile that is not sRGB.
     libimage-exiftool-perl icc-profiles-free
+    # Ghostscript's ICC profiles (default_cmyk.icc, srgb.icc): the image engine turns CMYK pictures into sRGB through
+    # them (colorspace: srgb), and the colour tests compare against `convert -profile` with the same files.
+    libgs-common
     # TurboJPEG, for rotating a JPEG losslessly (DCT blocks) before its EXIF orientation is stripped.
     libturbojpeg0-dev
     # For the Samba end-to-end test, which runs its own smbd (its own config, a free port on 127.0.0.1). Installing

@@ -1,8 +1,9 @@
 /// Whether a file is whole for its type, judged from its structure with a few small reads.
 ///
 /// A file that a copy cut off, or that a writer is still filling, fails these checks: a JPEG must end with its
-/// end-of-image marker, a PNG with its `IEND` chunk, a GIF's blocks must lead to its trailer; RIFF (WAV, AVI, WebP) and AIFF files
-/// must be as long as their header says; a BMP must also hold the pixels its header describes, a TGA its pixels
+/// end-of-image marker (a motion photo with the whole video or trailer it declares, see ``MotionPhoto``), a PNG with
+/// its `IEND` chunk, a GIF's blocks must lead to its trailer; RIFF (WAV, AVI, WebP) and AIFF files must be as long as
+/// their header says; a BMP must also hold the pixels its header describes, a TGA its pixels
 /// or its run-length packets (or end with a TGA 2.0 footer); a TIFF's chain of IFDs, the values they point at and
 /// every strip or tile must lie within the file (so too for the camera RAW files that are TIFF inside: DNG, CR2,
 /// NEF, ARW, ORF, RW2); an ISO media file (MP4, MOV, HEIC, AVIF, CR3) must be a chain of boxes
@@ -40,7 +41,12 @@ package enum Completeness: Sendable, Equatable {
             // Zero padding after the end-of-image marker occurs; a cut-off file ends in the middle of data.
             guard let end = tail(min(Int(size), 64)) else { return .incomplete("the file is too short") }
             let bytes = Array(end.reversed().drop(while: { $0 == 0x00 }).reversed())
-            return bytes.suffix(2) == [0xFF, 0xD9] ? .whole : .incomplete("no JPEG end-of-image marker at the end")
+            if bytes.suffix(2) == [0xFF, 0xD9] { return .whole }
+            // A motion photo ends with its video or Samsung's trailer, which its header or the trailer declares.
+            if let trailer = MotionPhoto.trailer(size: size, read: read) {
+                return MotionPhoto.judge(trailer, size: size, read: read)
+            }
+            return .incomplete("no JPEG end-of-image marker at the end")
         case .png:
             let iend: [UInt8] = [0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
             return tail(12) == iend ? .whole : .incomplete("no PNG IEND chunk at the end")

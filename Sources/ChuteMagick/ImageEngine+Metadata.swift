@@ -1,4 +1,5 @@
 import CMagickWand
+import ChuteCatalog
 import ChuteCore
 import ChuteMetadata
 
@@ -10,16 +11,22 @@ extension ImageEngine {
     }
 
     /// The container whose metadata can be cut out without touching the image data: when metadata is to go, the
-    /// input is already the target's format (JPEG, PNG, WebP), and no option changes the pixels or their encoding.
+    /// input is already the target's format (JPEG, PNG, WebP), and no option changes the pixels or their encoding
+    /// (a CMYK input becomes sRGB unless the rule says `colorspace: keep`).
     static func losslessContainer(
         type: MediaType,
         request: ConversionRequest,
-        policy: MetadataPolicy
+        policy: MetadataPolicy,
+        cmyk: Bool
     ) -> MetadataRemoval.Container? {
         let options = request.options
         // Only the metadata options may be set: any other changes the pixels or their encoding.
-        let metadataKeys: Set<String> = [CommonOptions.metadata.key, CommonOptions.strip.key]
-        guard policy != .keep, options.values.keys.allSatisfy(metadataKeys.contains) else { return nil }
+        let metadataKeys: Set<String> = [
+            CommonOptions.metadata.key, CommonOptions.strip.key, ImageOptions.colorspace.key,
+        ]
+        guard policy != .keep, options.values.keys.allSatisfy(metadataKeys.contains),
+            !cmyk || options[ImageOptions.colorspace] == .keep
+        else { return nil }
         switch (type, request.format.name) {
         case (.jpeg, "jpg"): return .jpeg
         case (.png, "png"): return .png

@@ -65,7 +65,8 @@ package struct ImageEngine: ConversionEngine {
     ///   - request: the job; `output` must not exist.
     ///   - progress: called with 0.1 (headers checked), 0.5 (decoded), 0.8 (encoded) and 1 (written).
     /// - Returns: the output's size, ImageMagick's warnings, and the details `inputFormat`, `inputWidth`,
-    ///   `inputHeight`, `inputFrames`, `outputWidth`, `outputHeight` and `outputFrames`.
+    ///   `inputHeight`, `inputFrames`, `outputWidth`, `outputHeight` and `outputFrames` (and `inputColorspace`
+    ///   `CMYK` for a picture in print colours).
     /// - Throws: ``ConversionFailure`` carrying ImageMagick's own message where it gave one; the output file is
     ///   removed (or was never created).
     package func convert(
@@ -124,7 +125,12 @@ package struct ImageEngine: ConversionEngine {
                 // A camera RAW's size is known only once LibRaw opens it: ``decodeRaw`` reports its own headers.
                 progress(JobProgress(fraction: 0.1))
             }
-            if let container = Self.losslessContainer(type: sniffed, request: request, policy: policy),
+            if let container = Self.losslessContainer(
+                type: sniffed,
+                request: request,
+                policy: policy,
+                cmyk: report.details["inputColorspace"] == "CMYK"
+            ),
                 let output = try Self.removeMetadataLosslessly(
                     from: bytes,
                     container: container,
@@ -158,14 +164,18 @@ package struct ImageEngine: ConversionEngine {
         progress(JobProgress(fraction: 0.5))
         let orientation = policy == .strip ? type.flatMap { Self.exifOrientation(of: bytes, type: $0) } : nil
         try Self.withMagick(library) { () throws(MagickError) in
-            let removed = try Self.apply(
+            var removed = try Self.apply(
                 request.options,
                 metadata: policy,
                 orientation: orientation,
                 format: request.format,
                 to: images
             )
-            if policy != .keep {
+            // ImageMagick reads only the still: a motion photo's video is lost whatever the policy, so it is listed.
+            if type == .jpeg, MotionPhoto.trailer(in: bytes)?.holdsVideo == true {
+                removed.insert(.motionPhotoVideo)
+            }
+            if policy != .keep || !removed.isEmpty {
                 report.details["metadataRemoved"] = MetadataRemoval.list(removed)
             }
             try images.selectImage(at: 0)
@@ -229,8 +239,8 @@ package struct ImageEngine: ConversionEngine {
     /// checked by ``decode`` after the full read, which the policy's own limits still bound.
     ///
     /// - Returns: the type and the one ImageMagick coder allowed to read it, or no coder for a camera RAW, which
-    ///   LibRaw reads; `inputWidth`, `inputHeight` and `inputFrames` go into the report's details when the headers
-    ///   were read.
+    ///   LibRaw reads; `inputWidth`, `inputHeight` and `inputFrames` (and `inputColorspace` `CMYK`) go into the
+    ///   report's details when the headers were read.
     static func inspect(
         _ bytes: [UInt8],
         request: ConversionRequest,
@@ -270,6 +280,7 @@ package struct ImageEngine: ConversionEngine {
             report.details["inputFrames"] = String(sizes.count)
             report.details["inputWidth"] = sizes.first.map { String($0.width) }
             report.details["inputHeight"] = sizes.first.map { String($0.height) }
+            if headers.isCMYK { report.details["inputColorspace"] = "CMYK" }
         }
         return (type, coder)
     }

@@ -10,6 +10,9 @@ enum ImageOperation: Equatable {
     /// Turn the pixels as the EXIF orientation says, and mark the image top-left; `exif` is an orientation that
     /// ImageMagick does not read itself (a PNG's or WebP's EXIF), set first.
     case orient(exif: Int?)
+    /// Turn pictures in print colours (CMYK) into sRGB through ICC profiles, and any other colour space but RGB
+    /// and grey (Lab, …) into sRGB (``ColorspacePolicy/srgb``).
+    case makeSRGB
     /// Keep a box of the image.
     case crop(CropGeometry, gravity: Gravity)
     /// Turn clockwise by degrees, filling uncovered corners with a colour.
@@ -40,7 +43,7 @@ enum ImageOperation: Equatable {
     /// Where the step belongs.
     var stage: OperationStage {
         switch self {
-        case .orient: .orient
+        case .orient, .makeSRGB: .orient
         case .crop: .crop
         case .rotate, .flip, .flop: .rotate
         case .fit: .resize
@@ -76,6 +79,9 @@ enum ImageOperation: Equatable {
         orientation: Int? = nil
     ) -> [ImageOperation] {
         var steps: [ImageOperation] = [.orient(exif: orientation)]
+        if options[ImageOptions.colorspace] != .keep {
+            steps.append(.makeSRGB)
+        }
         if let text = options[ImageOptions.crop], let crop = try? CropGeometry(parsing: text) {
             steps.append(.crop(crop, gravity: options[ImageOptions.gravity] ?? .center))
         }
@@ -147,6 +153,12 @@ enum ImageOperation: Equatable {
                 try images.setOrientation(exif)
             }
             try images.autoOrient()
+        case .makeSRGB:
+            if images.isCMYK, let profiles = ColorProfiles.installed {
+                try images.transformCMYK(defaultCMYK: profiles.cmyk, into: profiles.sRGB)
+            } else if !images.isRGB, !images.isGray {
+                try images.makeSRGB()
+            }
         case .crop(let geometry, let gravity):
             switch geometry.rectangle(inWidth: images.width, height: images.height, gravity: gravity) {
             case .success(let box):

@@ -320,6 +320,26 @@ struct Wand: ~Copyable {
     /// `MagickGetImageColorspace`.
     var isGray: Bool { MagickGetImageColorspace(self.handle) == GRAYColorspace }
 
+    /// Whether the current image is stored as cyan, magenta, yellow and black. The corresponding C function is
+    /// `MagickGetImageColorspace`.
+    var isCMYK: Bool { MagickGetImageColorspace(self.handle) == CMYKColorspace }
+
+    /// Converts the current image's pixels from CMYK to sRGB through ICC profiles, as `convert in.jpg -profile
+    /// CMYK.icc -profile sRGB.icc out.jpg` does: an image without an ICC profile is given `defaultCMYK` first, then
+    /// the pixels are transformed into `sRGB` (by Little CMS), which becomes the image's profile. The corresponding
+    /// C function is `MagickProfileImage`, which assigns a profile to an image that has none and transforms the
+    /// pixels of one that has.
+    func transformCMYK(defaultCMYK: [UInt8], into sRGB: [UInt8]) throws(MagickError) {
+        if self.profile("icc") == nil {
+            let status = defaultCMYK.withUnsafeBytes {
+                MagickProfileImage(self.handle, "icc", $0.baseAddress, $0.count)
+            }
+            try self.check(status, .process, "MagickProfileImage")
+        }
+        let status = sRGB.withUnsafeBytes { MagickProfileImage(self.handle, "icc", $0.baseAddress, $0.count) }
+        try self.check(status, .process, "MagickProfileImage")
+    }
+
     /// Converts the current image's pixels to sRGB (from CMYK, Lab, …); an sRGB image is left as it is.
     /// The corresponding C function is `MagickTransformImageColorspace`.
     func makeSRGB() throws(MagickError) {

@@ -57,7 +57,9 @@ package enum JPEGMetadata {
                 }
             }
         }
-        if !trailer.isEmpty { removed.insert(.trailer) }
+        if !trailer.isEmpty {
+            removed.insert(MotionPhoto.trailer(in: bytes)?.holdsVideo == true ? .motionPhotoVideo : .trailer)
+        }
         return MetadataRemoval(bytes: output, removed: removed, orientation: orientation)
     }
 

@@ -129,3 +129,68 @@ package enum MetadataFixtures {
         try Data(bytes).write(to: URL(fileURLWithPath: path.string))
     }
 }
+
+extension MetadataFixtures {
+    /// How a phone appends the video of a motion photo.
+    package enum MotionPhotoLayout: Sendable {
+        /// Google's (Pixel): the XMP's `Container:Directory` gives the video's length, counted from the end.
+        case google
+        /// Samsung's: the video follows a `MotionPhoto_Data` field, and a SEF trailer (`SEFH` … `SEFT`) ends the file.
+        case samsung
+    }
+
+    /// A motion photo: ``makeJPEG(at:size:sampling:orientation:)`` (upright, with GPS) with a one-second H.264 clip
+    /// appended as `layout` says.
+    ///
+    /// - Returns: the size of the appended clip in bytes.
+    @discardableResult
+    package static func makeMotionPhoto(at path: FilePath, layout: MotionPhotoLayout) throws -> Int {
+        try Self.makeJPEG(at: path, size: "320x240", orientation: 1)
+        let clipPath = path.removingLastComponent().appending("clip-\(path.lastComponent?.string ?? "").mp4")
+        try MediaFixtures.makeClip(
+            at: clipPath,
+            width: 160,
+            height: 120,
+            seconds: 1,
+            codecArguments: MediaFixtures.h264AAC
+        )
+        let clip = try Self.read(clipPath)
+        var still = try Self.read(path)
+        switch layout {
+        case .google:
+            let xmp = """
+                <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
+                <rdf:Description rdf:about="" xmlns:GCamera="http://ns.google.com/photos/1.0/camera/" \
+                xmlns:Container="http://ns.google.com/photos/1.0/container/" \
+                xmlns:Item="http://ns.google.com/photos/1.0/container/item/" \
+                GCamera:MotionPhoto="1" GCamera:MotionPhotoVersion="1"><Container:Directory><rdf:Seq>\
+                <rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="image/jpeg" Item:Semantic="Primary" \
+                Item:Length="0" Item:Padding="0"/></rdf:li><rdf:li rdf:parseType="Resource"><Container:Item \
+                Item:Mime="video/mp4" Item:Semantic="MotionPhoto" Item:Length="\(clip.count)" Item:Padding="0"/>\
+                </rdf:li></rdf:Seq></Container:Directory></rdf:Description></rdf:RDF></x:xmpmeta>
+                """
+            let payload = Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(xmp.utf8)
+            let segment = [0xFF, 0xE1, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+            // The XMP goes first, right after the start-of-image marker, as a camera writes it.
+            still.insert(contentsOf: segment, at: 2)
+            try Self.write(still + clip, to: path)
+        case .samsung:
+            let name = Array("MotionPhoto_Data".utf8)
+            let field = [0x00, 0x00, 0x30, 0x0A] + Self.littleEndian(name.count) + name + clip
+            // The directory: "SEFH", version, one entry (padding, type, distance back to the field, its length).
+            let directory =
+                Array("SEFH".utf8) + Self.littleEndian(106) + Self.littleEndian(1) + [0x00, 0x00, 0x30, 0x0A]
+                + Self.littleEndian(field.count) + Self.littleEndian(field.count)
+            try Self.write(
+                still + field + directory + Self.littleEndian(directory.count) + Array("SEFT".utf8),
+                to: path
+            )
+        }
+        return clip.count
+    }
+
+    /// `value` as four little-endian bytes.
+    private static func littleEndian(_ value: Int) -> [UInt8] {
+        (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) }
+    }
+}

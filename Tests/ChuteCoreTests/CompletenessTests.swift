@@ -143,6 +143,22 @@ struct CompletenessTests {
         #expect(self.judge(data.prefix(moov)) == .incomplete("the file has no 'moov' box yet"))
     }
 
+    /// A motion photo, Google's or Samsung's, is whole with its appended video (its JPEG's end marker is not at the
+    /// end of the file); cut anywhere, in its video or in its still, it is not.
+    @Test(arguments: [MetadataFixtures.MotionPhotoLayout.google, .samsung])
+    func aMotionPhotoIsWholeWithItsVideoAndACutOneIsNot(layout: MetadataFixtures.MotionPhotoLayout) throws {
+        let directory = try TemporaryDirectory(prefix: "complete")
+        defer { directory.remove() }
+        let file = directory.appending("motion.jpg")
+        let video = try MetadataFixtures.makeMotionPhoto(at: file, layout: layout)
+        let data = try Data(contentsOf: URL(fileURLWithPath: file.string))
+
+        #expect(self.judge(data) == .whole)
+        let cuts = [data.count - 1, data.count - video / 2, data.count - video - 40, data.count / 3, 4000]
+        let judgedWhole = cuts.filter { self.judge(data.prefix($0)) == .whole }
+        #expect(judgedWhole.isEmpty, "cuts judged whole: \(judgedWhole) of \(data.count) bytes")
+    }
+
     @Test func aDamagedBoxTypeIsNamedInHex() throws {
         // An `ftyp` box, then a box whose type is four NUL bytes and whose size runs past the end (as in the corpus's
         // heic_corrupted.heic): the message must not carry control characters into the log and the sidecar.

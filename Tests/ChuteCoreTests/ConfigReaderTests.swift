@@ -934,6 +934,7 @@ private let badSettingsValueCases: [(String, String)] = [
             rotate: 33
             flip: true
             grayscale: true
+            colorspace: keep
             flop: true
             background: "#102030"
             aspect: 4:5
@@ -1091,7 +1092,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "output": "/srv/chute/out/photos/",
         "quality": "quality 77%", "width": "width ≤ 1234", "height": "height ≤ 987", "strip": "strip metadata",
         "crop": "crop 16:9", "gravity": "gravity north",
-        "rotate": "rotate 33°", "flip": "flip top to bottom", "grayscale": "grayscale", "flop": "flop left to right",
+        "rotate": "rotate 33°", "flip": "flip top to bottom", "grayscale": "grayscale", "colorspace": "colorspace keep",
+        "flop": "flop left to right",
         "background": "background #102030", "aspect": "aspect 4:5", "aspectMode": "aspectMode pad",
         "watermark": "watermark \"© Me\"", "watermarkImage": "watermark image /bin/sh",
         "watermarkPosition": "watermark at northwest", "watermarkOpacity": "watermark opacity 0.7",

@@ -512,14 +512,18 @@ import Testing
 
         #expect(
             ImageOperation.plan(options, format: jpg, metadata: .strip, orientation: 6) == [
-                .orient(exif: 6), .fit(width: nil, height: 600), .metadata(.strip), .flatten(onto: "white"),
-                .quality(70),
+                .orient(exif: 6), .makeSRGB, .fit(width: nil, height: 600), .metadata(.strip),
+                .flatten(onto: "white"), .quality(70),
             ]
         )
-        #expect(ImageOperation.plan(["quality": 0.5], format: png, metadata: .keep) == [.orient(exif: nil)])
+        #expect(
+            ImageOperation.plan(["quality": 0.5, "colorspace": "keep"], format: png, metadata: .keep) == [
+                .orient(exif: nil)
+            ]
+        )
         #expect(
             ImageOperation.plan([:], format: jpg, metadata: .keep) == [
-                .orient(exif: nil), .flatten(onto: "white"), .quality(85),
+                .orient(exif: nil), .makeSRGB, .flatten(onto: "white"), .quality(85),
             ]
         )
     }

@@ -143,6 +143,20 @@ package enum ImageOptions {
         show: { $0 ? "grayscale" : "in colour" }
     )
 
+    /// `colorspace`: whether pictures in print colours (CMYK) become sRGB.
+    package static let colorspace = RuleOption<ColorspacePolicy>(
+        "colorspace",
+        .choice(ColorspacePolicy.allCases.map(\.rawValue)),
+        summary: "`srgb` turns pictures in print colours (CMYK, from a JPEG, TIFF, PSD, …) into sRGB right after "
+            + "decoding, through their ICC profile (or Ghostscript's default CMYK profile when they have none), so "
+            + "that browsers and NAS thumbnailers show them right; RGB pictures keep their own profile (Display P3, "
+            + "Adobe RGB) and grey stays grey. `keep` writes the colours as decoded, CMYK into targets that hold it "
+            + "(JPEG, TIFF).",
+        default: "`srgb`",
+        stage: .orient,
+        show: { "colorspace \($0.rawValue)" }
+    )
+
     /// `flop`: mirror left to right.
     package static let flop = CommonOptions.flop
 
@@ -242,6 +256,14 @@ package enum ImageOptions {
     }
 }
 
+/// What `colorspace` does with pictures in print colours.
+package enum ColorspacePolicy: String, Sendable, Hashable, CaseIterable, OptionValueConvertible {
+    /// Into sRGB, through ICC profiles.
+    case srgb
+    /// As decoded.
+    case keep
+}
+
 extension EngineKind {
     /// The image engine's lane.
     package static let image = EngineKind(rawValue: "image")
@@ -309,7 +331,8 @@ extension Engines {
             ImageOptions.flop.spec, ImageOptions.background.spec, ImageOptions.aspect.spec,
             ImageOptions.aspectMode.spec, ImageOptions.watermark.spec, ImageOptions.watermarkImage.spec,
             ImageOptions.watermarkPosition.spec, ImageOptions.watermarkOpacity.spec, ImageOptions.watermarkSize.spec,
-            ImageOptions.grayscale.spec, CommonOptions.maxFileSize.spec, CommonOptions.metadata.spec,
+            ImageOptions.grayscale.spec, ImageOptions.colorspace.spec, CommonOptions.maxFileSize.spec,
+            CommonOptions.metadata.spec,
             CommonOptions.strip.spec,
             ImageOptions.rawFormat.spec, ImageOptions.rawSize.spec, ImageOptions.rawDepth.spec,
             ImageOptions.tiles.spec, ImageOptions.frameDelay.spec,
