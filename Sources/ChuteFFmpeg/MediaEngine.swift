@@ -300,6 +300,20 @@ package struct MediaEngine: ConversionEngine {
                     + "the video: its pictures end before the start"
             )
         }
+        if trim == nil {
+            // A copied stream is not decoded, so an input that holds none of its packets (an MP4 cut off right after
+            // its index, which declares every sample) is told here, not by the read-back finding an empty output.
+            for source in [plan.video?.source].compactMap({ $0 }) + plan.audio.map(\.source)
+            where transcoder.copiedPackets(of: source) == 0 {
+                let declared = container.declaredDuration.map { ", though its header declares \(OutputVerifier.seconds($0))" }
+                throw FFmpegError(
+                    .decode,
+                    "av_read_frame",
+                    detail: "the input holds no readable packet of stream #\(source.index) (\(source.codecName))"
+                        + "\(declared ?? ""): it is truncated or damaged"
+                )
+            }
+        }
         try muxer.finish()
         return Transcoded(
             warnings: warnings,

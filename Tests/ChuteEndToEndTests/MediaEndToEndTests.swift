@@ -274,6 +274,43 @@ struct MediaEndToEndTests {
         #expect(harness.temporaryFiles().isEmpty)
     }
 
+    /// An audiobook cut off right after its index (`broken/m4b_truncated_after_moov.m4b`: the index declares 107
+    /// minutes, no sample is there) is the input's fault, copied or re-encoded, and quarantine takes it.
+    @Test func truncatedAudiobookIsCorruptInputAndQuarantined() async throws {
+        try #require(Corpus.isPresent, "the corpus is missing at \(Corpus.folder)")
+        let harness = try Self.harness(
+            rules: """
+                  - name: books
+                    match: "*.m4b"
+                    to: m4a
+                    output: ./outbox
+                    quarantine: ./quarantine
+                  - name: books-mp3
+                    match: "*.mp4"
+                    to: mp3
+                    output: ./outbox
+                    quarantine: ./quarantine
+                """,
+            settings: "  incompleteTimeout: 1s"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let source = Corpus.folder.appending("broken/m4b_truncated_after_moov.m4b")
+        for name in ["book.m4b", "book.mp4"] {
+            try Self.drop(name, into: harness) { try FileManager.default.copyItem(atPath: source.string, toPath: $0.string) }
+        }
+        for name in ["book.m4b", "book.mp4"] {
+            try await daemon.waitForLog("Source quarantined", name, timeout: 90)
+            let reason = try String(
+                contentsOfFile: harness.directory.appending("quarantine/\(name).reason.txt").string,
+                encoding: .utf8
+            )
+            #expect(reason.contains("corruptInput"), "\(name): \(reason)")
+        }
+        #expect(harness.temporaryFiles().isEmpty)
+    }
+
     @Test func sigtermDuringALongTranscodeExitsZeroAndLeavesNothing() async throws {
         let harness = try Self.harness(
             rules: """
