@@ -234,24 +234,14 @@ package enum OutputCommitter {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let directory = path.removingLastComponent()
-        let temporary = directory.appending("\(self.temporaryPrefix)\(sidecar.jobID).sidecar")
+        let temporaryName = "\(self.temporaryPrefix)\(sidecar.jobID).sidecar"
         do {
             var data = try encoder.encode(sidecar)
             data.append(UInt8(ascii: "\n"))
-            let descriptor = try FileDescriptor.open(
-                temporary,
-                .writeOnly,
-                options: [.create, .truncate, .noFollow, .closeOnExec],
-                permissions: [.ownerReadWrite, .groupRead, .otherRead]
-            )
-            try descriptor.closeAfter {
-                _ = try descriptor.writeAll(data)
-                guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
+            try SystemCall.writeAtomically(data, to: path, temporaryName: temporaryName) { temporary in
+                _ = self.applyOwnership(ownership, to: temporary)
             }
-            _ = self.applyOwnership(ownership, to: temporary)
-            guard SystemCall.rename(temporary, path) == 0 else { throw Errno(rawValue: errno) }
         } catch {
-            SystemCall.unlink(temporary)
             throw ConversionFailure.writing("cannot write the sidecar \(LogText.escaped(path))", error)
         }
         try self.syncDirectory(directory)
