@@ -76,6 +76,12 @@ import Glibc
         let log = try #require(harness.daemon).log
         #expect(log.filter { $0.contains("\u{FFFD}") }.isEmpty, "\(log.filter { $0.contains("\u{FFFD}") })")
         #expect(!log.filter { $0.contains("caf\\x{e9}.jpg") }.isEmpty)
+        // `chute jobs` (the status API) shows the names escaped the same way.
+        let jobs = try ChuteProcess(["jobs", "--config", harness.configPath.string])
+        _ = try await jobs.waitForExit()
+        let listing = jobs.output.joined(separator: "\n")
+        #expect(listing.contains("caf\\x{e9}.jpg") && listing.contains("caf\\x{e8}.jpg"), "\(listing)")
+        #expect(!listing.contains("\u{FFFD}"), "\(listing)")
     }
 
     private static func component(_ bytes: [UInt8]) -> FilePath.Component {
