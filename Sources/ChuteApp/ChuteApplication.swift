@@ -151,7 +151,10 @@ package struct ChuteApplication {
         // Outputs, sidecars and sources moved across file systems are written under temporary names first.
         for folder in Set(self.config.rules.flatMap(\.writtenFolders)) {
             for path in OutputCommitter.removeStaleTemporaries(below: folder) {
-                self.logger.info("Removed a temporary file left by an earlier run", metadata: ["path": "\(path)"])
+                self.logger.info(
+                    "Removed a temporary file left by an earlier run",
+                    metadata: ["path": "\(LogText.escaped(path))"]
+                )
             }
         }
         let watcher = try DirectoryWatcher(specs: self.watchSpecs(), logger: self.logger)

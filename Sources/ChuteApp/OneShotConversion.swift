@@ -47,7 +47,7 @@ package struct OneShotConversion {
             let known = Engines.registry.formats.filter { !$0.followsInput }.map(\.name).joined(separator: ", ")
             throw ConversionFailure(.unsupportedInput, "unknown output format '\(ext)'; known: \(known)")
         }
-        guard let name = self.output.lastComponent?.string else {
+        guard let name = self.output.lastComponent else {
             throw ConversionFailure(.outputFailed, "\(self.output) is not a file path")
         }
         let directory =
@@ -108,7 +108,7 @@ package struct OneShotConversion {
                 return "\(final): \(format.name) \(size)\(report.outputBytes) bytes"
                     + (report.warnings.isEmpty ? "" : "\nwarnings: " + report.warnings.joined(separator: "; "))
             } catch {
-                _ = unlink(temporary.string)
+                SystemCall.unlink(temporary)
                 throw error
             }
         }

@@ -63,7 +63,7 @@ struct SignalService: Service {
     /// - Returns: the configuration now in force: the new rules with the running watches and settings, or `running`
     ///   unchanged when the file has problems.
     private func reload(_ running: ChuteConfig) async -> ChuteConfig {
-        let path = "\(LogText.escaped(self.configFile.string))"
+        let path = "\(LogText.escaped(self.configFile))"
         let loaded: ChuteConfig
         do {
             loaded = try ConfigReader.read(contentsOf: self.configFile, registry: Engines.registry)

@@ -92,7 +92,7 @@ extension WatchConfig {
 
     /// The `doneSuffix` marker of a file (`clip.mkv.done` beside `clip.mkv`), or `nil` when the watch has none.
     package func doneMarker(of path: FilePath) -> FilePath? {
-        self.doneSuffix.map { path.removingLastComponent().appending((path.lastComponent?.string ?? "") + $0) }
+        self.doneSuffix.map { path.appendingToLastComponent($0) }
     }
 
     /// Why `path` must wait for its markers, or `nil` when it need not: its `doneSuffix` marker is missing, or its
@@ -101,7 +101,7 @@ extension WatchConfig {
         let name = path.lastComponent?.string ?? ""
         let folder = path.removingLastComponent()
         if let lock = self.lockSuffix {
-            if exists(folder.appending(name + lock)) { return "its lock file \(name + lock) exists" }
+            if exists(path.appendingToLastComponent(lock)) { return "its lock file \(name + lock) exists" }
             if exists(folder.appending(lock)) { return "the folder's lock file \(lock) exists" }
         }
         if let marker = self.doneMarker(of: path), !exists(marker) {
@@ -113,11 +113,13 @@ extension WatchConfig {
     /// The files whose wait a change of the marker `path` may end: `NAME` for `NAME.done` or `NAME.lock`, and every
     /// file of the folder for a folder-wide lock (`nil` then).
     package func markedFile(by path: FilePath) -> (isFolderLock: Bool, file: FilePath?)? {
-        guard let name = path.lastComponent?.string else { return nil }
-        if let lock = self.lockSuffix, name == lock { return (true, nil) }
+        guard let component = path.lastComponent else { return nil }
+        let name = component.bytes
+        if let lock = self.lockSuffix, name.elementsEqual(lock.utf8) { return (true, nil) }
         for suffix in [self.doneSuffix, self.lockSuffix].compactMap({ $0 })
-        where name.hasSuffix(suffix) && name.count > suffix.count {
-            return (false, path.removingLastComponent().appending(String(name.dropLast(suffix.count))))
+        where name.count > suffix.utf8.count && name.suffix(suffix.utf8.count).elementsEqual(suffix.utf8) {
+            let file = FilePath.Component(bytes: name.dropLast(suffix.utf8.count))
+            return file.map { (false, path.removingLastComponent().appending($0)) }
         }
         return nil
     }

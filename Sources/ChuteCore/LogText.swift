@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// Makes untrusted text (file names, decoder messages) safe to put in a log record or a sidecar field.
 package enum LogText {
     /// The longest field kept; longer text is cut and marked with `…`.
@@ -8,16 +10,32 @@ package enum LogText {
     ///
     /// - Parameter limit: the most characters kept (``maximumLength`` by default).
     package static func escaped(_ text: String, limit: Int = Self.maximumLength) -> String {
+        Self.escaped(units: text.unicodeScalars.map { .scalar($0) }, limit: limit)
+    }
+
+    /// Escapes a path as ``escaped(_:limit:)`` escapes text, from the path's bytes: a byte that is not valid UTF-8
+    /// (a Latin-1 `é` in `caf\xe9.jpg`) is shown as `\x{e9}` rather than as the U+FFFD that `FilePath.string` makes
+    /// of it, so two such names stay apart in the log and the bytes can be read back.
+    ///
+    /// - Parameter limit: the most characters kept (``maximumLength`` by default).
+    package static func escaped(_ path: FilePath, limit: Int = Self.maximumLength) -> String {
+        Self.escaped(units: NameUnit.decode(path.bytes), limit: limit)
+    }
+
+    private static func escaped(units: [NameUnit], limit: Int) -> String {
         var result = ""
-        for scalar in text.unicodeScalars {
+        for unit in units {
             if result.unicodeScalars.count >= limit {
                 result += "…"
                 break
             }
-            if Self.isUnsafe(scalar) {
+            switch unit {
+            case .scalar(let scalar) where Self.isUnsafe(scalar):
                 result += "\\u{\(String(scalar.value, radix: 16))}"
-            } else {
+            case .scalar(let scalar):
                 result.unicodeScalars.append(scalar)
+            case .invalidByte(let byte):
+                result += "\\x{\(String(byte, radix: 16))}"
             }
         }
         return result

@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// An output file-name template such as `{stem}.{ext}` or `{date}-{stem}-small.{ext}`.
 ///
 /// Placeholders: `{stem}` the source name without its extension, `{ext}` the target format's extension,
@@ -58,6 +60,9 @@ package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
 
     /// Renders the template for one source file.
     ///
+    /// The source's name is used as its bytes: a name that is not valid UTF-8 (`caf\xe9.jpg`) gives an output name
+    /// with the same bytes (`caf\xe9.jpg`), so two names that differ in such a byte never get the same output.
+    ///
     /// - Parameters:
     ///   - sourceName: the source's file name.
     ///   - format: the target format.
@@ -65,28 +70,29 @@ package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
     ///   - date: the job's start date as `YYYY-MM-DD`.
     ///   - isFolder: whether the source is a folder (a group, ``RuleGrouping``): its whole name is the stem, since a
     ///     dot in a folder's name (`2024.11.25`) starts no extension.
-    /// - Returns: the output file name, made safe by ``SafeName/sanitized(_:)``.
+    /// - Returns: the output file name, made safe by ``SafeName/sanitized(bytes:)``.
     package func render(
-        sourceName: String,
+        sourceName: FilePath.Component,
         format: TargetFormat,
         rule: String,
         date: String,
         isFolder: Bool = false
-    ) -> String {
-        let (stem, sourceExt) = isFolder ? (sourceName, "") : Self.split(sourceName)
-        var result = ""
+    ) -> FilePath.Component {
+        let (stem, sourceExt) = isFolder ? (sourceName.bytes, []) : sourceName.stemAndExtensionBytes
+        var result: [UInt8] = []
         for part in self.parts {
             switch part {
-            case .text(let text): result += text
+            case .text(let text): result += text.utf8
             case .placeholder(.stem): result += stem
-            case .placeholder(.ext): result += format.name
-            case .placeholder(.name): result += sourceName
-            case .placeholder(.sourceExt): result += sourceExt.lowercased()
-            case .placeholder(.rule): result += rule
-            case .placeholder(.date): result += date
+            case .placeholder(.ext): result += format.name.utf8
+            case .placeholder(.name): result += sourceName.bytes
+            case .placeholder(.sourceExt): result += SafeName.lowercased(sourceExt)
+            case .placeholder(.rule): result += rule.utf8
+            case .placeholder(.date): result += date.utf8
             }
         }
-        return SafeName.sanitized(result)
+        // Sanitised bytes are never empty, `.`, `..`, and hold no `/` or NUL.
+        return FilePath.Component(bytes: SafeName.sanitized(bytes: result))!
     }
 
     /// Splits `IMG_1.HEIC` into (`IMG_1`, `HEIC`); a name without a dot (or only a leading one) has no extension.
@@ -114,16 +120,7 @@ package enum SafeName {
     /// The overrides are the ones ``LogText`` escapes: in a file listing, `invoice<U+202E>gnp.jpg` reads as
     /// `invoicegpj.png`, so an uploader could make an output look like another type.
     package static func sanitized(_ name: String) -> String {
-        var cleaned = String(
-            String.UnicodeScalarView(
-                name.unicodeScalars.map { scalar in
-                    let isBidiControl =
-                        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
-                    return scalar.properties.generalCategory == .control || isBidiControl || scalar == "/"
-                        || scalar == "\u{7F}" ? "_" : scalar
-                }
-            )
-        )
+        var cleaned = String(String.UnicodeScalarView(name.unicodeScalars.map { Self.isUnsafe($0) ? "_" : $0 }))
         if cleaned.hasPrefix("-") { cleaned = "_" + cleaned.dropFirst() }
         if cleaned.isEmpty || cleaned == "." || cleaned == ".." { cleaned = "_" + cleaned }
         guard cleaned.utf8.count > maximumBytes else { return cleaned }
@@ -135,5 +132,42 @@ package enum SafeName {
             shortened.append(character)
         }
         return shortened + suffix
+    }
+
+    /// Sanitises a name's bytes as ``sanitized(_:)`` sanitises text, keeping bytes that are not valid UTF-8 (a
+    /// Latin-1 `é`) as they are: they are neither control characters nor `/`, and replacing them would make two
+    /// names that differ only there the same. The length is capped at a scalar or byte boundary.
+    package static func sanitized(bytes: [UInt8]) -> [UInt8] {
+        if let text = String(validating: bytes, as: UTF8.self) { return Array(Self.sanitized(text).utf8) }
+        var units = NameUnit.decode(bytes).map { unit in
+            if case .scalar(let scalar) = unit, Self.isUnsafe(scalar) { return NameUnit.scalar("_") }
+            return unit
+        }
+        if units.first == .scalar("-") { units[0] = .scalar("_") }
+        let cleaned = units.flatMap(\.bytes)
+        guard cleaned.count > maximumBytes else { return cleaned }
+        let dot = cleaned.lastIndex(of: UInt8(ascii: ".")).flatMap { $0 > 0 ? $0 : nil }
+        let suffix = dot.map { Array(cleaned[$0...]) } ?? []
+        var shortened: [UInt8] = []
+        for unit in NameUnit.decode(cleaned[..<(dot ?? cleaned.endIndex)]) {
+            let piece = unit.bytes
+            if shortened.count + piece.count + suffix.count > maximumBytes { break }
+            shortened += piece
+        }
+        return shortened + suffix
+    }
+
+    /// Lower-cases the valid UTF-8 of a name's bytes (a source extension), keeping the other bytes as they are.
+    package static func lowercased(_ bytes: [UInt8]) -> [UInt8] {
+        if let text = String(validating: bytes, as: UTF8.self) { return Array(text.lowercased().utf8) }
+        return NameUnit.decode(bytes).flatMap { unit in
+            if case .scalar(let scalar) = unit { return Array(String(scalar).lowercased().utf8) }
+            return unit.bytes
+        }
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        let isBidiControl = (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+        return scalar.properties.generalCategory == .control || isBidiControl || scalar == "/" || scalar == "\u{7F}"
     }
 }

@@ -120,10 +120,8 @@ extension Rule {
     /// Where the sidecar of `output` (a path below ``output``) goes: beside it, or in the `sidecars` folder at the
     /// same path below it as `output` is below the output folder, such as `meta/trip/IMG_1.jpg.chute.json`.
     package func sidecarPath(for output: FilePath) -> FilePath {
-        let name = (output.lastComponent?.string ?? "") + Sidecar.fileSuffix
-        guard case .folder(let folder) = self.sidecars else {
-            return output.removingLastComponent().appending(name)
-        }
+        let beside = output.appendingToLastComponent(Sidecar.fileSuffix)
+        guard case .folder(let folder) = self.sidecars, let name = beside.lastComponent else { return beside }
         var relative = output.removingLastComponent()
         guard relative.removePrefix(self.output) else { return folder.appending(name) }
         return folder.pushing(relative).appending(name)

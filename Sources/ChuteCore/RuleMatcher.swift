@@ -21,10 +21,11 @@ package struct FileFacts: Sendable, Equatable {
 package struct OutputPlan: Sendable, Equatable {
     /// The target folder, including the source's sub-folder path when the rule keeps the structure.
     package var directory: FilePath
-    /// The output file name before any collision renaming.
-    package var name: String
+    /// The output file name before any collision renaming, with the bytes of the source's name
+    /// (``NameTemplate/render(sourceName:format:rule:date:isFolder:)``).
+    package var name: FilePath.Component
 
-    package init(directory: FilePath, name: String) {
+    package init(directory: FilePath, name: FilePath.Component) {
         self.directory = directory
         self.name = name
     }
@@ -102,11 +103,13 @@ package struct RuleMatcher: Sendable {
         now: Date,
         date: String
     ) -> MatchDecision {
-        guard let name = path.lastComponent?.string else { return .ignored(reason: "not a file path") }
+        guard let component = path.lastComponent else { return .ignored(reason: "not a file path") }
+        let name = component.string
         let ignore = self.ignores[root] ?? IgnoreRules()
         var relative = path
         guard relative.removePrefix(root) else { return .ignored(reason: "not below the watched folder \(root)") }
-        let folders = relative.components.dropLast().map(\.string)
+        let folderComponents = Array(relative.components.dropLast())
+        let folders = folderComponents.map(\.string)
         if let folder = folders.first(where: { ignore.ignoresFolder(named: $0) }) {
             return .ignored(reason: "inside the ignored folder '\(folder)'")
         }
@@ -151,8 +154,8 @@ package struct RuleMatcher: Sendable {
             var rule = rule
             rule.to = format
             let directory =
-                rule.keepStructure ? rule.output.appending(folders.map { FilePath.Component($0)! }) : rule.output
-            let outputName = rule.rename.render(sourceName: name, format: rule.to, rule: rule.name, date: date)
+                rule.keepStructure ? rule.output.appending(folderComponents) : rule.output
+            let outputName = rule.rename.render(sourceName: component, format: rule.to, rule: rule.name, date: date)
             return .matched(rule, OutputPlan(directory: directory, name: outputName), passedOver: reasons)
         }
         return reasons.isEmpty ? .noRule : .filtered(reasons: reasons)
@@ -171,7 +174,8 @@ package struct RuleMatcher: Sendable {
     /// Where the output of the group `folder` goes for `rule` (a rule a member matched, with its format resolved):
     /// the rule's output folder, under the folder's name rendered as the rule's `rename` says.
     package static func groupPlan(rule: Rule, folder: FilePath, date: String) -> OutputPlan {
-        let name = folder.lastComponent?.string ?? ""
+        // A folder always has a last component: the watched folder itself is no group.
+        let name = folder.lastComponent ?? "_"
         return OutputPlan(
             directory: rule.output,
             name: rule.rename.render(sourceName: name, format: rule.to, rule: rule.name, date: date, isFolder: true)

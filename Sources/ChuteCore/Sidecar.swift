@@ -1,3 +1,6 @@
+import Foundation
+import SystemPackage
+
 /// The JSON record written next to every output (or where the output would have gone), one per job.
 ///
 /// Its file name is the output's name plus `.chute.json`. Chute reads it back to know, after a restart, that a source
@@ -11,7 +14,12 @@ package struct Sidecar: Sendable, Codable, Equatable {
 
     /// The source file as it was when the job took it.
     package struct Source: Sendable, Codable, Equatable {
+        /// The path as text; a name that is not valid UTF-8 is written escaped as the log shows it (`caf\x{e9}.jpg`),
+        /// and its bytes are in ``pathBytes``.
         package var path: String
+        /// The path's bytes in base64 when they are not valid UTF-8 (`caf\xe9.jpg`), `nil` otherwise: JSON text
+        /// cannot hold them. ``filePath`` reads it first.
+        package var pathBytes: String?
         package var size: Int64
         /// Modification time, ISO 8601 with fractional seconds.
         package var mtime: String
@@ -19,24 +27,33 @@ package struct Sidecar: Sendable, Codable, Equatable {
         /// The content type recognised from the first bytes, if any.
         package var sniffedType: String?
 
-        package init(path: String, size: Int64, mtime: String, sha256: String?, sniffedType: String?) {
-            self.path = path
+        package init(path: FilePath, size: Int64, mtime: String, sha256: String?, sniffedType: String?) {
+            (self.path, self.pathBytes) = Sidecar.fields(of: path)
             self.size = size
             self.mtime = mtime
             self.sha256 = sha256
             self.sniffedType = sniffedType
         }
+
+        /// The source's path: from ``pathBytes`` when the sidecar has them, else from ``path``.
+        package var filePath: FilePath { Sidecar.filePath(self.path, self.pathBytes) }
     }
 
     /// The written output.
     package struct Output: Sendable, Codable, Equatable {
+        /// The path as text, as ``Source/path`` is written.
         package var path: String
+        /// The path's bytes in base64 when they are not valid UTF-8, as ``Source/pathBytes``.
+        package var pathBytes: String?
         package var size: Int64
 
-        package init(path: String, size: Int64) {
-            self.path = path
+        package init(path: FilePath, size: Int64) {
+            (self.path, self.pathBytes) = Sidecar.fields(of: path)
             self.size = size
         }
+
+        /// The output's path: from ``pathBytes`` when the sidecar has them, else from ``path``.
+        package var filePath: FilePath { Sidecar.filePath(self.path, self.pathBytes) }
     }
 
     /// What went wrong, for failed jobs.
@@ -144,6 +161,17 @@ package struct Sidecar: Sendable, Codable, Equatable {
 
     /// The suffix appended to an output's name to name its sidecar.
     package static let fileSuffix = ".chute.json"
+
+    /// The `path` and `pathBytes` fields of a path: the text alone when its bytes are valid UTF-8; else the text
+    /// escaped as the log shows it (`caf\x{e9}.jpg`) and the bytes in base64.
+    private static func fields(of path: FilePath) -> (path: String, pathBytes: String?) {
+        (path.readableString, path.validString == nil ? path.bytes.base64EncodedString() : nil)
+    }
+
+    /// The path that `path` and `pathBytes` fields name: the bytes when there are some, else the text.
+    private static func filePath(_ path: String, _ pathBytes: String?) -> FilePath {
+        pathBytes.flatMap { Data(base64Encoded: $0) }.map(FilePath.init(bytes:)) ?? FilePath(path)
+    }
 }
 
 /// Chute's own version, written into every sidecar.

@@ -173,21 +173,24 @@ package struct OutputPart: Sendable, Codable, Equatable {
 
     /// The hidden temporary name of the part, beside the request's `output`: `.chute-ID.partial-r1c2`.
     package func temporaryPath(beside output: FilePath) -> FilePath {
-        output.removingLastComponent().appending((output.lastComponent?.string ?? "") + "-" + self.label)
+        output.appendingToLastComponent("-" + self.label)
     }
 
     /// The part's name in a set named `name`: `photo.png` gives `photo-r1c2.png`.
-    package func name(forSetNamed name: String) -> String {
-        let (stem, ext) = NameTemplate.split(name)
-        return "\(stem)-\(self.label)" + (ext.isEmpty ? "" : "." + ext)
+    package func name(forSetNamed name: FilePath.Component) -> FilePath.Component {
+        let (stem, ext) = name.stemAndExtensionBytes
+        // A label is 1 to 16 letters and digits (``areWellFormed(_:)``), so the name stays one component.
+        let suffix = ext.isEmpty ? [] : [UInt8(ascii: ".")] + ext
+        return FilePath.Component(bytes: stem + Array("-\(self.label)".utf8) + suffix)!
     }
 
     /// The name of the set that `name`, the name of a part labelled `label`, belongs to: `photo-r1c2.png` with
     /// `r1c2` gives `photo.png`; `nil` when `name` is not named so.
-    package static func setName(ofPartNamed name: String, label: String) -> String? {
-        let (stem, ext) = NameTemplate.split(name)
-        guard stem.hasSuffix("-" + label) else { return nil }
-        return String(stem.dropLast(label.count + 1)) + (ext.isEmpty ? "" : "." + ext)
+    package static func setName(ofPartNamed name: FilePath.Component, label: String) -> FilePath.Component? {
+        let (stem, ext) = name.stemAndExtensionBytes
+        let suffix = Array("-\(label)".utf8)
+        guard stem.count > suffix.count, stem.suffix(suffix.count).elementsEqual(suffix) else { return nil }
+        return FilePath.Component(bytes: stem.dropLast(suffix.count) + (ext.isEmpty ? [] : [UInt8(ascii: ".")] + ext))
     }
 
     /// Whether the parts a worker reported can be committed: at most ``limit``, each label well formed and used

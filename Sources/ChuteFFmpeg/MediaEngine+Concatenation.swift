@@ -214,7 +214,7 @@ extension MediaEngine {
             one.inputs = nil
             one.format = clipFormat
             one.options = clipOptions
-            one.output = FilePath(request.output.string + "-clip\(index + 1)")
+            one.output = request.output.appendingToLastComponent("-clip\(index + 1)")
             do throws(ConversionFailure) {
                 let part = try MediaFile.create(at: one.output)
                 let share = Double(index) / Double(clips.count)
@@ -233,7 +233,7 @@ extension MediaEngine {
                 throw error.inGroup(inputs[index], index: index, count: inputs.count)
             }
         }
-        let joined = try MediaFile.create(at: FilePath(request.output.string + "-joined"))
+        let joined = try MediaFile.create(at: request.output.appendingToLastComponent("-joined"))
         // The picture was encoded as the rule says; what is left is the sound, the container and the metadata.
         var last = request
         last.options = ConversionOptions(request.options.values.filter { !Self.pictureKeys.contains($0.key) })

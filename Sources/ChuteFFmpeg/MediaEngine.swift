@@ -397,7 +397,7 @@ package struct MediaEngine: ConversionEngine {
                 input: input,
                 statsFile: statsFile,
                 bitRate: bitRate,
-                scratch: FilePath(request.output.string + "-pass1")
+                scratch: request.output.appendingToLastComponent("-pass1")
             )
         } catch {
             EncodingPass.removeStats(statsFile)

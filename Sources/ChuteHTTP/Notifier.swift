@@ -139,7 +139,7 @@ package struct Notifier: Service {
             event: event.kind.rawValue,
             job: job,
             sourceSize: (try? SourceInspector.status(of: FilePath(event.source)))?.fingerprint.size,
-            outputs: StatusAPI.outputs(event.outputs),
+            outputs: StatusAPI.outputs(event.outputs.map { FilePath($0) }),
             duration: startedAt.map { max(0, event.time.timeIntervalSince($0)) },
             time: event.time
         )

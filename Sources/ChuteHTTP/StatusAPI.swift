@@ -174,13 +174,15 @@ package struct StatusAPI: Sendable {
         }
         guard let entry = try await self.journal.entry(id) else {
             if let live = await self.board.entry(id) {
-                return try Self.json(API.JobDetail(job: live, sidecar: nil, outputs: Self.outputs(live.outputs)))
+                return try Self.json(
+                    API.JobDetail(job: live, sidecar: nil, outputs: Self.outputs(live.outputs.map { FilePath($0) }))
+                )
             }
             throw Self.problem(.notFound, "no job '\(id)'")
         }
         let sidecar = entry.sidecar.flatMap(Self.readSidecar)
-        var paths = sidecar?.outputs?.map(\.path) ?? []
-        if paths.isEmpty, let output = entry.output { paths = [output.string] }
+        var paths = sidecar?.outputs?.map(\.filePath) ?? []
+        if paths.isEmpty, let output = entry.output { paths = [output] }
         return try Self.json(API.JobDetail(job: Self.job(entry), sidecar: sidecar, outputs: Self.outputs(paths)))
     }
 
@@ -324,9 +326,9 @@ package struct StatusAPI: Sendable {
         API.Job(
             id: entry.id,
             rule: entry.rule,
-            source: entry.source.string,
+            source: entry.source.readableString,
             state: entry.state,
-            outputs: entry.output.map { [$0.string] } ?? [],
+            outputs: entry.output.map { [$0.readableString] } ?? [],
             message: entry.failureMessage,
             code: entry.failureCode,
             progress: entry.state == "completed" ? 1 : nil,
@@ -340,14 +342,14 @@ package struct StatusAPI: Sendable {
         guard path.lastComponent?.string.hasSuffix(Sidecar.fileSuffix) == true,
             let status = try? SourceInspector.status(of: path), status.isRegularFile,
             status.fingerprint.size <= Self.maximumSidecarSize,
-            let data = FileManager.default.contents(atPath: path.string)
+            let data = try? SystemCall.contents(of: path)
         else { return nil }
         return try? JSONDecoder().decode(Sidecar.self, from: data)
     }
 
-    static func outputs(_ paths: [String]) -> [API.Output] {
+    static func outputs(_ paths: [FilePath]) -> [API.Output] {
         paths.map { path in
-            API.Output(path: path, size: (try? SourceInspector.status(of: FilePath(path)))?.fingerprint.size)
+            API.Output(path: path.readableString, size: (try? SourceInspector.status(of: path))?.fingerprint.size)
         }
     }
 

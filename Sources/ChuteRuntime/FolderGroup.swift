@@ -108,10 +108,9 @@ package enum GroupListing {
         var pending = [folder]
         var seen = 0
         while let directory = pending.popLast(), seen < Self.fileLimit {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.string) else { continue }
+            guard let names = try? SystemCall.entries(of: directory) else { continue }
             for name in names {
-                guard let component = FilePath.Component(name) else { continue }
-                let path = directory.appending(component)
+                let path = directory.appending(name)
                 guard let status = try? SourceInspector.status(of: path, beneath: root) else { continue }
                 if status.isDirectory {
                     pending.append(path)

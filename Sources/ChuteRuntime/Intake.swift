@@ -221,7 +221,7 @@ package actor Intake {
         self.events.publish(JobEvent(.cancelled, of: job, message: "cancelled on request before it started"))
         self.logger.info(
             "Queued job cancelled on request",
-            metadata: ["job.id": "\(job.id)", "input.path": "\(LogText.escaped(job.source.string))"]
+            metadata: ["job.id": "\(job.id)", "input.path": "\(LogText.escaped(job.source))"]
         )
         return job
     }
@@ -316,7 +316,7 @@ package actor Intake {
             let delay = min(self.retryDelay * (1 << min(count, 16)), Self.maximumRetryDelay)
             self.logger.info(
                 "Trying the file again later",
-                metadata: ["input.path": "\(LogText.escaped(job.source.string))", "delay": "\(delay)"]
+                metadata: ["input.path": "\(LogText.escaped(job.source))", "delay": "\(delay)"]
             )
             self.postponed[job.source] = job
             self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
@@ -423,7 +423,7 @@ package actor Intake {
             if [.tooManySymbolicLinkLevels, .improperLink, .notDirectory].contains(error) {
                 self.logger.info(
                     "Skipped: its path goes through a symbolic link, which is not followed",
-                    metadata: ["input.path": "\(LogText.escaped(path.string))"]
+                    metadata: ["input.path": "\(LogText.escaped(path))"]
                 )
             }
             self.stability.forget(path)
@@ -448,7 +448,7 @@ package actor Intake {
         finished: Bool
     ) async -> (StabilityTracker.Ticket, Duration)? {
         var logger = self.logger
-        logger[metadataKey: "input.path"] = "\(LogText.escaped(path.string))"
+        logger[metadataKey: "input.path"] = "\(LogText.escaped(path))"
         guard status.isRegularFile else {
             // A group folder comes back here when its marker appears, or when its job is tried again.
             if status.isDirectory, path.removingLastComponent() == root {
@@ -529,7 +529,7 @@ package actor Intake {
                 return nil
             }
             if let watch = self.watches[root],
-                let reason = watch.markerWait(for: path, exists: { access($0.string, F_OK) == 0 })
+                let reason = watch.markerWait(for: path, exists: { SystemCall.access($0, F_OK) == 0 })
             {
                 // Checked and recorded with no suspension between, so a marker event cannot slip in unseen.
                 self.waitingForMarker[path] = root
@@ -588,7 +588,7 @@ package actor Intake {
         let delay = whole ? self.quietPeriod : self.incompleteTimeout
         self.logger.debug(
             "Source left alone until it has been quiet after its job",
-            metadata: ["input.path": "\(LogText.escaped(source.string))", "job.id": "\(job.id)", "delay": "\(delay)"]
+            metadata: ["input.path": "\(LogText.escaped(source))", "job.id": "\(job.id)", "delay": "\(delay)"]
         )
         self.disposalContinuation.yield(Disposal(job: job, action: action, delay: delay))
     }
@@ -604,7 +604,7 @@ package actor Intake {
         var logger = self.logger
         logger[metadataKey: "job.id"] = "\(job.id)"
         logger[metadataKey: "rule.name"] = "\(job.rule.name)"
-        logger[metadataKey: "input.path"] = "\(LogText.escaped(job.source.string))"
+        logger[metadataKey: "input.path"] = "\(LogText.escaped(job.source))"
         guard let now = try? SourceInspector.status(of: job.source, beneath: job.root),
             now.fingerprint == job.fingerprint
         else {
@@ -674,7 +674,7 @@ extension Intake {
         trigger: FilePath
     ) async -> (StabilityTracker.Ticket, Duration)? {
         var logger = self.logger
-        logger[metadataKey: "group.path"] = "\(LogText.escaped(folder.string))"
+        logger[metadataKey: "group.path"] = "\(LogText.escaped(folder))"
         guard let folderStatus = try? SourceInspector.status(of: folder, beneath: root), folderStatus.isDirectory
         else { return nil }
         let matcher = self.matcher
@@ -741,7 +741,7 @@ extension Intake {
         // A file still in its quiet period brings the group back when it ends.
         if files.contains(where: { self.stability.isPending($0.path) }) { return nil }
         if let watch = self.watches[root],
-            let reason = watch.markerWait(for: key.folder, exists: { access($0.string, F_OK) == 0 })
+            let reason = watch.markerWait(for: key.folder, exists: { SystemCall.access($0, F_OK) == 0 })
         {
             // Checked and recorded with no suspension between, so a marker event cannot slip in unseen.
             self.waitingForMarker[key.folder] = root
@@ -756,14 +756,14 @@ extension Intake {
                 continue
             }
             var fileLogger = logger
-            fileLogger[metadataKey: "input.path"] = "\(LogText.escaped(path.string))"
+            fileLogger[metadataKey: "input.path"] = "\(LogText.escaped(path))"
             if self.mayWait(path, reason: reason, "Group waiting until a file is ready", logger: fileLogger) {
                 self.events.publish(JobEvent(.waiting, jobID: nil, rule: key.rule, source: key.folder, message: reason))
                 return (self.stability.touch(path, root: root, fingerprint: file.status.fingerprint), self.quietPeriod)
             }
             logger.warning(
                 "Taking a group whose file is still not ready after incompleteTimeout",
-                metadata: ["input.path": "\(LogText.escaped(path.string))", "reason": "\(LogText.escaped(reason))"]
+                metadata: ["input.path": "\(LogText.escaped(path))", "reason": "\(LogText.escaped(reason))"]
             )
         }
         // Nothing added, removed or written in the folder for a quiet period: `cp -r` may still be adding files
@@ -842,7 +842,7 @@ extension Intake {
             self.handled[file.path] = file.status.fingerprint
             logger.warning(
                 "A file arrived in a group already taken; it starts no job of its own",
-                metadata: ["input.path": "\(LogText.escaped(file.path.string))", "job.id": "\(jobID)"]
+                metadata: ["input.path": "\(LogText.escaped(file.path))", "job.id": "\(jobID)"]
             )
         }
     }
@@ -873,7 +873,7 @@ extension Intake {
             let delay = min(self.retryDelay * (1 << min(count, 16)), Self.maximumRetryDelay)
             self.logger.info(
                 "Trying the group again later",
-                metadata: ["group.path": "\(LogText.escaped(job.source.string))", "delay": "\(delay)"]
+                metadata: ["group.path": "\(LogText.escaped(job.source))", "delay": "\(delay)"]
             )
             self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
             return Date() + TimeInterval(delay.components.seconds)
@@ -904,7 +904,7 @@ extension Intake {
             one.sniffed = member.sniffed
             one.doneMarker = nil
             var memberLogger = logger
-            memberLogger[metadataKey: "input.path"] = "\(LogText.escaped(member.path.string))"
+            memberLogger[metadataKey: "input.path"] = "\(LogText.escaped(member.path))"
             guard let now = try? SourceInspector.status(of: member.path, beneath: job.root),
                 now.fingerprint == member.fingerprint
             else {
@@ -913,8 +913,8 @@ extension Intake {
             }
             await JobRunner.disposeOfSource(one, output: output, logger: memberLogger)
         }
-        if let marker = job.doneMarker { _ = unlink(marker.string) }
+        if let marker = job.doneMarker { SystemCall.unlink(marker) }
         // Only succeeds once nothing is left in it.
-        _ = rmdir(job.source.string)
+        SystemCall.rmdir(job.source)
     }
 }

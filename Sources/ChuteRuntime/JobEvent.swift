@@ -81,8 +81,8 @@ package struct JobEvent: Sendable, Codable, Hashable {
         self.kind = kind
         self.jobID = jobID
         self.rule = rule
-        self.source = source.string
-        self.outputs = outputs.map(\.string)
+        self.source = source.readableString
+        self.outputs = outputs.map(\.readableString)
         self.message = message
         self.code = code
         self.progress = progress
@@ -145,6 +145,6 @@ package struct JobEvent: Sendable, Codable, Hashable {
     /// The corresponding C function is `stat`.
     private static func size(of path: FilePath) -> Int64 {
         var status = stat()
-        return stat(path.string, &status) == 0 ? Int64(status.st_size) : 0
+        return SystemCall.stat(path, &status) == 0 ? Int64(status.st_size) : 0
     }
 }

@@ -95,7 +95,7 @@ package struct JobRunner: Sendable {
         var logger = self.logger
         logger[metadataKey: "job.id"] = "\(job.id)"
         logger[metadataKey: "rule.name"] = "\(job.rule.name)"
-        logger[metadataKey: "input.path"] = "\(LogText.escaped(job.source.string))"
+        logger[metadataKey: "input.path"] = "\(LogText.escaped(job.source))"
         let started = Date()
         let clockStart = ContinuousClock.now
 
@@ -261,7 +261,7 @@ package struct JobRunner: Sendable {
         let candidates: [(output: FilePath, sha256: String)]
         do {
             candidates = try await self.journal.completedOutputs(rule: job.rule.name, sourceSize: size)
-                .filter { access($0.output.string, F_OK) == 0 }
+                .filter { SystemCall.access($0.output, F_OK) == 0 }
         } catch {
             logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             return (nil, nil)
@@ -333,7 +333,7 @@ package struct JobRunner: Sendable {
         }
         logger.info(
             "Skipped: identical to a source this rule already converted",
-            metadata: ["duplicate.of": "\(LogText.escaped(earlier.string))", "sha256": "\(sha256)"]
+            metadata: ["duplicate.of": "\(LogText.escaped(earlier))", "sha256": "\(sha256)"]
         )
         return .skipped(duplicateOf: earlier)
     }
@@ -355,7 +355,7 @@ package struct JobRunner: Sendable {
         let temporaries =
             parts.isEmpty ? [pending.temporary] : parts.map { $0.temporaryPath(beside: pending.temporary) }
         func removeTemporaries() {
-            for temporary in temporaries { _ = unlink(temporary.string) }
+            for temporary in temporaries { SystemCall.unlink(temporary) }
         }
         if !job.isGroup, Self.sourceVanished(job) {
             // Deleted or moved away while it was converted, perhaps to stop its conversion: nothing is published.
@@ -451,7 +451,7 @@ package struct JobRunner: Sendable {
             logger.info(
                 "Job completed",
                 metadata: [
-                    "output.path": "\(LogText.escaped(final.string))",
+                    "output.path": "\(LogText.escaped(final))",
                     "output.count": "\(finals.count)",
                     "output.bytes": "\(record.report?.outputBytes ?? 0)",
                     "duration": "\(record.seconds)",
@@ -526,7 +526,7 @@ package struct JobRunner: Sendable {
                 try SourceDisposal.afterSuccess(job, output: output, marker: job.doneMarker)
             }
             if let moved {
-                logger.info("Source moved to the done folder", metadata: ["path": "\(LogText.escaped(moved.string))"])
+                logger.info("Source moved to the done folder", metadata: ["path": "\(LogText.escaped(moved))"])
             } else {
                 logger.info("Source deleted after its output was verified")
             }
@@ -596,7 +596,7 @@ package struct JobRunner: Sendable {
             metadata: [
                 "error.code": "\(failure.code.rawValue)",
                 "error": "\(LogText.escaped(failure.message))",
-                "sidecar": "\(LogText.escaped(sidecarPath.string))",
+                "sidecar": "\(LogText.escaped(sidecarPath))",
             ]
         )
         CrashPoint.afterFailure.reached()
@@ -637,7 +637,7 @@ package struct JobRunner: Sendable {
         } catch {
             logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
         }
-        logger.info("Job cancelled on request", metadata: ["sidecar": "\(LogText.escaped(sidecarPath.string))"])
+        logger.info("Job cancelled on request", metadata: ["sidecar": "\(LogText.escaped(sidecarPath))"])
         return .cancelledOnRequest
     }
 
@@ -650,7 +650,7 @@ package struct JobRunner: Sendable {
             let moved = try await Blocking.run { () throws(ConversionFailure) in
                 try SourceDisposal.quarantine(job, into: folder, failure: failure, sidecar: sidecar)
             }
-            logger.info("Source quarantined", metadata: ["path": "\(LogText.escaped(moved.string))"])
+            logger.info("Source quarantined", metadata: ["path": "\(LogText.escaped(moved))"])
         } catch {
             logger.warning("Source not quarantined", metadata: ["error": "\(LogText.escaped(error.message))"])
         }
@@ -700,7 +700,7 @@ private struct Record: Sendable {
         status: Sidecar.Status? = nil
     ) -> Sidecar {
         let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        let parts = zip(set, self.report?.parts ?? []).map { Sidecar.Output(path: $0.string, size: $1.bytes) }
+        let parts = zip(set, self.report?.parts ?? []).map { Sidecar.Output(path: $0, size: $1.bytes) }
         return Sidecar(
             chuteVersion: ChuteVersion.current,
             jobID: self.job.id,
@@ -710,13 +710,13 @@ private struct Record: Sendable {
             libraries: self.libraries,
             parameters: Sidecar.Parameters(format: self.job.rule.to.name, options: self.job.rule.options),
             source: Sidecar.Source(
-                path: self.job.source.string,
+                path: self.job.source,
                 size: self.status.fingerprint.size,
                 mtime: self.status.fingerprint.modified.formatted(iso),
                 sha256: self.sha256,
                 sniffedType: self.job.sniffed?.rawValue
             ),
-            output: parts.first ?? output.map { Sidecar.Output(path: $0.string, size: self.report?.outputBytes ?? 0) },
+            output: parts.first ?? output.map { Sidecar.Output(path: $0, size: self.report?.outputBytes ?? 0) },
             startedAt: self.started.formatted(iso),
             endedAt: Date().formatted(iso),
             durationSeconds: (self.seconds * 1000).rounded() / 1000,
@@ -728,7 +728,7 @@ private struct Record: Sendable {
             inputs: self.job.isGroup
                 ? self.job.members.enumerated().map { index, member in
                     Sidecar.Source(
-                        path: member.path.string,
+                        path: member.path,
                         size: member.fingerprint.size,
                         mtime: member.fingerprint.modified.formatted(iso),
                         sha256: index < self.memberHashes.count ? self.memberHashes[index] : nil,

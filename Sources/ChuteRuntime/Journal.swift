@@ -602,12 +602,12 @@ package final class Journal: Sendable {
                     var sidecar = try? JSONDecoder().decode(Sidecar.self, from: data)
                 {
                     let size = (try? SourceInspector.status(of: output))?.fingerprint.size ?? 0
-                    sidecar.output = Sidecar.Output(path: output.string, size: size)
+                    sidecar.output = Sidecar.Output(path: output, size: size)
                     // The rule's `sidecars` setting, as recorded when the job was committing.
                     let sidecarFolder = (row["sidecarFolder"] as Data?).map { Self.path($0) }
                     if row["sidecarSkipped"] as Bool? != true {
-                        let name = (output.lastComponent?.string ?? "") + Sidecar.fileSuffix
-                        let path = (sidecarFolder ?? output.removingLastComponent()).appending(name)
+                        let beside = output.appendingToLastComponent(Sidecar.fileSuffix)
+                        let path = sidecarFolder.map { $0.appending(beside.lastComponent!) } ?? beside
                         try OutputCommitter.makeDirectory(path.removingLastComponent())
                         try OutputCommitter.writeSidecar(sidecar, at: path)
                     }
@@ -640,14 +640,14 @@ package final class Journal: Sendable {
         let outputs = parts.compactMap { found[$0.inode] }
         if !parts.isEmpty, outputs.count == parts.count,
             let setName = outputs[0].lastComponent.flatMap({
-                OutputPart.setName(ofPartNamed: $0.string, label: parts[0].label)
+                OutputPart.setName(ofPartNamed: $0, label: parts[0].label)
             }),
             let data: Data = row["sidecar"],
             var sidecar = try? JSONDecoder().decode(Sidecar.self, from: data)
         {
             let listed = outputs.map { output in
                 Sidecar.Output(
-                    path: output.string,
+                    path: output,
                     size: (try? SourceInspector.status(of: output))?.fingerprint.size ?? 0
                 )
             }
@@ -655,7 +655,7 @@ package final class Journal: Sendable {
             sidecar.outputs = listed
             if row["sidecarSkipped"] as Bool? != true {
                 let sidecarFolder = (row["sidecarFolder"] as Data?).map { Self.path($0) }
-                let path = (sidecarFolder ?? folder).appending(setName + Sidecar.fileSuffix)
+                let path = (sidecarFolder ?? folder).appending(setName).appendingToLastComponent(Sidecar.fileSuffix)
                 try OutputCommitter.makeDirectory(path.removingLastComponent())
                 try OutputCommitter.writeSidecar(sidecar, at: path)
             }
@@ -667,7 +667,7 @@ package final class Journal: Sendable {
             return
         }
         for output in outputs {
-            _ = unlink(output.string)
+            SystemCall.unlink(output)
         }
         if !outputs.isEmpty {
             try OutputCommitter.syncDirectory(folder)
@@ -682,9 +682,9 @@ package final class Journal: Sendable {
 
     /// The files in `folder` (not temporary ones) whose inodes are among `inodes`, by inode.
     private static func files(withInodes inodes: Set<UInt64>, in folder: FilePath) -> [UInt64: FilePath] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.string) else { return [:] }
+        guard let names = try? SystemCall.entries(of: folder) else { return [:] }
         var found: [UInt64: FilePath] = [:]
-        for name in names where !name.hasPrefix(OutputCommitter.temporaryPrefix) {
+        for name in names where !name.bytes.starts(with: OutputCommitter.temporaryPrefix.utf8) {
             let path = folder.appending(name)
             if let status = try? SourceInspector.status(of: path), status.isRegularFile,
                 inodes.contains(status.fingerprint.inode)
@@ -719,8 +719,8 @@ package final class Journal: Sendable {
     /// The file in `folder` (not a temporary one) whose inode is `inode`: inodes are unique among the files of one
     /// file system, and a rename keeps them.
     private static func file(withInode inode: UInt64, in folder: FilePath) -> FilePath? {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.string) else { return nil }
-        for name in names where !name.hasPrefix(OutputCommitter.temporaryPrefix) {
+        guard let names = try? SystemCall.entries(of: folder) else { return nil }
+        for name in names where !name.bytes.starts(with: OutputCommitter.temporaryPrefix.utf8) {
             let path = folder.appending(name)
             if let status = try? SourceInspector.status(of: path), status.isRegularFile,
                 status.fingerprint.inode == inode

@@ -16,7 +16,7 @@ package enum OutputCommitter {
 
     /// The sidecar path for an output path.
     package static func sidecarPath(for output: FilePath) -> FilePath {
-        output.removingLastComponent().appending((output.lastComponent?.string ?? "") + Sidecar.fileSuffix)
+        output.appendingToLastComponent(Sidecar.fileSuffix)
     }
 
     /// Creates a folder and its missing parents, each owned and permitted as ``OutputOwnership`` says for a folder
@@ -29,13 +29,13 @@ package enum OutputCommitter {
     ) throws(ConversionFailure) {
         var missing: [FilePath] = []
         var folder = directory
-        while !folder.isEmpty, folder != folder.removingLastComponent(), access(folder.string, F_OK) != 0 {
+        while !folder.isEmpty, folder != folder.removingLastComponent(), SystemCall.access(folder, F_OK) != 0 {
             missing.append(folder)
             folder.removeLastComponent()
         }
         for folder in missing.reversed() {
             // Private until it has its final owner and permissions; another job may create it at the same time.
-            if mkdir(folder.string, 0o700) == 0 {
+            if SystemCall.mkdir(folder, 0o700) == 0 {
                 _ = self.applyOwnership(ownership, to: folder, isFolder: true)
             } else if errno != EEXIST {
                 throw ConversionFailure.writing("cannot create the output folder \(folder)", Errno(rawValue: errno))
@@ -56,16 +56,16 @@ package enum OutputCommitter {
         isFolder: Bool = false
     ) -> String? {
         var folder = stat()
-        guard stat(path.removingLastComponent().string, &folder) == 0 else { return nil }
+        guard SystemCall.stat(path.removingLastComponent(), &folder) == 0 else { return nil }
         let owner = ownership.owner ?? folder.st_uid
         let group = ownership.group ?? folder.st_gid
         var warning: String?
-        if lchown(path.string, owner, group) != 0 {
+        if SystemCall.lchown(path, owner, group) != 0 {
             let error = Errno(rawValue: errno)
             if ownership.setsAccount {
                 warning = "could not give the output owner \(owner) and group \(group): \(error)"
             } else {
-                _ = lchown(path.string, uid_t.max, group)
+                _ = SystemCall.lchown(path, uid_t.max, group)
             }
         }
         let folderMode = UInt32(folder.st_mode)
@@ -74,7 +74,7 @@ package enum OutputCommitter {
             ? ownership.folderMode(inFolderWithMode: folderMode) : ownership.fileMode(inFolderWithMode: folderMode)
         // After the owner, since a change of owner clears set-ID bits. Some network file systems refuse both; what
         // they give the file then is theirs to decide.
-        _ = chmod(path.string, mode_t(mode))
+        SystemCall.chmod(path, mode_t(mode))
         return warning
     }
 
@@ -95,7 +95,7 @@ package enum OutputCommitter {
             let candidate = plan.directory.appending(name)
             if policy == .overwrite {
                 let existed = (try? SourceInspector.status(of: candidate)) != nil
-                guard rename(temporary.string, candidate.string) == 0 else {
+                guard SystemCall.rename(temporary, candidate) == 0 else {
                     throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(Errno(rawValue: errno))")
                 }
                 try self.syncDirectory(plan.directory)
@@ -178,7 +178,7 @@ package enum OutputCommitter {
         let temporaries = parts.map { $0.temporaryPath(beside: temporary) }
         func putBack(_ renamed: [FilePath]) {
             for (index, path) in renamed.enumerated().reversed() {
-                _ = rename(path.string, temporaries[index].string)
+                SystemCall.rename(path, temporaries[index])
             }
         }
         for name in policy == .overwrite ? [plan.name] : Array(Self.candidateNames(plan.name)) {
@@ -191,7 +191,7 @@ package enum OutputCommitter {
                     if (try? SourceInspector.status(of: candidate)) != nil {
                         warnings.append("replaced the existing file \(candidate) (onConflict: overwrite)")
                     }
-                    guard rename(temporaries[index].string, candidate.string) == 0 else {
+                    guard SystemCall.rename(temporaries[index], candidate) == 0 else {
                         let error = Errno(rawValue: errno)
                         putBack(renamed)
                         throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(error)")
@@ -231,21 +231,24 @@ package enum OutputCommitter {
     /// after a failure, a crash of its worker or a cancellation, the supervisor does not know which parts were
     /// written.
     package static func removeTemporaries(of temporary: FilePath) {
-        _ = unlink(temporary.string)
-        let prefix = (temporary.lastComponent?.string ?? "") + "-"
+        SystemCall.unlink(temporary)
+        let prefix = (temporary.lastComponent?.bytes ?? []) + [UInt8(ascii: "-")]
         let folder = temporary.removingLastComponent()
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.string) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            _ = unlink(folder.appending(name).string)
+        guard let names = try? SystemCall.entries(of: folder) else { return }
+        for name in names where name.bytes.starts(with: prefix) {
+            SystemCall.unlink(folder.appending(name))
         }
     }
 
     /// The names tried for a file that must not replace another: `name` itself, then `-1`, `-2`, … before its
-    /// extension, up to ``nameAttempts`` in all.
-    static func candidateNames(_ name: String) -> some Sequence<String> {
-        let (stem, ext) = NameTemplate.split(name)
-        let suffix = ext.isEmpty ? "" : "." + ext
-        return (0..<Self.nameAttempts).lazy.map { $0 == 0 ? name : "\(stem)-\($0)\(suffix)" }
+    /// extension, up to ``nameAttempts`` in all, with the bytes of `name` (which need not be valid UTF-8).
+    static func candidateNames(_ name: FilePath.Component) -> some Sequence<FilePath.Component> {
+        let (stem, ext) = name.stemAndExtensionBytes
+        let suffix = ext.isEmpty ? [] : [UInt8(ascii: ".")] + ext
+        // A stem with `-N` and the extension it had is a name again.
+        return (0..<Self.nameAttempts).lazy.map { attempt in
+            attempt == 0 ? name : FilePath.Component(bytes: stem + "-\(attempt)".utf8 + suffix)!
+        }
     }
 
     /// How many names ``candidateNames(_:)`` offers.
@@ -263,25 +266,15 @@ package enum OutputCommitter {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let directory = path.removingLastComponent()
-        let temporary = directory.appending("\(self.temporaryPrefix)\(sidecar.jobID).sidecar")
+        let temporaryName = "\(self.temporaryPrefix)\(sidecar.jobID).sidecar"
         do {
             var data = try encoder.encode(sidecar)
             data.append(UInt8(ascii: "\n"))
-            let descriptor = try FileDescriptor.open(
-                temporary,
-                .writeOnly,
-                options: [.create, .truncate, .noFollow, .closeOnExec],
-                permissions: [.ownerReadWrite, .groupRead, .otherRead]
-            )
-            try descriptor.closeAfter {
-                _ = try descriptor.writeAll(data)
-                guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
+            try SystemCall.writeAtomically(data, to: path, temporaryName: temporaryName) { temporary in
+                _ = self.applyOwnership(ownership, to: temporary)
             }
-            _ = self.applyOwnership(ownership, to: temporary)
-            guard rename(temporary.string, path.string) == 0 else { throw Errno(rawValue: errno) }
         } catch {
-            _ = unlink(temporary.string)
-            throw ConversionFailure.writing("cannot write the sidecar \(path)", error)
+            throw ConversionFailure.writing("cannot write the sidecar \(LogText.escaped(path))", error)
         }
         try self.syncDirectory(directory)
     }
@@ -291,27 +284,29 @@ package enum OutputCommitter {
     /// - Returns: the paths removed.
     @discardableResult
     package static func removeStaleTemporaries(below directory: FilePath) -> [FilePath] {
-        guard let enumerator = FileManager.default.enumerator(atPath: directory.string) else { return [] }
         var removed: [FilePath] = []
-        while let relative = enumerator.nextObject() as? String {
-            let path = directory.appending(relative)
-            guard path.lastComponent?.string.hasPrefix(self.temporaryPrefix) == true,
+        for relative in SystemCall.files(below: directory) {
+            let path = directory.pushing(relative)
+            guard path.lastComponent?.bytes.starts(with: self.temporaryPrefix.utf8) == true,
                 (try? SourceInspector.status(of: path))?.isRegularFile == true
             else { continue }
-            if unlink(path.string) == 0 { removed.append(path) }
+            if SystemCall.unlink(path) == 0 { removed.append(path) }
         }
         return removed
     }
 
     static func renameWithoutReplacing(_ source: FilePath, _ target: FilePath) -> Result<Void, Errno> {
-        if chute_rename_noreplace(AT_FDCWD, source.string, AT_FDCWD, target.string) == 0 { return .success(()) }
+        let renamed = source.withPlatformString { source in
+            target.withPlatformString { chute_rename_noreplace(AT_FDCWD, source, AT_FDCWD, $0) }
+        }
+        if renamed == 0 { return .success(()) }
         let error = Errno(rawValue: errno)
         guard error == .invalidArgument || error == .noFunction || error == .notSupported else {
             return .failure(error)
         }
         // File systems without RENAME_NOREPLACE (some FUSE and network mounts): link() refuses an existing name too.
-        guard link(source.string, target.string) == 0 else { return .failure(Errno(rawValue: errno)) }
-        _ = unlink(source.string)
+        guard SystemCall.link(source, target) == 0 else { return .failure(Errno(rawValue: errno)) }
+        SystemCall.unlink(source)
         return .success(())
     }
 

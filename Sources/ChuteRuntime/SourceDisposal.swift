@@ -27,21 +27,24 @@ package enum SourceDisposal {
     ) throws(ConversionFailure) -> FilePath? {
         guard job.rule.sourcePolicy != .keep else { return nil }
         guard let status = try? SourceInspector.status(of: output), status.isRegularFile else {
-            throw ConversionFailure(.outputFailed, "the output \(output) is gone; the source was left in place")
+            throw ConversionFailure(
+                .outputFailed,
+                "the output \(LogText.escaped(output)) is gone; the source was left in place"
+            )
         }
         try Self.checkUnchanged(job)
         switch job.rule.sourcePolicy {
         case .keep:
             return nil
         case .delete:
-            guard unlink(job.source.string) == 0 else {
+            guard SystemCall.unlink(job.source) == 0 else {
                 throw ConversionFailure(.outputFailed, "cannot delete the source: \(Errno(rawValue: errno))")
             }
-            if let marker { _ = unlink(marker.string) }
+            if let marker { SystemCall.unlink(marker) }
             return nil
         case .move(let folder):
             let moved = try Self.move(job, into: folder)
-            if let marker { _ = unlink(marker.string) }
+            if let marker { SystemCall.unlink(marker) }
             return moved
         }
     }
@@ -60,21 +63,25 @@ package enum SourceDisposal {
         let moved = try Self.move(job, into: folder)
         let reason = """
             Chute could not convert this file, and its rule moved it here.
-            file: \(LogText.escaped(job.source.string))
+            file: \(LogText.escaped(job.source))
             rule: \(LogText.escaped(job.rule.name))
             job: \(job.id)
             error: \(failure.code.rawValue)
             message: \(LogText.escaped(failure.message))
-            sidecar: \(LogText.escaped(sidecar.string))
+            sidecar: \(LogText.escaped(sidecar))
             time: \(Date().formatted(.iso8601))
             To try again, move the file back into the watched folder.
 
             """
-        let reasonPath = moved.removingLastComponent().appending((moved.lastComponent?.string ?? "") + ".reason.txt")
-        do {
-            try Data(reason.utf8).write(to: URL(fileURLWithPath: reasonPath.string), options: .atomic)
+        let reasonPath = moved.appendingToLastComponent(".reason.txt")
+        do throws(Errno) {
+            let temporaryName = "\(OutputCommitter.temporaryPrefix)\(job.id).reason"
+            try SystemCall.writeAtomically(Data(reason.utf8), to: reasonPath, temporaryName: temporaryName)
         } catch {
-            throw ConversionFailure(.outputFailed, "moved to \(moved), but cannot write its reason file: \(error)")
+            throw ConversionFailure(
+                .outputFailed,
+                "moved to \(LogText.escaped(moved)), but cannot write its reason file: \(error)"
+            )
         }
         return moved
     }
@@ -94,7 +101,7 @@ package enum SourceDisposal {
         _ = relative.removePrefix(job.root)
         let directory = folder.appending(relative.removingLastComponent().components)
         try OutputCommitter.makeDirectory(directory)
-        for name in OutputCommitter.candidateNames(job.source.lastComponent?.string ?? job.id) {
+        for name in OutputCommitter.candidateNames(job.source.lastComponent ?? FilePath.Component(job.id)!) {
             let target = directory.appending(name)
             switch OutputCommitter.renameWithoutReplacing(job.source, target) {
             case .success:
@@ -106,12 +113,12 @@ package enum SourceDisposal {
                 try Self.copyThenRemove(job, to: target, directory: directory)
                 return target
             case .failure(let error):
-                throw ConversionFailure(.outputFailed, "cannot move the source to \(target): \(error)")
+                throw ConversionFailure(.outputFailed, "cannot move the source to \(LogText.escaped(target)): \(error)")
             }
         }
         throw ConversionFailure(
             .outputFailed,
-            "no free name for the source in \(directory) after \(OutputCommitter.nameAttempts) attempts"
+            "no free name for the source in \(LogText.escaped(directory)) after \(OutputCommitter.nameAttempts) attempts"
         )
     }
 
@@ -147,13 +154,13 @@ package enum SourceDisposal {
             }
             try OutputCommitter.syncDirectory(directory)
         } catch {
-            _ = unlink(temporary.string)
-            throw ConversionFailure(.outputFailed, "cannot copy the source to \(target): \(error)")
+            SystemCall.unlink(temporary)
+            throw ConversionFailure(.outputFailed, "cannot copy the source to \(LogText.escaped(target)): \(error)")
         }
-        guard unlink(job.source.string) == 0 else {
+        guard SystemCall.unlink(job.source) == 0 else {
             throw ConversionFailure(
                 .outputFailed,
-                "copied the source to \(target) but cannot remove the original: \(Errno(rawValue: errno))"
+                "copied the source to \(LogText.escaped(target)) but cannot remove the original: \(Errno(rawValue: errno))"
             )
         }
     }

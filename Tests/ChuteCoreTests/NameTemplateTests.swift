@@ -1,6 +1,7 @@
 import ChuteApp
 import ChuteCatalog
 import ChuteCore
+import SystemPackage
 import Testing
 
 @Suite struct NameTemplateTests {
@@ -77,9 +78,30 @@ import Testing
 
     @Test func longNamesAreCutAtACharacterBoundaryKeepingTheExtension() {
         let long = String(repeating: "é", count: 300) + ".png"
-        let name = NameTemplate.default.render(sourceName: long, format: self.jpg, rule: "r", date: "")
+        let name = NameTemplate.default.render(
+            sourceName: FilePath.Component(long)!,
+            format: self.jpg,
+            rule: "r",
+            date: ""
+        )
         // "é" is two UTF-8 bytes: 98 of them and ".jpg" make exactly the 200-byte limit.
-        #expect(name == String(repeating: "é", count: 98) + ".jpg")
-        #expect(name.utf8.count == SafeName.maximumBytes)
+        #expect(name.string == String(repeating: "é", count: 98) + ".jpg")
+        #expect(name.bytes.count == SafeName.maximumBytes)
+    }
+
+    @Test func namesThatAreNotUTF8KeepTheirBytes() throws {
+        // `café.jpg` and `cafè.jpg` in Latin-1, as old Windows clients, Samba and unzip write them.
+        let acute = try #require(FilePath.Component(bytes: Array("caf".utf8) + [0xE9] + Array(".HEIC".utf8)))
+        let grave = try #require(FilePath.Component(bytes: Array("caf".utf8) + [0xE8] + Array(".HEIC".utf8)))
+        let template = try NameTemplate("{stem}-{sourceExt}.{ext}")
+        let rendered = template.render(sourceName: acute, format: self.jpg, rule: "r", date: "")
+        #expect(rendered.bytes == Array("caf".utf8) + [0xE9] + Array("-heic.jpg".utf8))
+        #expect(rendered != template.render(sourceName: grave, format: self.jpg, rule: "r", date: ""))
+        // Control characters are still replaced, and a long name is cut before its extension, keeping its bytes.
+        let hostile = try #require(
+            FilePath.Component(bytes: [0xE9, 0x0A] + Array(repeating: 0xE9, count: 300) + [0x2E, 0x70])
+        )
+        let cut = NameTemplate.default.render(sourceName: hostile, format: self.jpg, rule: "r", date: "")
+        #expect(cut.bytes == [0xE9, UInt8(ascii: "_")] + Array(repeating: 0xE9, count: 194) + Array(".jpg".utf8))
     }
 }

@@ -1,5 +1,6 @@
 import ChuteCore
 import Foundation
+import SystemPackage
 import Testing
 
 /// A sidecar carries text from hostile files (decoder messages and warnings); it is escaped and bounded.
@@ -12,6 +13,19 @@ import Testing
         let encoded = String(decoding: try JSONEncoder().encode(parameters), as: UTF8.self)
         #expect(!encoded.contains("open-sesame"))
         #expect(!"\(options)".contains("open-sesame") && !String(reflecting: options).contains("open-sesame"))
+    }
+
+    @Test func pathsThatAreNotUTF8AreWrittenEscapedWithTheirBytes() throws {
+        let path = FilePath(bytes: Data("/in/caf".utf8 + [0xE9] + ".jpg".utf8))
+        let source = Sidecar.Source(path: path, size: 1, mtime: "", sha256: nil, sniffedType: nil)
+        #expect(source.path == "/in/caf\\x{e9}.jpg")
+        #expect(source.pathBytes == path.bytes.base64EncodedString())
+        let decoded = try JSONDecoder().decode(Sidecar.Source.self, from: JSONEncoder().encode(source))
+        #expect(decoded.filePath == path)
+        // A name that is valid UTF-8 has no `pathBytes` field, as before.
+        let plain = Sidecar.Output(path: "/out/café.jpg", size: 1)
+        #expect(plain.pathBytes == nil && plain.filePath == "/out/café.jpg")
+        #expect(!String(decoding: try JSONEncoder().encode(plain), as: UTF8.self).contains("pathBytes"))
     }
 
     @Test func messagesAndWarningsAreEscapedAndBounded() throws {

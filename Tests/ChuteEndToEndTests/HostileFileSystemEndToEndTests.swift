@@ -199,8 +199,8 @@ struct HostileFileSystemEndToEndTests {
         try await scenario.start()
         let forged = "2026-01-01T00:00:00+0000 critical chute: [ChuteRuntime] FORGED"
         let long = String(repeating: "a", count: 251)
-        // (name's bytes, expected output name)
-        var cases: [([UInt8], String)] = [
+        // (name's bytes, expected output name's bytes)
+        var cases: [([UInt8], [UInt8])] = [
             ("line\nbreak.png", "line_break.jpg"),
             ("x\n\(forged).png", "x_\(forged).jpg"),
             ("\u{1b}[31mred\u{1b}[0m.png", "_[31mred_[0m.jpg"),
@@ -224,27 +224,37 @@ struct HostileFileSystemEndToEndTests {
             // Canonically equivalent twins (NFC and NFD): two files, two outputs, neither overwrites the other.
             ("caf\u{E9}.png", "caf\u{E9}.jpg"),
             ("cafe\u{301}.png", "cafe\u{301}.jpg"),
-        ].map { (Array($0.0.utf8), $0.1) }
-        cases.append((Array("bad".utf8) + [0xFF, 0xFE] + Array("utf8.png".utf8), "bad\u{FFFD}\u{FFFD}utf8.jpg"))
-        cases.append((Array("overlong".utf8) + [0xC0, 0xAF] + Array(".png".utf8), "overlong\u{FFFD}\u{FFFD}.jpg"))
-        #expect(cases.first { $0.1.contains("aaaa") }?.0.count == 255)
+        ].map { (Array($0.0.utf8), Array($0.1.utf8)) }
+        // Bytes that are not UTF-8 are kept as they are, not replaced with U+FFFD.
+        cases.append(
+            (
+                Array("bad".utf8) + [0xFF, 0xFE] + Array("utf8.png".utf8),
+                Array("bad".utf8) + [0xFF, 0xFE] + Array("utf8.jpg".utf8)
+            )
+        )
+        cases.append(
+            (
+                Array("overlong".utf8) + [0xC0, 0xAF] + Array(".png".utf8),
+                Array("overlong".utf8) + [0xC0, 0xAF] + Array(".jpg".utf8)
+            )
+        )
+        #expect(cases.first { $0.1.starts(with: Array("aaaa".utf8)) }?.0.count == 255)
         for (name, _) in cases {
             try scenario.dropImage(name)
         }
         try await scenario.waitForSidecars(cases.count)
 
-        for (name, output) in cases {
-            let sidecar = scenario.expectCompleted(output)
+        for (name, outputName) in cases {
+            let output = scenario.harness.outbox.appending(FilePath.Component(bytes: outputName)!)
+            let sidecar = scenario.expectCompleted(at: output)
             let source = scenario.inboxPath(name)
-            #expect(sidecar?.source.path == source.string, "\(output)")
-            let escaped = LogText.escaped(source.string)
+            #expect(sidecar?.source.filePath == source, "\(LogText.escaped(output))")
+            let escaped = LogText.escaped(source)
             let lines = scenario.records(message: "Job completed", inputPath: escaped)
-            #expect(lines.count == 1, "\(output): \(lines)")
+            #expect(lines.count == 1, "\(LogText.escaped(output)): \(lines)")
             // The sidecar is JSON: control characters in the name are escaped there too.
-            let data = FileManager.default.contents(
-                atPath: scenario.harness.outbox.appending(output + Sidecar.fileSuffix).string
-            )
-            #expect(data?.contains(0x1B) == false && data?.contains(0x0D) == false, "\(output)")
+            let data = try? SystemCall.contents(of: output.appendingToLastComponent(Sidecar.fileSuffix))
+            #expect(data?.contains(0x1B) == false && data?.contains(0x0D) == false, "\(LogText.escaped(output))")
         }
         #expect(
             scenario.daemon.log.contains { line in

@@ -178,14 +178,22 @@ final class HostileScenario {
 
     /// The sidecar of an output name (relative to the outbox), if written.
     func sidecar(_ output: String) -> Sidecar? {
-        let path = self.harness.outbox.appending(output + Sidecar.fileSuffix)
-        guard let data = FileManager.default.contents(atPath: path.string) else { return nil }
+        self.sidecar(at: self.harness.outbox.appending(output))
+    }
+
+    /// The sidecar of an output path, read with the path's bytes (a name need not be valid UTF-8).
+    func sidecar(at output: FilePath) -> Sidecar? {
+        guard let data = try? SystemCall.contents(of: output.appendingToLastComponent(Sidecar.fileSuffix)) else {
+            return nil
+        }
         return try? JSONDecoder().decode(Sidecar.self, from: data)
     }
 
-    /// Every sidecar file in the outbox (relative paths, twins with equal Unicode but different bytes kept apart).
+    /// Every sidecar file in the outbox (relative paths, twins with equal Unicode but different bytes kept apart,
+    /// names that are not valid UTF-8 escaped as the log shows them).
     func sidecarFiles() -> [String] {
-        self.harness.directory.files(below: "outbox").filter { $0.hasSuffix(Sidecar.fileSuffix) }
+        SystemCall.files(below: self.harness.outbox).map(\.readableString).filter { $0.hasSuffix(Sidecar.fileSuffix) }
+            .sorted()
     }
 
     /// Waits until at least `count` sidecars exist.
@@ -236,15 +244,21 @@ final class HostileScenario {
     /// Expects the job for `output` to have completed, with the output in place.
     @discardableResult
     func expectCompleted(_ output: String, sourceLocation: SourceLocation = #_sourceLocation) -> Sidecar? {
-        let sidecar = self.sidecar(output)
+        self.expectCompleted(at: self.harness.outbox.appending(output), sourceLocation: sourceLocation)
+    }
+
+    /// Expects the job for the output at `output` (a path with its bytes) to have completed, with the output in place.
+    @discardableResult
+    func expectCompleted(at output: FilePath, sourceLocation: SourceLocation = #_sourceLocation) -> Sidecar? {
+        let sidecar = self.sidecar(at: output)
         #expect(
             sidecar?.status == .completed,
-            "\(output): \(String(describing: sidecar?.error))",
+            "\(LogText.escaped(output)): \(String(describing: sidecar?.error))",
             sourceLocation: sourceLocation
         )
         #expect(
-            FileManager.default.fileExists(atPath: self.harness.outbox.appending(output).string),
-            "no output \(output)",
+            SystemCall.access(output, F_OK) == 0,
+            "no output \(LogText.escaped(output))",
             sourceLocation: sourceLocation
         )
         return sidecar
@@ -252,7 +266,7 @@ final class HostileScenario {
 
     /// The log lines that say a path was skipped as not a regular file.
     func skippedLines(_ name: [UInt8]) -> [String] {
-        let escaped = LogText.escaped(self.inboxPath(name).string)
+        let escaped = LogText.escaped(self.inboxPath(name))
         return self.records(message: "Skipped: not a regular file", inputPath: escaped)
     }
 

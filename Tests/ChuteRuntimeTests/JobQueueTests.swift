@@ -15,7 +15,7 @@ import Testing
             source: FilePath("/in/\(name)"),
             root: "/in",
             rule: rule,
-            plan: OutputPlan(directory: "/out", name: name + ".jpg"),
+            plan: OutputPlan(directory: "/out", name: FilePath.Component(name + ".jpg")!),
             fingerprint: SourceFingerprint(device: 1, inode: 1, size: 1, modifiedNanoseconds: 1),
             sniffed: .png
         )

@@ -22,7 +22,7 @@ import Testing
             source: FilePath("/in/\(name).png"),
             root: "/in",
             rule: rule,
-            plan: OutputPlan(directory: output, name: "\(name).jpg"),
+            plan: OutputPlan(directory: output, name: FilePath.Component("\(name).jpg")!),
             fingerprint: self.fingerprint,
             sniffed: .png
         )
