@@ -260,6 +260,12 @@ package struct StatusAPI: Sendable {
             try await self.intake.take(FilePath(asked.path), again: true)
         } catch .outsideWatchedFolders {
             throw Self.problem(.forbidden, "the path is not beneath a watched folder")
+        } catch .hardLink(let links) {
+            throw Self.problem(
+                .unprocessableContent,
+                "the file is a hard link (\(links) names), which the daemon skips; the watch's allowHardLinks takes "
+                    + "such files"
+            )
         } catch {
             throw Self.problem(.notFound, "no regular file at that path")
         }

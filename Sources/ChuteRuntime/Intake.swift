@@ -51,6 +51,9 @@ package actor Intake {
     private var handled: [FilePath: SourceFingerprint] = [:]
     /// The files no rule takes, with the version the log last said so of: it says so once per version.
     private var unmatched: [FilePath: SourceFingerprint] = [:]
+    /// The symbolic and hard links skipped, with the version (the link's own `lstat`) the log last said so of: it
+    /// says so once per version.
+    private var skippedLinks: [FilePath: SourceFingerprint] = [:]
     private var produced: Set<FilePath> = []
     private var recheck: Set<FilePath> = []
     /// When each file waiting to be ready was first found not ready.
@@ -178,6 +181,8 @@ package actor Intake {
         case outsideWatchedFolders
         /// The file is not there (any more), or is not a regular file.
         case notAFile
+        /// The file is a hard link (it has more names than this one), and its watch does not set `allowHardLinks`.
+        case hardLink(links: Int)
     }
 
     /// Looks at a file beneath a watched folder now, as if it had just been written: the API's "queue this path"
@@ -200,6 +205,9 @@ package actor Intake {
         else { throw .outsideWatchedFolders }
         guard let status = try? SourceInspector.status(of: path, beneath: root), status.isRegularFile else {
             throw .notAFile
+        }
+        guard status.linkCount <= 1 || self.watches[root]?.allowHardLinks == true else {
+            throw .hardLink(links: status.linkCount)
         }
         return root
     }
@@ -327,6 +335,7 @@ package actor Intake {
         case .removed:
             self.stability.forget(event.path)
             self.unmatched[event.path] = nil
+            self.skippedLinks[event.path] = nil
             self.waitingSince[event.path] = nil
             self.waitingForMarker[event.path] = nil
         case .appeared, .finished:
@@ -371,7 +380,10 @@ package actor Intake {
         do {
             status = try SourceInspector.status(of: path, beneath: self.matcher.root(containing: path))
         } catch {
-            if [.tooManySymbolicLinkLevels, .improperLink, .notDirectory].contains(error) {
+            if [.tooManySymbolicLinkLevels, .improperLink, .notDirectory].contains(error),
+                let link = try? SourceInspector.status(of: path),
+                self.skippedLinks.updateValue(link.fingerprint, forKey: path) != link.fingerprint
+            {
                 self.logger.info(
                     "Skipped: its path goes through a symbolic link, which is not followed",
                     metadata: ["input.path": "\(LogText.escaped(path.string))"]
@@ -405,15 +417,23 @@ package actor Intake {
             if status.isDirectory, path.removingLastComponent() == root {
                 return await self.evaluateGroups(in: path, root: root, trigger: path)
             }
-            logger.info("Skipped: not a regular file")
+            if !status.isSymbolicLink {
+                logger.info("Skipped: not a regular file")
+            } else if self.skippedLinks.updateValue(status.fingerprint, forKey: path) != status.fingerprint {
+                logger.info("Skipped: a symbolic link, which is not followed")
+            }
             return nil
         }
         // A second name for a file that may lie outside the watched folder: refused before anything reads it.
         guard status.linkCount <= 1 || self.watches[root]?.allowHardLinks == true else {
-            logger.info(
-                "Skipped: a hard link; the watch's allowHardLinks takes such files",
-                metadata: ["links": "\(status.linkCount)"]
-            )
+            if self.skippedLinks.updateValue(status.fingerprint, forKey: path) != status.fingerprint {
+                logger.info(
+                    "Skipped: a hard link; the watch's allowHardLinks takes such files",
+                    metadata: ["links": "\(status.linkCount)"]
+                )
+            } else {
+                logger.debug("Skipped: a hard link, as before")
+            }
             return nil
         }
         if self.handled[path] == status.fingerprint { return nil }
