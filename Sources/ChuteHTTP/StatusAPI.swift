@@ -206,10 +206,21 @@ package struct StatusAPI: Sendable {
         throw Self.problem(.notFound, "no job '\(id)'")
     }
 
+    /// Queues a failed or cancelled job's source again; a job cancelled while queued is known only to the board.
     private func retry(_ id: String) async throws -> Response {
-        guard let entry = try await self.journal.entry(id) else { throw Self.problem(.notFound, "no job '\(id)'") }
-        guard entry.state == "failed" else {
-            throw Self.problem(.conflict, "job '\(id)' is \(entry.state), not failed")
+        guard let entry = try await self.journal.entry(id) else {
+            guard let live = await self.board.entry(id), live.state == "cancelled" else {
+                throw Self.problem(.notFound, "no job '\(id)'")
+            }
+            do {
+                try await self.intake.take(FilePath(live.source), again: true)
+            } catch {
+                throw Self.problem(.conflict, "its source \(live.source) is gone")
+            }
+            return try Self.json(API.Acknowledgement(state: "retried", id: id))
+        }
+        guard ["failed", "cancelled"].contains(entry.state) else {
+            throw Self.problem(.conflict, "job '\(id)' is \(entry.state), neither failed nor cancelled")
         }
         if let reason = try await self.requeue(entry) { throw Self.problem(.conflict, reason) }
         return try Self.json(API.Acknowledgement(state: "retried", id: id))
@@ -230,17 +241,24 @@ package struct StatusAPI: Sendable {
         return try Self.json(report)
     }
 
-    /// Queues a failed job's source again.
+    /// Queues a failed or cancelled job's source again.
     ///
     /// - Returns: why it could not be, or `nil`.
     private func requeue(_ entry: Journal.HistoryEntry) async throws -> String? {
+        if let quarantine = entry.quarantine {
+            return "its source was moved to quarantine, \(quarantine): move it back into the watched folder to try "
+                + "again"
+        }
         // Checked before the journal forgets the failure, which would otherwise let the intake take it anyway.
         do {
             try await self.intake.check(entry.source)
         } catch .outsideWatchedFolders {
             return "its source \(entry.source) is no longer beneath a watched folder"
+        } catch .hardLink(let links) {
+            return "its source \(entry.source) is a hard link (\(links) names); the watch's allowHardLinks takes "
+                + "such files"
         } catch {
-            return "its source \(entry.source) is gone (moved to quarantine, or deleted)"
+            return "its source \(entry.source) is gone (moved, or deleted)"
         }
         guard try await self.journal.markRetried(entry.id) else { return "job '\(entry.id)' is no longer failed" }
         do {
@@ -333,7 +351,8 @@ package struct StatusAPI: Sendable {
             code: entry.failureCode,
             progress: entry.state == "completed" ? 1 : nil,
             startedAt: entry.startedAt,
-            endedAt: entry.updatedAt
+            endedAt: entry.updatedAt,
+            quarantined: entry.quarantine?.string
         )
     }
 

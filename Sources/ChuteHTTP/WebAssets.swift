@@ -92,6 +92,17 @@ enum WebAssets {
           </div>
           <div id="detail-body"></div>
         </dialog>
+
+        <dialog id="confirm" aria-labelledby="confirm-title">
+          <form method="dialog">
+            <h2 id="confirm-title"></h2>
+            <p id="confirm-text"></p>
+            <div class="actions">
+              <button id="confirm-no" value="no" class="quiet">Keep it</button>
+              <button id="confirm-yes" value="yes" class="danger">Cancel the job</button>
+            </div>
+          </form>
+        </dialog>
         </body>
         </html>
 
@@ -655,8 +666,25 @@ enum WebAssets {
             try { await work(); } catch (error) { failure(error); } finally { if (button) button.disabled = false; }
           }
 
+          // Resolves to whether the user confirmed, in the page's own dialog (window.confirm would block the page).
+          function ask(title, text) {
+            const dialog = $('confirm');
+            $('confirm-title').textContent = title;
+            $('confirm-text').textContent = text;
+            return new Promise((resolve) => {
+              dialog.addEventListener('close', () => resolve(dialog.returnValue === 'yes'), { once: true });
+              dialog.returnValue = '';
+              dialog.showModal();
+            });
+          }
+
           function cancel(job) {
             return act(null, async () => {
+              const running = job.state === 'running';
+              const confirmed = await ask('Cancel ' + baseName(job.source) + '?',
+                running ? 'Its conversion stops and writes nothing; the file stays where it is.'
+                        : 'It leaves the queue; the file stays where it is.');
+              if (!confirmed) return;
               const answer = await api('/api/jobs/' + encodeURIComponent(job.id) + '/cancel', 'POST');
               notice(baseName(job.source) + ': ' + answer.state);
               refreshSoon();
@@ -719,9 +747,11 @@ enum WebAssets {
               fact('Ended', when(job.endedAt)),
               fact('Duration', sidecar ? duration(sidecar.durationSeconds * 1000) : duration(timeBetween(job.startedAt, job.endedAt))),
               sidecar ? fact('Engine', sidecar.engine) : [],
-              job.message ? fact('Message', el('span', { class: 'error' }, (job.code ? job.code + ': ' : '') + job.message)) : []);
+              job.message ? fact('Message', el('span', { class: 'error' }, (job.code ? job.code + ': ' : '') + job.message)) : [],
+              job.quarantined ? fact('Quarantine', job.quarantined) : [],
+              job.until ? fact('Waits until', when(job.until)) : []);
             const actions = el('div', { class: 'actions' });
-            if (job.state === 'failed') {
+            if ((job.state === 'failed' && !job.quarantined) || job.state === 'cancelled') {
               actions.append(el('button', { type: 'button', class: 'retry', onclick: (event) => retry(job, event.target).then(() => dialog.close()) }, 'Retry'));
             }
             if (job.state === 'running' || job.state === 'queued') {

@@ -522,6 +522,7 @@ package actor Intake {
                 )
             }
             self.waitingSince[path] = nil
+            await self.removeStaleReasons(of: path, fingerprint: status.fingerprint, logger: logger)
             if self.isPaused {
                 self.held[path] = root
                 logger.debug("Intake paused; the file is held until it resumes")
@@ -587,7 +588,30 @@ package actor Intake {
         case .afterSuccess(let output):
             await JobRunner.disposeOfSource(job, output: output, logger: logger)
         case .quarantine(let failure):
-            await JobRunner.quarantineSource(job, failure: failure, logger: logger)
+            guard let moved = await JobRunner.quarantineSource(job, failure: failure, logger: logger) else { return }
+            do {
+                try await self.journal.quarantined(job.id, at: moved)
+            } catch {
+                logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            }
+        }
+    }
+
+    /// Removes the reason files (`NAME.reason.txt`) that quarantine left for this file when it was moved back out of
+    /// quarantine: nothing is left at the quarantined path recorded for its path or its inode.
+    private func removeStaleReasons(of path: FilePath, fingerprint: SourceFingerprint, logger: Logger) async {
+        do {
+            for moved in try await self.journal.leftQuarantine(path, fingerprint: fingerprint) {
+                let reason = SourceDisposal.reasonPath(of: moved)
+                if unlink(reason.string) == 0 {
+                    logger.info(
+                        "Removed the reason file of a file moved back out of quarantine",
+                        metadata: ["path": "\(LogText.escaped(reason.string))"]
+                    )
+                }
+            }
+        } catch {
+            logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
         }
     }
 

@@ -58,6 +58,9 @@ package struct JobEvent: Sendable, Codable, Hashable {
     package var inputBytes: Int64?
     /// The size of the outputs in place in bytes, for `completed`.
     package var outputBytes: Int64?
+    /// For `waiting` on a file that is not ready: when it is taken anyway if it does not change meanwhile
+    /// (`incompleteTimeout` after it was first found not ready).
+    package var until: Date?
     /// When it happened.
     package var time: Date
 

@@ -493,38 +493,58 @@ package struct JobRunner: Sendable {
     private func cancelOnRequest(_ record: Record, _ logger: Logger) async -> JobOutcome {
         let reason = ConversionFailure(.cancelled, "cancelled on request")
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
-        do throws(ConversionFailure) {
-            let ownership = record.job.rule.ownership
-            try OutputCommitter.makeDirectory(sidecarPath.removingLastComponent(), ownership: ownership)
-            try OutputCommitter.writeSidecar(
-                record.sidecar(output: nil, failure: reason, status: .cancelled),
-                at: sidecarPath,
-                ownership: ownership
+        let sidecar = record.sidecar(output: nil, failure: reason, status: .cancelled)
+        let unwritten = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job)
+        if let unwritten {
+            logger.error(
+                "Cannot write the sidecar of a cancelled job",
+                metadata: [
+                    "sidecar": "\(LogText.escaped(sidecarPath.string))", "error": "\(LogText.escaped(unwritten))",
+                ]
             )
-        } catch {
-            logger.error("Cannot record a cancelled job", metadata: ["error": "\(LogText.escaped(error.message))"])
         }
         do {
-            try await self.journal.cancel(record.job.id, reason: reason, sidecar: sidecarPath)
+            try await self.journal.cancel(record.job.id, reason: reason, sidecar: unwritten == nil ? sidecarPath : nil)
         } catch {
             logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
         }
-        logger.info("Job cancelled on request", metadata: ["sidecar": "\(LogText.escaped(sidecarPath.string))"])
+        logger.info(
+            "Job cancelled on request",
+            metadata: ["sidecar": "\(unwritten == nil ? LogText.escaped(sidecarPath.string) : "none")"]
+        )
         return .cancelledOnRequest
+    }
+
+    /// Writes the sidecar of a job that converted nothing, with its folder.
+    ///
+    /// - Returns: why it could not be written, or `nil` when it was.
+    private static func writeSidecar(_ sidecar: Sidecar, at path: FilePath, of job: Job) -> String? {
+        do throws(ConversionFailure) {
+            let ownership = job.rule.ownership
+            try OutputCommitter.makeDirectory(path.removingLastComponent(), ownership: ownership)
+            try OutputCommitter.writeSidecar(sidecar, at: path, ownership: ownership)
+            return nil
+        } catch {
+            return error.message
+        }
     }
 
     /// Moves the source of a job that failed because of the file itself into the rule's `quarantine` folder, if it
     /// has one; a source that cannot be moved stays where it is, and the log says why.
-    package static func quarantineSource(_ job: Job, failure: ConversionFailure, logger: Logger) async {
-        guard let folder = job.rule.quarantine, failure.blamesTheInput else { return }
+    ///
+    /// - Returns: where the source went, or `nil` when it stayed.
+    package static func quarantineSource(_ job: Job, failure: ConversionFailure, logger: Logger) async -> FilePath? {
+        guard let folder = job.rule.quarantine, failure.blamesTheInput else { return nil }
         let sidecar = job.rule.sidecarPath(for: job.plan.path)
         do {
             let moved = try await Blocking.run { () throws(ConversionFailure) in
                 try SourceDisposal.quarantine(job, into: folder, failure: failure, sidecar: sidecar)
             }
             logger.info("Source quarantined", metadata: ["path": "\(LogText.escaped(moved.string))"])
+            return moved
         } catch {
             logger.warning("Source not quarantined", metadata: ["error": "\(LogText.escaped(error.message))"])
+            return nil
         }
     }
 }

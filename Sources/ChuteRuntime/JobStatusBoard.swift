@@ -22,6 +22,10 @@ package actor JobStatusBoard: Service {
         package var queuedAt: Date?
         package var startedAt: Date?
         package var endedAt: Date?
+        /// For a job whose source was moved to its rule's quarantine: where the source is now.
+        package var quarantined: String?
+        /// For a waiting file that is not ready: when it is taken anyway unless it changes (`incompleteTimeout`).
+        package var until: Date?
 
         package init(
             id: String?,
@@ -34,7 +38,9 @@ package actor JobStatusBoard: Service {
             progress: Double? = nil,
             queuedAt: Date? = nil,
             startedAt: Date? = nil,
-            endedAt: Date? = nil
+            endedAt: Date? = nil,
+            quarantined: String? = nil,
+            until: Date? = nil
         ) {
             self.id = id
             self.rule = rule
@@ -47,6 +53,8 @@ package actor JobStatusBoard: Service {
             self.queuedAt = queuedAt
             self.startedAt = startedAt
             self.endedAt = endedAt
+            self.quarantined = quarantined
+            self.until = until
         }
     }
 
@@ -103,7 +111,8 @@ package actor JobStatusBoard: Service {
                     source: event.source,
                     state: "waiting",
                     message: event.message,
-                    queuedAt: event.time
+                    queuedAt: event.time,
+                    until: event.until
                 )
             }
             return

@@ -70,13 +70,18 @@ package enum SourceDisposal {
             To try again, move the file back into the watched folder.
 
             """
-        let reasonPath = moved.removingLastComponent().appending((moved.lastComponent?.string ?? "") + ".reason.txt")
+        let reasonPath = Self.reasonPath(of: moved)
         do {
             try Data(reason.utf8).write(to: URL(fileURLWithPath: reasonPath.string), options: .atomic)
         } catch {
             throw ConversionFailure(.outputFailed, "moved to \(moved), but cannot write its reason file: \(error)")
         }
         return moved
+    }
+
+    /// The reason file written beside a quarantined file: `NAME.reason.txt`.
+    package static func reasonPath(of quarantined: FilePath) -> FilePath {
+        quarantined.removingLastComponent().appending((quarantined.lastComponent?.string ?? "") + ".reason.txt")
     }
 
     /// Fails unless the source is still the version the job converted.

@@ -257,6 +257,63 @@ struct StatusAPIEndToEndTests {
         let detail = try Self.api(harness, "GET", "/api/jobs/\(id)").json as? [String: Any]
         #expect((detail?["job"] as? [String: Any])?["state"] as? String == "cancelled")
         #expect(try Self.jobs(harness, "state=cancelled").compactMap { $0["id"] as? String } == [id])
+
+        // A cancelled job can be retried: its file runs again (cancelled again here, to end the test).
+        let retried = try Self.api(harness, "POST", "/api/jobs/\(id)/retry")
+        print("cancel: retry of the cancelled job: \(retried.status) \(retried.text)")
+        #expect(retried.status == 200, "\(retried.text)")
+        let again = try await Self.waitForRunningJob(harness, source: "long.mkv")
+        #expect(again != id)
+        #expect(try Self.api(harness, "POST", "/api/jobs/\(again)/cancel").status == 200)
+    }
+
+    /// A quarantined job's source is shown where it is now, in quarantine; Retry refuses it with what to do instead
+    /// (move it back); moved back, it is taken again, and its stale reason file goes.
+    @Test func aQuarantinedJobSaysWhereItsSourceIsAndItsReasonGoesWhenItComesBack() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: photos
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                    quarantine: ./quarantine
+                """,
+            settings: "  incompleteTimeout: 1s"
+        )
+        defer { harness.stop() }
+        try await Self.startDaemon(harness)
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Data("not a picture\n".utf8).write(to: URL(fileURLWithPath: staging.appending("scan.png").string))
+        try harness.moveIn(["scan.png"], from: staging)
+        _ = try await daemon.waitForLog("Source quarantined", "scan.png")
+        let quarantined = harness.directory.appending("quarantine/scan.png")
+        let reason = harness.directory.appending("quarantine/scan.png.reason.txt")
+        #expect(FileManager.default.fileExists(atPath: reason.string))
+
+        let failed = try await waitUntil("the failed job to show its quarantine") {
+            try Self.jobs(harness, "state=failed").first { $0["quarantined"] != nil }
+        }
+        print("quarantine: failed job: \(failed["source"] ?? "") quarantined at \(failed["quarantined"] ?? "")")
+        #expect(failed["quarantined"] as? String == quarantined.string)
+        let id = try #require(failed["id"] as? String)
+        let retry = try Self.api(harness, "POST", "/api/jobs/\(id)/retry")
+        #expect(retry.status == 409)
+        #expect(retry.text.contains("moved to quarantine, \(quarantined)"), "\(retry.text)")
+
+        // Fixed in quarantine (same file, now a picture) and moved back: converted, and its reason file is gone.
+        try Fixtures.makeImage(at: staging.appending("fixed.png"), width: 16, height: 16)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: quarantined.string))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: staging.appending("fixed.png").string)))
+        try handle.close()
+        try FileManager.default.moveItem(atPath: quarantined.string, toPath: harness.inbox.appending("scan.png").string)
+        _ = try await waitUntil("the file moved back to be converted") {
+            harness.sidecars()["scan.jpg.chute.json"]?.status == .completed ? true : nil
+        }
+        try await waitUntil("the stale reason file to go") {
+            FileManager.default.fileExists(atPath: reason.string) ? nil : true
+        }
     }
 
     @Test func retryQueuesAFailedJobAgain() async throws {
