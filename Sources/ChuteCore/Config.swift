@@ -61,6 +61,10 @@ package struct WatchConfig: Sendable, Equatable {
     /// link gives an upload a file elsewhere that the uploader could not otherwise reach (and a `source: delete`
     /// would then delete it); download tools that hard-link finished files into a drop folder need it.
     package var allowHardLinks: Bool
+    /// `incompleteTimeout` (duration, default the setting's): how long a file of this folder that is not ready (still
+    /// open for writing, empty, or cut short) is waited for before it is taken anyway. A scanner that writes whole
+    /// files can use `30s`.
+    package var incompleteTimeout: Duration?
 
     package init(
         path: FilePath,
@@ -70,7 +74,8 @@ package struct WatchConfig: Sendable, Equatable {
         pollInterval: Duration = .seconds(10),
         doneSuffix: String? = nil,
         lockSuffix: String? = nil,
-        allowHardLinks: Bool = false
+        allowHardLinks: Bool = false,
+        incompleteTimeout: Duration? = nil
     ) {
         self.path = path
         self.recursive = recursive
@@ -80,6 +85,7 @@ package struct WatchConfig: Sendable, Equatable {
         self.doneSuffix = doneSuffix
         self.lockSuffix = lockSuffix
         self.allowHardLinks = allowHardLinks
+        self.incompleteTimeout = incompleteTimeout
     }
 }
 

@@ -33,6 +33,9 @@ package enum ConfigSummary {
             if watch.allowHardLinks {
                 line += "; hard links allowed"
             }
+            if let timeout = watch.incompleteTimeout {
+                line += "; files not ready waited for \(ValueParsing.describe(timeout))"
+            }
             if let done = watch.doneSuffix {
                 line += "; a file waits for its \(done) marker"
             }

@@ -438,15 +438,27 @@ enum WebAssets {
             const side = el('div', { class: 'side' }, el('span', {}, when(job.queuedAt)));
             if (job.id) side.append(el('button', { type: 'button', class: 'quiet cancel', onclick: () => cancel(job) }, 'Remove'));
             const node = row(job, side);
-            if (job.message) node.append(el('div', { class: 'message' }, job.message));
+            // A file not ready yet says why, and when it is taken anyway (incompleteTimeout) unless it changes.
+            const until = job.until ? 'taken at ' + when(job.until) + ' unless it changes' : '';
+            if (job.message || until) {
+              node.append(el('div', { class: 'message' }, [job.message, until].filter(Boolean).join('; ')));
+            }
             return node;
           }
 
+          // A quarantined source is no longer where the job found it: the row says where it is, and offers no Retry
+          // (moving the file back into the watched folder takes it again).
           function failedRow(job) {
-            const node = row(job, el('div', { class: 'side' },
-              el('span', {}, when(job.endedAt)),
-              el('button', { type: 'button', class: 'retry', onclick: (event) => retry(job, event.target) }, 'Retry')));
+            const side = el('div', { class: 'side' }, el('span', {}, when(job.endedAt)));
+            if (!job.quarantined) {
+              side.append(el('button', { type: 'button', class: 'retry', onclick: (event) => retry(job, event.target) }, 'Retry'));
+            }
+            const node = row(job, side);
             node.append(el('div', { class: 'message' }, (job.code ? job.code + ': ' : '') + (job.message || 'failed')));
+            if (job.quarantined) {
+              node.append(el('div', { class: 'message quarantined' }, 'Moved to quarantine: ' + job.quarantined
+                + ' (move it back into the watched folder to try again)'));
+            }
             return node;
           }
 

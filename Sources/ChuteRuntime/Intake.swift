@@ -353,24 +353,53 @@ package actor Intake {
         return tickets
     }
 
-    /// Whether a file found not ready may wait on: `incompleteTimeout` has not passed since it was first found so.
-    /// The wait is logged with its reason, at the info level the first time, so that a file that seems ignored says
-    /// why and for how long at most, and at the debug level at each check after.
-    private func mayWait(_ path: FilePath, reason: String, _ message: Logger.Message, logger: Logger) -> Bool {
+    /// The `incompleteTimeout` of a watched folder: its watch entry's, else the setting's.
+    private func incompleteTimeout(of root: FilePath) -> Duration {
+        self.watches[root]?.incompleteTimeout ?? self.incompleteTimeout
+    }
+
+    /// Records that something changed in a folder that may be a group's now; forgets the folders quiet for longer
+    /// than a quiet period once there are many, so that a tree of thousands of folders does not keep them all.
+    private func noteActivity(in folder: FilePath) {
+        let now = ContinuousClock.now
+        if self.folderActivity.count >= Self.folderActivityLimit {
+            self.folderActivity = self.folderActivity.filter { now - $0.value < self.quietPeriod }
+        }
+        self.folderActivity[folder] = now
+    }
+
+    /// How many folders ``folderActivity`` keeps before it forgets the quiet ones.
+    static let folderActivityLimit = 1000
+
+    /// Whether a file found not ready may wait on: its folder's `incompleteTimeout` has not passed since it was first
+    /// found so. The wait is logged with its reason and until when, at the info level the first time, so that a file
+    /// that seems ignored says why and until when at most, and at the debug level at each check after.
+    ///
+    /// - Returns: when the file is taken anyway unless it changes, or `nil` when it may not wait any more.
+    private func mayWait(
+        _ path: FilePath,
+        root: FilePath,
+        reason: String,
+        _ message: Logger.Message,
+        logger: Logger
+    ) -> Date? {
         let now = ContinuousClock.now
         let first = self.waitingSince[path] == nil
         let since = self.waitingSince[path] ?? now
-        guard now - since < self.incompleteTimeout else { return false }
+        let timeout = self.incompleteTimeout(of: root)
+        guard now - since < timeout else { return nil }
         self.waitingSince[path] = since
+        let until = Date() + (timeout - (now - since)) / .seconds(1)
         logger.log(
             level: first ? .info : .debug,
             message,
             metadata: [
                 "reason": "\(LogText.escaped(reason))",
-                "incompleteTimeout": "\(ValueParsing.describe(self.incompleteTimeout))",
+                "incompleteTimeout": "\(ValueParsing.describe(timeout))",
+                "until": "\(LogText.localTime(until))",
             ]
         )
-        return true
+        return until
     }
 
     /// Ends a quiet period; returns a new ticket and delay when the file must wait again.
@@ -512,8 +541,16 @@ package actor Intake {
                 logger.debug("Taken at once: closed by its writer, open for writing nowhere, and whole")
             } else if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed, beneath: root) })
             {
-                if self.mayWait(path, reason: reason, "Waiting until the file is ready", logger: logger) {
-                    self.events.publish(JobEvent(.waiting, jobID: nil, rule: rule.name, source: path, message: reason))
+                if let until = self.mayWait(
+                    path,
+                    root: root,
+                    reason: reason,
+                    "Waiting until the file is ready",
+                    logger: logger
+                ) {
+                    var event = JobEvent(.waiting, jobID: nil, rule: rule.name, source: path, message: reason)
+                    event.until = until
+                    self.events.publish(event)
                     return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), self.quietPeriod)
                 }
                 logger.warning(
@@ -552,10 +589,18 @@ package actor Intake {
         }
         let (source, type, root) = (job.source, job.sniffed, job.root)
         let whole = await Blocking.run { SourceInspector.isWhole(source, type: type, beneath: root) }
-        let delay = whole ? self.quietPeriod : self.incompleteTimeout
-        self.logger.debug(
-            "Source left alone until it has been quiet after its job",
-            metadata: ["input.path": "\(LogText.escaped(source.string))", "job.id": "\(job.id)", "delay": "\(delay)"]
+        let delay = whole ? self.quietPeriod : self.incompleteTimeout(of: root)
+        // A wait of incompleteTimeout (10 minutes by default) is said at the info level, so that a source still there
+        // long after its job says why and until when.
+        self.logger.log(
+            level: whole ? .debug : .info,
+            whole ? "Source left alone until it has been quiet after its job" : "Source left alone after its job",
+            metadata: [
+                "input.path": "\(LogText.escaped(source.string))", "job.id": "\(job.id)",
+                "delay": "\(ValueParsing.describe(delay))",
+                "reason": "\(whole ? "a quiet period" : "no check of its type shows it whole; incompleteTimeout")",
+                "until": "\(LogText.localTime(Date() + delay / .seconds(1)))",
+            ]
         )
         self.disposalContinuation.yield(Disposal(job: job, action: action, delay: delay))
     }
@@ -731,8 +776,16 @@ extension Intake {
             }
             var fileLogger = logger
             fileLogger[metadataKey: "input.path"] = "\(LogText.escaped(path.string))"
-            if self.mayWait(path, reason: reason, "Group waiting until a file is ready", logger: fileLogger) {
-                self.events.publish(JobEvent(.waiting, jobID: nil, rule: key.rule, source: key.folder, message: reason))
+            if let until = self.mayWait(
+                path,
+                root: root,
+                reason: reason,
+                "Group waiting until a file is ready",
+                logger: fileLogger
+            ) {
+                var event = JobEvent(.waiting, jobID: nil, rule: key.rule, source: key.folder, message: reason)
+                event.until = until
+                self.events.publish(event)
                 return (self.stability.touch(path, root: root, fingerprint: file.status.fingerprint), self.quietPeriod)
             }
             logger.warning(
