@@ -96,6 +96,11 @@ package actor Intake {
     private var held: [FilePath: FilePath] = [:]
     /// The group folders taken (rules with `groupBy: folder`), for the files that arrive in them afterwards.
     private var groups = GroupLedger()
+    /// When the watcher last reported a file added, written, renamed or removed in each folder that may be a group's
+    /// (a first-level sub-folder of a watched folder, while a rule groups): a group is taken only once its folder as a
+    /// whole has been quiet for a quiet period, whatever the files' own times say (kept by `cp -p`, `rsync -t` or
+    /// `unzip`, or from a file server's clock).
+    private var folderActivity: [FilePath: ContinuousClock.Instant] = [:]
 
     /// How long a file whose writer said it is done waits before it is looked at: the closes of one writer that
     /// closes twice in a row (ImageMagick does) make one look, not two.
@@ -258,7 +263,7 @@ package actor Intake {
                 }
             }
             for await event in events {
-                for (ticket, delay) in await self.observe(event) {
+                for (ticket, delay) in await self.observe(event, fromWatcher: true) {
                     group.addTask { await self.follow(ticket, after: delay) }
                 }
             }
@@ -318,7 +323,15 @@ package actor Intake {
 
     /// Starts or restarts the quiet period of the file an event is about, and of the files waiting for a marker that
     /// the event creates or removes.
-    private func observe(_ event: IntakeEvent) -> [(StabilityTracker.Ticket, Duration)] {
+    ///
+    /// - Parameter fromWatcher: whether the watcher reported the event (not a file brought back to be looked at
+    ///   again): it then counts as activity in the file's group folder.
+    private func observe(_ event: IntakeEvent, fromWatcher: Bool = false) -> [(StabilityTracker.Ticket, Duration)] {
+        if fromWatcher, self.matcher.hasGroupingRule,
+            let folder = RuleMatcher.groupFolder(of: event.path, root: event.root)
+        {
+            self.noteActivity(in: folder)
+        }
         var tickets: [(StabilityTracker.Ticket, Duration)] = []
         if let watch = self.watches[event.root], let marked = watch.markedFile(by: event.path) {
             let folder = event.path.removingLastComponent()
@@ -793,22 +806,30 @@ extension Intake {
                 metadata: ["input.path": "\(LogText.escaped(path.string))", "reason": "\(LogText.escaped(reason))"]
             )
         }
-        // Nothing added, removed or written in the folder for a quiet period: `cp -r` may still be adding files
-        // that no event has reported yet.
+        // Nothing added, removed or written in the folder for a quiet period, by the watcher's events (a scanner that
+        // pauses between pages) and by the files' and folder's times (`cp -r` may still be adding files that no event
+        // has reported yet).
         var times = files.map { $0.status.fingerprint.modified }
         if let folder = try? SourceInspector.status(of: key.folder, beneath: root) {
             times.append(folder.fingerprint.modified)
         }
+        var wait = Duration.zero
         if let newest = times.max() {
-            let age = Date().timeIntervalSince(newest)
-            let quiet =
-                Double(self.quietPeriod.components.seconds)
-                + Double(self.quietPeriod.components.attoseconds) / 1e18
-            if age < quiet {
-                let wait = Duration.milliseconds(Int64((quiet - age) * 1000) + 1)
-                let fingerprint = (try? SourceInspector.status(of: trigger, beneath: root))?.fingerprint
-                return (self.stability.touch(trigger, root: root, fingerprint: fingerprint), wait)
-            }
+            wait = self.quietPeriod - .milliseconds(Int64(Date().timeIntervalSince(newest) * 1000))
+        }
+        if let last = self.folderActivity[key.folder] {
+            wait = max(wait, self.quietPeriod - (ContinuousClock.now - last))
+        }
+        if wait > .zero {
+            logger.debug(
+                "Group waiting until its folder has been quiet",
+                metadata: [
+                    "delay": "\(ValueParsing.describe(.milliseconds(Int64((wait / .milliseconds(1)).rounded()))))",
+                    "quietPeriod": "\(ValueParsing.describe(self.quietPeriod))",
+                ]
+            )
+            let fingerprint = (try? SourceInspector.status(of: trigger, beneath: root))?.fingerprint
+            return (self.stability.touch(trigger, root: root, fingerprint: fingerprint), wait + .milliseconds(1))
         }
         // Re-checked after the suspensions above: another file's settling may have taken the group meanwhile.
         if let taken = self.groups.job(of: key) {
@@ -847,6 +868,7 @@ extension Intake {
         )
         job.members = members
         self.groups.record(key, jobID: job.id, members: members)
+        self.folderActivity[key.folder] = nil
         for member in members {
             self.handled[member.path] = member.fingerprint
             self.waitingSince[member.path] = nil
