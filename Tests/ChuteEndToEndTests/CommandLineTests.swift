@@ -219,6 +219,45 @@ struct CommandLineTests {
         #expect(warnings.first?.contains("image engine cannot read") == true, "\(warnings)")
     }
 
+    /// Given the watched folder itself, `chute explain` is a dry run over its files: one line each with its output or
+    /// why none, then a summary by rule; several paths are explained the same way.
+    @Test func explainDryRunsAWatchedFolderAndSeveralPaths() async throws {
+        let directory = try TemporaryDirectory(prefix: "explain")
+        defer { directory.remove() }
+        try directory.makeDirectory("in/trip")
+        let config = try self.writeConfig(
+            """
+            watch:
+              - path: ./in
+            rules:
+              - name: photos
+                match: "*.png"
+                to: jpg
+                output: ./out
+            """,
+            in: directory
+        )
+        for name in ["in/a.png", "in/trip/b.png"] {
+            try Fixtures.makeImage(at: directory.appending(name), width: 16, height: 16)
+        }
+        try "notes\n".write(toFile: directory.appending("in/notes.txt").string, atomically: true, encoding: .utf8)
+        let folder = try await self.chute(["explain", "--config", config.string, directory.appending("in").string])
+        print("explain: folder: \(folder.output)")
+        #expect(folder.status == 0, "\(folder.output) \(folder.error)")
+        let lines = folder.output.split(separator: "\n").map(String.init)
+        let first = "\(directory.appending("in/a.png")): → \(directory.appending("out/a.jpg")) (rule 'photos')"
+        #expect(lines.contains(first), "\(lines)")
+        #expect(lines.contains { $0.hasPrefix(directory.appending("in/trip/b.png").string + ": → ") }, "\(lines)")
+        #expect(lines.contains("\(directory.appending("in/notes.txt")): no rule matches"), "\(lines)")
+        #expect(lines.last == "3 file(s). rule 'photos': 2, no rule matches: 1", "\(lines)")
+
+        let several = try await self.chute([
+            "explain", "--config", config.string, directory.appending("in/notes.txt").string,
+            directory.appending("in/trip").string,
+        ])
+        #expect(several.output.split(separator: "\n").last == "2 file(s). rule 'photos': 1, no rule matches: 1")
+    }
+
     @Test func explainWarnsWhenTheEngineCannotReadTheContent() async throws {
         let directory = try TemporaryDirectory(prefix: "explain")
         defer { directory.remove() }
