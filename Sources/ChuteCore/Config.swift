@@ -32,6 +32,15 @@ package struct ChuteConfig: Sendable, Equatable {
         self.rules.first { $0.name == rule }?.notify ?? self.notify
     }
 
+    /// Whether a job of some rule would be notified elsewhere (or for other events) under `other` than under this
+    /// configuration: the top-level list, or the list in force for a rule of either. A rule added, removed or
+    /// changed without a `notify:` of its own changes nothing here.
+    package func notificationsDiffer(from other: ChuteConfig) -> Bool {
+        guard self.notify == other.notify else { return true }
+        let names = Set(self.rules.map(\.name)).union(other.rules.map(\.name))
+        return names.contains { self.notifyTargets(forRule: $0) != other.notifyTargets(forRule: $0) }
+    }
+
     /// Every notification target, top-level and of the rules, each once.
     package var allNotifyTargets: [NotifyTarget] {
         var seen = Set<NotifyTarget>()
