@@ -6,6 +6,10 @@ import SystemPackage
 /// Moves finished outputs from their hidden temporary names into place, applying the rule's collision policy, and
 /// writes sidecars. Every step is a rename within one folder, so a reader sees either nothing or a whole file.
 package enum OutputCommitter {
+    /// How a refusal to replace an existing output ends: the rules file's word for it (``ConflictPolicy``), which
+    /// `chute convert` says in its own (`--overwrite`).
+    package static let skipNote = "and the rule says onConflict: skip"
+
     /// The prefix of every temporary file Chute writes; the watcher ignores such names.
     package static let temporaryPrefix = ".chute-"
 
@@ -110,7 +114,7 @@ package enum OutputCommitter {
             case .failure(.fileExists):
                 throw ConversionFailure(
                     .outputFailed,
-                    "the output \(candidate) already exists and the rule says onConflict: skip"
+                    "the output \(candidate) already exists " + Self.skipNote
                 )
             case .failure(let errno):
                 throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(errno)")
@@ -184,7 +188,7 @@ package enum OutputCommitter {
                 guard policy == .rename else {
                     throw ConversionFailure(
                         .outputFailed,
-                        "the output \(taken) already exists and the rule says onConflict: skip"
+                        "the output \(taken) already exists " + Self.skipNote
                     )
                 }
                 continue

@@ -385,7 +385,9 @@ struct CommandLineTests {
         #expect(info.width == 800 && info.height == 600)
         let again = try await self.chute(["convert", directory.appending("in.png").string, output.string])
         #expect(again.status != 0)
-        #expect(again.error.contains("already exists"))
+        print("convert: existing output: \(again.error)")
+        #expect(again.error.contains("already exists; give --overwrite to replace it"), "\(again.error)")
+        #expect(!again.error.contains("onConflict"), "\(again.error)")
         #expect(try Fixtures.identify(output).width == 800)
         let broken = try await self.chute([
             "convert", directory.appending("rules-missing.png").string, directory.appending("x.jpg").string,
@@ -416,7 +418,7 @@ struct CommandLineTests {
             "convert", directory.appending("in.png").string, output.string, "--tiles", "2x2",
         ])
         #expect(again.status != 0)
-        #expect(again.error.contains("already exists"), "\(again.error)")
+        #expect(again.error.contains("already exists; give --overwrite to replace it"), "\(again.error)")
         #expect(directory.files().filter { $0.hasPrefix("out") } == ["out-r2c1.png"])
         #expect(directory.files().filter { $0.hasPrefix(".chute-") }.isEmpty)
     }
