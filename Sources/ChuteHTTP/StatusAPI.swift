@@ -54,6 +54,7 @@ package struct StatusAPI: Sendable {
     /// The router with every route, behind a bearer token if given (on TCP).
     package func makeRouter(token: [UInt8]? = nil) -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: RouterRefusals())
         let sessions = token.map { WebSessions(token: $0) }
         // Before the token's middleware, which applies only to the routes added after it: the page holds no data.
         WebPage(sessions: sessions).addRoutes(to: router)
@@ -421,5 +422,31 @@ package struct APIProblem: HTTPResponseError {
 
     package func response(from request: Request, context: some RequestContext) throws -> Response {
         try StatusAPI.json(API.Problem(error: self.message), status: self.status)
+    }
+}
+
+/// Gives the router's own refusals (no route for the address, a method its route does not take) the API's JSON
+/// body, as every route's refusals have: Hummingbird answers them with an empty body.
+struct RouterRefusals<Context: RequestContext>: RouterMiddleware {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.body == nil {
+            switch error.status {
+            case .notFound:
+                throw APIProblem(status: .notFound, message: "no such address: \(request.method) \(request.uri.path)")
+            case .methodNotAllowed:
+                throw APIProblem(
+                    status: .methodNotAllowed,
+                    message: "\(request.uri.path) does not take \(request.method)"
+                )
+            default:
+                throw error
+            }
+        }
     }
 }

@@ -138,6 +138,11 @@ struct StatusAPIEndToEndTests {
         let escape = harness.inbox.string + "/../rules.yaml"
         #expect(try Self.api(harness, "POST", "/api/queue", body: "{\"path\": \"\(escape)\"}").status == 403)
         #expect(try Self.api(harness, "POST", "/api/queue", body: "not json").status == 400)
+        // An address no route has gets the same JSON error body as every refusal.
+        let unknown = try Self.api(harness, "GET", "/api/no-such-thing")
+        print("api: unknown route: \(unknown.status) \(unknown.text)")
+        #expect(unknown.status == 404)
+        #expect((unknown.json as? [String: Any])?["error"] as? String == "no such address: GET /api/no-such-thing")
         let big = "{\"path\": \"" + String(repeating: "a", count: 64 * 1024) + "\"}"
         #expect(try Self.api(harness, "POST", "/api/queue", body: big).status == 413)
 
