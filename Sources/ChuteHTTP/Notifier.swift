@@ -178,7 +178,8 @@ package struct Notifier: Service {
             job: job,
             sourceSize: (try? SourceInspector.status(of: FilePath(event.source)))?.fingerprint.size,
             outputs: StatusAPI.outputs(event.outputs),
-            duration: startedAt.map { max(0, event.time.timeIntervalSince($0)) },
+            // To the millisecond: `1.701`, not `1.7012126969999999`.
+            duration: startedAt.map { (max(0, event.time.timeIntervalSince($0)) * 1000).rounded() / 1000 },
             time: event.time
         )
     }

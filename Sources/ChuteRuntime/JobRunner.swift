@@ -384,7 +384,7 @@ package struct JobRunner: Sendable {
                     "output.path": "\(LogText.escaped(final.string))",
                     "output.count": "\(finals.count)",
                     "output.bytes": "\(record.report?.outputBytes ?? 0)",
-                    "duration": "\(record.seconds)",
+                    "duration": "\(record.roundedSeconds)",
                 ]
             )
             do {
@@ -582,6 +582,9 @@ private struct Record: Sendable {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    /// ``seconds`` to the millisecond, as the sidecar and the log say it (`1.701`, not `1.7012126969999999`).
+    var roundedSeconds: Double { (self.seconds * 1000).rounded() / 1000 }
+
     /// - Parameter set: the final paths of a job's parts (``OutputPart``), in the order of its report's; `output` is the
     ///   first of them.
     /// - Parameter status: the job's status, when not what `failure` says (`cancelled`).
@@ -611,7 +614,7 @@ private struct Record: Sendable {
             output: parts.first ?? output.map { Sidecar.Output(path: $0.string, size: self.report?.outputBytes ?? 0) },
             startedAt: self.started.formatted(iso),
             endedAt: Date().formatted(iso),
-            durationSeconds: (self.seconds * 1000).rounded() / 1000,
+            durationSeconds: self.roundedSeconds,
             cpuSeconds: failure == nil ? self.report?.cpuSeconds.map { ($0 * 1000).rounded() / 1000 } : nil,
             error: failure.map { Sidecar.Failure(code: $0.code.rawValue, message: $0.message) },
             warnings: (self.report?.warnings ?? []) + self.warnings,
