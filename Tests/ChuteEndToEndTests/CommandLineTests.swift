@@ -56,6 +56,39 @@ struct CommandLineTests {
         #expect(lines.contains { $0.hasPrefix(config.string + position) }, "\(name): \(lines)")
     }
 
+    /// `start: 2s` and `duration: 3s` are taken as every other duration key takes `2s`; a `groupBy` rule's summary
+    /// says its outputs go directly into `output` (not that it keeps sub-folders).
+    @Test func checkTakesDurationsWithUnitsForTimesAndSaysWhereGroupsGo() async throws {
+        let directory = try TemporaryDirectory(prefix: "check")
+        defer { directory.remove() }
+        try directory.makeDirectory("in")
+        let config = try self.writeConfig(
+            """
+            watch:
+              - path: ./in
+            rules:
+              - name: sticker
+                match: "*.mp4"
+                to: gif
+                start: 2s
+                duration: 3s
+                output: ./out
+              - name: merge
+                match: "*.pdf"
+                to: pdf
+                groupBy: folder
+                output: ./merged
+            """,
+            in: directory
+        )
+        let result = try await self.chute(["check", config.string])
+        print("check: \(result.output.split(separator: "\n").filter { $0.contains("output:") })")
+        #expect(result.status == 0, "\(result.error)")
+        let merge = result.output.split(separator: "\n").first { $0.contains("output:") && $0.contains("merged") }
+        #expect(merge?.contains("directly in it") == true, "\(String(describing: merge))")
+        #expect(merge?.contains("keeping sub-folders") == false, "\(String(describing: merge))")
+    }
+
     @Test func checkAcceptsTheExampleAndSummarisesIt() async throws {
         let example = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
             .appending("rules.example.yaml")
