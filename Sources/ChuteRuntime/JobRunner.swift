@@ -459,19 +459,18 @@ package struct JobRunner: Sendable {
             return .postponed(failure)
         }
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
-        do throws(ConversionFailure) {
-            let ownership = record.job.rule.ownership
-            try OutputCommitter.makeDirectory(sidecarPath.removingLastComponent(), ownership: ownership)
-            try OutputCommitter.writeSidecar(
-                record.sidecar(output: nil, failure: failure),
-                at: sidecarPath,
-                ownership: ownership
+        let sidecar = record.sidecar(output: nil, failure: failure)
+        let unwritten = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job)
+        if let unwritten {
+            logger.error(
+                "Cannot write the sidecar of a failed job",
+                metadata: [
+                    "sidecar": "\(LogText.escaped(sidecarPath.string))", "error": "\(LogText.escaped(unwritten))",
+                ]
             )
-        } catch {
-            logger.error("Cannot record a failed job", metadata: ["error": "\(LogText.escaped(error.message))"])
         }
         do {
-            try await self.journal.fail(record.job.id, failure: failure, sidecar: sidecarPath)
+            try await self.journal.fail(record.job.id, failure: failure, sidecar: unwritten == nil ? sidecarPath : nil)
         } catch {
             // The row stays `running`: the next start runs the job again, and its new sidecar replaces this one.
             logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
@@ -481,7 +480,8 @@ package struct JobRunner: Sendable {
             metadata: [
                 "error.code": "\(failure.code.rawValue)",
                 "error": "\(LogText.escaped(failure.message))",
-                "sidecar": "\(LogText.escaped(sidecarPath.string))",
+                // Only a sidecar that is there: one that could not be written was logged as such above.
+                "sidecar": "\(unwritten == nil ? LogText.escaped(sidecarPath.string) : "none")",
             ]
         )
         CrashPoint.afterFailure.reached()
