@@ -138,7 +138,7 @@ package struct JobRunner: Sendable {
         }
         record.libraries = worker.libraries
         do throws(ConversionFailure) {
-            try OutputCommitter.makeDirectory(job.plan.directory, ownership: job.rule.ownership)
+            try OutputCommitter.makeDirectory(job.plan.directory, ownership: job.rule.ownership, beforeCommit: true)
         } catch {
             record.setHashes(await hashing)
             return .ended(await self.fail(record, error, logger))

@@ -26,10 +26,13 @@ package enum OutputCommitter {
     /// Creates a folder and its missing parents, each owned and permitted as ``OutputOwnership`` says for a folder
     /// created in its parent.
     ///
-    /// - Throws: ``ConversionFailure`` (`.outputFailed`) with the system's message.
+    /// - Parameter beforeCommit: whether nothing of the job is in place yet (the output's folder before the worker
+    ///   starts): a read-only target is then `targetReadOnly`, tried again later (``ConversionFailure/creating(_:_:)``).
+    /// - Throws: ``ConversionFailure`` (`.outputFailed`, `.diskFull`, `.targetReadOnly`) with the system's message.
     package static func makeDirectory(
         _ directory: FilePath,
-        ownership: OutputOwnership = OutputOwnership()
+        ownership: OutputOwnership = OutputOwnership(),
+        beforeCommit: Bool = false
     ) throws(ConversionFailure) {
         var missing: [FilePath] = []
         var folder = directory
@@ -42,7 +45,10 @@ package enum OutputCommitter {
             if mkdir(folder.string, 0o700) == 0 {
                 _ = self.applyOwnership(ownership, to: folder, isFolder: true)
             } else if errno != EEXIST {
-                throw ConversionFailure.writing("cannot create the output folder \(folder)", Errno(rawValue: errno))
+                let action = "cannot create the output folder \(folder)"
+                throw beforeCommit
+                    ? ConversionFailure.creating(action, Errno(rawValue: errno))
+                    : ConversionFailure.writing(action, Errno(rawValue: errno))
             }
         }
     }
