@@ -139,12 +139,14 @@ package struct ChuteApplication {
         // Then the jobs a killed run left are settled, and their temporary files removed below.
         let journal = try Journal(path: self.journalPath)
         let recovery = try await journal.recover()
+        // The counts are of the jobs an earlier run left unfinished, not of the journal's jobs: `completed=0` read as
+        // "nothing done".
         self.logger.info(
-            "Journal opened",
+            "Journal opened; the jobs an earlier run left unfinished are settled",
             metadata: [
-                "path": "\(self.journalPath)", "interrupted": "\(recovery.interrupted)",
-                "completed": "\(recovery.completed)", "unpublished": "\(recovery.unpublished)",
-                "withdrawn": "\(recovery.withdrawn)",
+                "path": "\(self.journalPath)", "unfinished.interrupted": "\(recovery.interrupted)",
+                "unfinished.completed": "\(recovery.completed)", "unfinished.unpublished": "\(recovery.unpublished)",
+                "unfinished.withdrawn": "\(recovery.withdrawn)",
             ]
         )
         try await self.rebuildIfNeeded(journal)

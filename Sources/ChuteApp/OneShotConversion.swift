@@ -50,6 +50,10 @@ package struct OneShotConversion {
         guard let name = self.output.lastComponent else {
             throw ConversionFailure(.outputFailed, "\(self.output) is not a file path")
         }
+        // Said before converting, and in the command's own terms (the daemon's commit would name onConflict).
+        if !self.overwrite, (try? SourceInspector.status(of: self.output)) != nil {
+            throw ConversionFailure(.outputFailed, "\(self.output) already exists; give --overwrite to replace it")
+        }
         let directory =
             self.output.removingLastComponent().isEmpty
             ? FilePath(FileManager.default.currentDirectoryPath) : self.output.removingLastComponent()
@@ -93,7 +97,7 @@ package struct OneShotConversion {
                     + "\n\(set.paths.count) \(format.name) files, \(report.outputBytes) bytes"
             } catch {
                 OutputCommitter.removeTemporaries(of: temporary)
-                throw error
+                throw Self.inCommandTerms(error)
             }
         case .finished(let report):
             do throws(ConversionFailure) {
@@ -109,8 +113,19 @@ package struct OneShotConversion {
                     + (report.warnings.isEmpty ? "" : "\nwarnings: " + report.warnings.joined(separator: "; "))
             } catch {
                 SystemCall.unlink(temporary)
-                throw error
+                throw Self.inCommandTerms(error)
             }
         }
+    }
+
+    /// A commit's failure in the command's terms: an output that exists is replaced with `--overwrite`, not with the
+    /// rules file's `onConflict`.
+    private static func inCommandTerms(_ failure: ConversionFailure) -> ConversionFailure {
+        guard failure.message.hasSuffix(OutputCommitter.skipNote) else { return failure }
+        let kept = failure.message.dropLast(OutputCommitter.skipNote.count)
+        return ConversionFailure(
+            failure.code,
+            kept.trimmingCharacters(in: .whitespaces) + "; give --overwrite to replace it"
+        )
     }
 }

@@ -92,9 +92,7 @@ struct SignalService: Service {
                 metadata: ["path": "\(path)"]
             )
         }
-        if loaded.notify != running.notify
-            || loaded.rules.map({ [$0.name: $0.notify] }) != running.rules.map({ [$0.name: $0.notify] })
-        {
+        if loaded.notificationsDiffer(from: running) {
             self.logger.warning(
                 "Notifications changed in the rules file; the change takes effect at the next restart",
                 metadata: ["path": "\(path)"]

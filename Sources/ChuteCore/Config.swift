@@ -32,6 +32,15 @@ package struct ChuteConfig: Sendable, Equatable {
         self.rules.first { $0.name == rule }?.notify ?? self.notify
     }
 
+    /// Whether a job of some rule would be notified elsewhere (or for other events) under `other` than under this
+    /// configuration: the top-level list, or the list in force for a rule of either. A rule added, removed or
+    /// changed without a `notify:` of its own changes nothing here.
+    package func notificationsDiffer(from other: ChuteConfig) -> Bool {
+        guard self.notify == other.notify else { return true }
+        let names = Set(self.rules.map(\.name)).union(other.rules.map(\.name))
+        return names.contains { self.notifyTargets(forRule: $0) != other.notifyTargets(forRule: $0) }
+    }
+
     /// Every notification target, top-level and of the rules, each once.
     package var allNotifyTargets: [NotifyTarget] {
         var seen = Set<NotifyTarget>()
@@ -61,6 +70,10 @@ package struct WatchConfig: Sendable, Equatable {
     /// link gives an upload a file elsewhere that the uploader could not otherwise reach (and a `source: delete`
     /// would then delete it); download tools that hard-link finished files into a drop folder need it.
     package var allowHardLinks: Bool
+    /// `incompleteTimeout` (duration, default the setting's): how long a file of this folder that is not ready (still
+    /// open for writing, empty, or cut short) is waited for before it is taken anyway. A scanner that writes whole
+    /// files can use `30s`.
+    package var incompleteTimeout: Duration?
 
     package init(
         path: FilePath,
@@ -70,7 +83,8 @@ package struct WatchConfig: Sendable, Equatable {
         pollInterval: Duration = .seconds(10),
         doneSuffix: String? = nil,
         lockSuffix: String? = nil,
-        allowHardLinks: Bool = false
+        allowHardLinks: Bool = false,
+        incompleteTimeout: Duration? = nil
     ) {
         self.path = path
         self.recursive = recursive
@@ -80,6 +94,7 @@ package struct WatchConfig: Sendable, Equatable {
         self.doneSuffix = doneSuffix
         self.lockSuffix = lockSuffix
         self.allowHardLinks = allowHardLinks
+        self.incompleteTimeout = incompleteTimeout
     }
 }
 

@@ -17,7 +17,7 @@ extension ConfigReader.Walker {
     /// The keys of one `watch:` entry.
     static let watchKeys = [
         "path", "recursive", "ignore", "poll", "pollInterval", "doneSuffix", "lockSuffix",
-        "allowHardLinks",
+        "allowHardLinks", "incompleteTimeout",
     ]
     /// The keys of a rule that say which files it takes and where its outputs go, before the option keys.
     static let ruleHeadKeys = ["name", "match", "to", "output"]
@@ -197,6 +197,9 @@ extension ConfigReader.Walker {
             }
             if let entry = fields["allowHardLinks"] {
                 watch.allowHardLinks = self.bool(entry) ?? watch.allowHardLinks
+            }
+            if let entry = fields["incompleteTimeout"] {
+                watch.incompleteTimeout = self.duration(entry)
             }
             if let entry = fields["doneSuffix"] {
                 watch.doneSuffix = self.markerSuffix(entry)

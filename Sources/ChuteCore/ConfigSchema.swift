@@ -179,6 +179,7 @@ package enum ConfigSchema {
         "path": Self.string, "recursive": Self.boolean, "ignore": Self.stringOrList,
         "poll": Self.choice(PollMode.allCases.map(\.rawValue)), "pollInterval": Self.duration,
         "doneSuffix": Self.string, "lockSuffix": Self.string, "allowHardLinks": Self.boolean,
+        "incompleteTimeout": Self.duration,
     ]
 
     /// The fixed keys of a rule (`to` and the options come from the registry).

@@ -33,6 +33,9 @@ package enum ConfigSummary {
             if watch.allowHardLinks {
                 line += "; hard links allowed"
             }
+            if let timeout = watch.incompleteTimeout {
+                line += "; files not ready waited for \(ValueParsing.describe(timeout))"
+            }
             if let done = watch.doneSuffix {
                 line += "; a file waits for its \(done) marker"
             }
@@ -172,7 +175,12 @@ package enum ConfigSummary {
             lines.append(indent + "options: " + options.joined(separator: ", "))
         }
         var output = "output:  \(rule.output)/\(rule.rename)"
-        output += rule.keepStructure ? ", keeping sub-folders" : ", flattened"
+        if rule.grouping == .folder {
+            // A group's output goes straight into `output`, named after its folder, whatever keepStructure says.
+            output += ", directly in it"
+        } else {
+            output += rule.keepStructure ? ", keeping sub-folders" : ", flattened"
+        }
         output += ", on conflict \(rule.onConflict.rawValue), on duplicate \(rule.onDuplicate.rawValue)"
         let ownership = [
             rule.ownership.owner.map { "owner \($0)" }, rule.ownership.group.map { "group \($0)" },

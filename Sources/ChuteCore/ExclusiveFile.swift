@@ -20,7 +20,7 @@ package enum ExclusiveFile {
         guard descriptor >= 0 else {
             let error = Errno(rawValue: errno)
             if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
-            throw ConversionFailure.writing("cannot create output", error)
+            throw ConversionFailure.creating("cannot create output", error)
         }
         var failure: ConversionFailure?
         bytes.withUnsafeBytes { buffer in

@@ -1,3 +1,4 @@
+import Foundation
 import SystemPackage
 
 /// Makes untrusted text (file names, decoder messages) safe to put in a log record or a sidecar field.
@@ -47,5 +48,12 @@ package enum LogText {
         let value = scalar.value
         return scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(value)
             || (0x2066...0x2069).contains(value)
+    }
+}
+
+extension LogText {
+    /// A time as the log writes its own: local time with its offset, such as `2024-06-01T10:00:00+0200`.
+    package static func localTime(_ date: Date) -> String {
+        Date.ISO8601FormatStyle(timeZone: .current).format(date)
     }
 }

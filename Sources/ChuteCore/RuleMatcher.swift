@@ -57,6 +57,9 @@ package struct RuleMatcher: Sendable {
     /// The folders sources are moved to (done and quarantine folders), with what they are, for the reason.
     private let parkingFolders: [(folder: FilePath, what: String)]
 
+    /// Whether a rule groups files (`groupBy`).
+    package var hasGroupingRule: Bool { self.config.rules.contains { $0.grouping != nil } }
+
     package init(config: ChuteConfig) {
         self.config = config
         var ignores: [FilePath: IgnoreRules] = [:]

@@ -16,13 +16,18 @@ package enum ValueParsing {
         ("MB", 1_000_000), ("KiB", 1 << 10), ("KB", 1000),
     ]
 
-    /// Parses a duration: a number followed by `ms`, `s`, `m`, `h` or `d`; a bare number is seconds.
+    /// Parses a duration: a number followed by `ms`, `s`, `m`, `h` or `d`; a bare number is seconds; `M:SS` or
+    /// `H:MM:SS` (``clockSeconds(_:)``) as the media keys' times.
     ///
     /// The unit is case-insensitive and may follow a space (`2 s`). Parts of a nanosecond are dropped.
     ///
-    /// - Parameter text: the value as written, such as `500ms`, `2s`, `1.5m`, `1h`, `30d` or `10`.
+    /// - Parameter text: the value as written, such as `500ms`, `2s`, `1.5m`, `1h`, `30d`, `10` or `1:30`.
     /// - Returns: the duration (never negative), or `nil` when `text` is not a duration or is too long to represent.
     package static func duration(_ text: String) -> Duration? {
+        if text.contains(":") {
+            // `1:30`, `00:01:30.5`: as the media keys `start`, `end` and `duration` take a time.
+            return Self.clockSeconds(text).map { .nanoseconds(Int64(($0 * 1e9).rounded())) }
+        }
         guard let (number, unit) = Self.splitUnit(text) else { return nil }
         let nanoseconds: Int64
         if unit.isEmpty {
@@ -33,6 +38,27 @@ package enum ValueParsing {
             return nil
         }
         return Self.scale(number, by: nanoseconds).map { Duration.nanoseconds($0) }
+    }
+
+    /// Parses a time written as a clock does, `M:SS` or `H:MM:SS` with optional decimals (`1:30`, `00:01:30.5`), or
+    /// bare seconds (`90`, `2.5`).
+    ///
+    /// - Returns: the seconds, or `nil` when `text` is not well formed (minutes and seconds after a colon must be
+    ///   below 60), or too large.
+    package static func clockSeconds(_ text: String) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        var total = 0.0
+        for (index, part) in parts.enumerated() {
+            let isLast = index == parts.count - 1
+            guard !part.isEmpty, part.allSatisfy({ $0.isASCII && ($0.isNumber || (isLast && $0 == ".")) }),
+                !part.hasPrefix("."), !part.hasSuffix("."), let value = Double(part), value.isFinite
+            else { return nil }
+            if index > 0 && value >= 60 { return nil }
+            total = total * 60 + value
+        }
+        // Within what a Duration of nanoseconds holds (about 292 years).
+        return total < 9e9 ? total : nil
     }
 
     /// Parses a byte size: a number followed by `B`, `KB`, `MB`, `GB`, `TB` (powers of 1000) or `KiB`, `MiB`, `GiB`,

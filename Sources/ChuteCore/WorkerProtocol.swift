@@ -224,6 +224,9 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
         case outputFailed
         /// The target's file system is full (`ENOSPC`, `EDQUOT`): the job is tried again later, with back-off.
         case diskFull
+        /// The target folder cannot be written to now (a read-only file system, `EROFS`, or no permission, `EACCES`)
+        /// when the output is created: the job is tried again later, with back-off, as for `diskFull`.
+        case targetReadOnly
         /// The rule's engine is not part of this build.
         case engineUnavailable
         /// The worker process died (crash or kill) during the job.
@@ -247,7 +250,7 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
     /// Whether the job may succeed later without anything changing in its input: it is postponed and tried again,
     /// rather than recorded as failed.
     package var isTransient: Bool {
-        self.code == .diskFull || self.code == .sourceBusy
+        self.code == .diskFull || self.code == .sourceBusy || self.code == .targetReadOnly
     }
 
     /// Whether the failure comes from the input itself (refused, damaged, over a limit, crashing or hanging its
@@ -271,6 +274,21 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
             "\(member.lastComponent?.string ?? member.string) (file \(index + 1) of \(count) of the group): "
                 + self.message
         )
+    }
+
+    /// A failed creation of an output or its folder, before anything is put in place: a read-only target
+    /// (`EROFS`, `EACCES`) is `targetReadOnly`, tried again later (a share mounted read-only, a disk remounted
+    /// read-only after an error, a folder whose permissions are being fixed); the rest as ``writing(_:_:)``.
+    ///
+    /// Only for what precedes an output's commit: a sidecar that cannot be written after its output is in place must
+    /// not postpone a job that would then write its output a second time.
+    package static func creating(_ action: String, _ error: any Error) -> ConversionFailure {
+        switch error as? Errno {
+        case .readOnlyFileSystem?, .permissionDenied?:
+            return ConversionFailure(.targetReadOnly, "the target cannot be written to now: \(action): \(error)")
+        default:
+            return Self.writing(action, error)
+        }
     }
 
     /// A failed system call on an output, in words a person recognises: a full disk or quota is `diskFull` (tried

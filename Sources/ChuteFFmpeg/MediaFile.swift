@@ -61,7 +61,7 @@ final class MediaFile {
         guard descriptor >= 0 else {
             let error = Errno(rawValue: errno)
             if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
-            throw ConversionFailure.writing("cannot create output", error)
+            throw ConversionFailure.creating("cannot create output", error)
         }
         return MediaFile(descriptor: descriptor, path: path, size: 0, isNew: true)
     }

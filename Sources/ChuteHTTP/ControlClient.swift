@@ -74,8 +74,20 @@ package struct ControlClient: Sendable {
                 let retry = job.retryAt.map { " (tried again at \($0.formatted(date: .omitted, time: .standard)))" }
                 line += "\n           \(message)\(retry ?? "")"
             }
+            if let quarantined = job.quarantined { line += "\n           moved to quarantine: \(quarantined)" }
+            if job.state == "waiting", let message = job.message {
+                line += "\n           \(message)" + (job.until.map { "; " + Self.takenAt($0) } ?? "")
+            }
             return line
         }.joined(separator: "\n")
+    }
+
+    /// "taken at 17:08 unless it changes", in the local time zone (with the date when it is not today).
+    package static func takenAt(_ date: Date) -> String {
+        let style: Date.FormatStyle =
+            Calendar.current.isDateInToday(date)
+            ? .dateTime.hour().minute().second() : .dateTime.year().month().day().hour().minute().second()
+        return "taken at \(date.formatted(style)) unless it changes"
     }
 
     /// One job, its outputs and its sidecar.
@@ -89,6 +101,8 @@ package struct ControlClient: Sendable {
         ]
         if let progress = job.progress, job.state == "running" { lines.append("  progress: \(Self.bar(progress))") }
         if let message = job.message { lines.append("  message: \(message)") }
+        if let quarantined = job.quarantined { lines.append("  quarantine: \(quarantined)") }
+        if let until = job.until { lines.append("  waits: \(Self.takenAt(until))") }
         for output in detail.outputs {
             lines.append("  output: \(output.path) (\(output.size.map { "\($0) bytes" } ?? "gone"))")
         }

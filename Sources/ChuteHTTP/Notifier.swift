@@ -13,8 +13,10 @@ import SystemPackage
 /// queue of notifications, sent one at a time by a task of its own, so a target that never answers holds up only its
 /// own notifications. A full queue drops the new notification, with a log line. A try that fails (no connection,
 /// no answer within ``Policy/timeout``, a 5xx, 408 or 429 status) is retried after 1 s, 2 s, 4 s, 8 s; after
-/// ``Policy/tries`` tries, or at once on any other status, the notification is given up, with a log line naming the
-/// URL (without credentials or query) and the status or error. At shutdown what is not sent yet is dropped.
+/// ``Policy/tries`` tries the notification is kept in the journal, with a log line naming the URL (without credentials
+/// or query) and the status or error, and sent when the target answers again: after its next notification is
+/// sent, at each ``Policy/resendInterval``, and at the next start. Any other status gives it up at once (the target
+/// refuses it). At shutdown what is not sent yet is dropped.
 ///
 /// The notifier keeps the configuration it started with: a reload that changes a `notify:` list says that it takes
 /// effect at the next restart.
@@ -31,6 +33,8 @@ package struct Notifier: Service {
         package var timeout: Duration = .seconds(10)
         /// How many notifications may wait for each target.
         package var queueLimit = 256
+        /// How often the notifications kept for a target that did not answer are tried again.
+        package var resendInterval: Duration = .seconds(60)
 
         package init() {}
     }
@@ -42,6 +46,26 @@ package struct Notifier: Service {
         var payload: API.Notification
     }
 
+    /// What a target's sending task does next.
+    enum Work: Sendable {
+        /// Send a new notification.
+        case send(Message)
+        /// Try again the notifications kept for the target.
+        case resendKept
+    }
+
+    /// How one notification's tries ended.
+    enum Delivery: Sendable, Equatable {
+        /// The target took it (a 2xx status).
+        case sent
+        /// The target refused it (a status that trying again would not change): given up.
+        case refused
+        /// No answer, or one that may pass (5xx, 408, 429), after every try.
+        case unanswered
+        /// The daemon is stopping.
+        case stopped
+    }
+
     private let config: ChuteConfig
     private let subscription: Subscription
     private let journal: Journal
@@ -49,7 +73,7 @@ package struct Notifier: Service {
     private let policy: Policy
     private let poster: NotificationPoster
     /// Each target's queue: filled from the events and the digest, emptied by the target's sending task.
-    private let queues: [NotifyTarget: (stream: AsyncStream<Message>, continuation: AsyncStream<Message>.Continuation)]
+    private let queues: [NotifyTarget: (stream: AsyncStream<Work>, continuation: AsyncStream<Work>.Continuation)]
 
     /// Subscribes to `events` at once, so that no event published before ``run()`` is missed.
     ///
@@ -63,10 +87,10 @@ package struct Notifier: Service {
         self.logger = logger
         self.policy = policy
         self.poster = NotificationPoster(timeout: policy.timeout)
-        var queues: [NotifyTarget: (AsyncStream<Message>, AsyncStream<Message>.Continuation)] = [:]
+        var queues: [NotifyTarget: (AsyncStream<Work>, AsyncStream<Work>.Continuation)] = [:]
         for target in config.allNotifyTargets {
             queues[target] = AsyncStream.makeStream(
-                of: Message.self,
+                of: Work.self,
                 bufferingPolicy: .bufferingOldest(policy.queueLimit)
             )
         }
@@ -77,9 +101,23 @@ package struct Notifier: Service {
     package func run() async {
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                for queue in self.queues.values {
+                for (target, queue) in self.queues {
                     group.addTask {
-                        for await message in queue.stream { await self.send(message) }
+                        for await work in queue.stream {
+                            switch work {
+                            case .send(let message):
+                                // A target that takes a notification is back: what it missed follows.
+                                if await self.send(message) == .sent { await self.resendKept(to: target) }
+                            case .resendKept:
+                                await self.resendKept(to: target)
+                            }
+                        }
+                    }
+                    group.addTask {
+                        // At start, then at each interval: a target that came back with no new notification for it.
+                        while case .enqueued = queue.continuation.yield(.resendKept) {
+                            do { try await Task.sleep(for: self.policy.resendInterval) } catch { return }
+                        }
                     }
                 }
                 if self.queues.keys.contains(where: { $0.events.contains(.digest) }) {
@@ -140,7 +178,8 @@ package struct Notifier: Service {
             job: job,
             sourceSize: (try? SourceInspector.status(of: FilePath(event.source)))?.fingerprint.size,
             outputs: StatusAPI.outputs(event.outputs.map { FilePath($0) }),
-            duration: startedAt.map { max(0, event.time.timeIntervalSince($0)) },
+            // To the millisecond: `1.701`, not `1.7012126969999999`.
+            duration: startedAt.map { (max(0, event.time.timeIntervalSince($0)) * 1000).rounded() / 1000 },
             time: event.time
         )
     }
@@ -148,7 +187,7 @@ package struct Notifier: Service {
     /// Queues a message for its target, or drops it with a log line when the target's queue is full.
     private func enqueue(_ message: Message) {
         guard let queue = self.queues[message.target] else { return }
-        if case .dropped = queue.continuation.yield(message) {
+        if case .dropped = queue.continuation.yield(.send(message)) {
             self.logger.warning(
                 "Notification dropped: too many are waiting for this URL",
                 metadata: self.metadata(message).merging(["queueLimit": "\(self.policy.queueLimit)"]) { $1 }
@@ -228,11 +267,64 @@ package struct Notifier: Service {
         )
     }
 
-    /// Sends one message, trying again after a back-off while the failure may pass.
-    private func send(_ message: Message) async {
+    /// Sends one message, trying again after a back-off while the failure may pass; one that is still not taken after
+    /// every try is kept in the journal, for ``resendKept(to:)``.
+    private func send(_ message: Message) async -> Delivery {
+        let delivery = await self.deliver(message, tries: self.policy.tries)
+        guard delivery == .unanswered else { return delivery }
+        do {
+            try await self.journal.keepNotification(
+                kind: message.target.kind.rawValue,
+                url: message.target.url,
+                event: message.event.rawValue,
+                payload: try API.encoder().encode(message.payload)
+            )
+            self.logger.warning(
+                "Notification not taken after every try; kept, and sent when the URL answers again",
+                metadata: self.metadata(message).merging(["tries": "\(self.policy.tries)"]) { $1 }
+            )
+        } catch {
+            self.logger.error(
+                "Notification given up: it cannot be kept in the journal",
+                metadata: self.metadata(message).merging(["error": "\(LogText.escaped("\(error)"))"]) { $1 }
+            )
+        }
+        return delivery
+    }
+
+    /// Sends the notifications kept for `target`, the oldest first, one try each, until one is not taken.
+    private func resendKept(to target: NotifyTarget) async {
+        let kept: [Journal.KeptNotification]
+        do {
+            kept = try await self.journal.keptNotifications(kind: target.kind.rawValue, url: target.url)
+        } catch {
+            self.logger.error("Kept notifications not sent: the journal cannot be read", error: error)
+            return
+        }
+        for notification in kept {
+            guard let event = NotifyEvent(rawValue: notification.event),
+                let payload = try? API.decoder().decode(API.Notification.self, from: notification.payload)
+            else { continue }
+            let message = Message(target: target, event: event, payload: payload)
+            switch await self.deliver(message, tries: 1) {
+            case .sent, .refused:
+                do {
+                    try await self.journal.forgetNotification(notification.id)
+                } catch {
+                    self.logger.error("Cannot update the journal", error: error)
+                    return
+                }
+            case .unanswered, .stopped:
+                return
+            }
+        }
+    }
+
+    /// Tries one message up to `tries` times, after a back-off while the failure may pass.
+    private func deliver(_ message: Message, tries: Int) async -> Delivery {
         let request = Self.request(for: message)
         var delay = self.policy.firstDelay
-        for attempt in 1...self.policy.tries {
+        for attempt in 1...tries {
             var metadata = self.metadata(message)
             metadata["try"] = "\(attempt)"
             let transient: Bool
@@ -244,7 +336,7 @@ package struct Notifier: Service {
                 )
                 if (200..<300).contains(status) {
                     self.logger.info("Notification sent", metadata: metadata.merging(["status": "\(status)"]) { $1 })
-                    return
+                    return .sent
                 }
                 metadata["status"] = "\(status)"
                 transient = status >= 500 || status == 408 || status == 429
@@ -253,9 +345,13 @@ package struct Notifier: Service {
                 metadata["error"] = "\(LogText.escaped("\(error)"))"
                 transient = true
             }
-            guard transient, attempt < self.policy.tries else {
+            guard transient else {
                 self.logger.warning("Notification given up", metadata: metadata)
-                return
+                return .refused
+            }
+            guard attempt < tries else {
+                self.logger.debug("Notification try failed", metadata: metadata)
+                return .unanswered
             }
             metadata["retryIn"] = "\(ValueParsing.describe(delay))"
             self.logger.info("Notification try failed; trying again", metadata: metadata)
@@ -267,6 +363,7 @@ package struct Notifier: Service {
             delay *= 2
         }
         self.logger.info("Notification not sent: the daemon is stopping", metadata: self.metadata(message))
+        return .stopped
     }
 
     /// What the log says about a message: the URL without credentials or query, the event, the job.

@@ -54,6 +54,7 @@ package struct StatusAPI: Sendable {
     /// The router with every route, behind a bearer token if given (on TCP).
     package func makeRouter(token: [UInt8]? = nil) -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: RouterRefusals())
         let sessions = token.map { WebSessions(token: $0) }
         // Before the token's middleware, which applies only to the routes added after it: the page holds no data.
         WebPage(sessions: sessions).addRoutes(to: router)
@@ -212,10 +213,21 @@ package struct StatusAPI: Sendable {
         throw Self.problem(.notFound, "no job '\(id)'")
     }
 
+    /// Queues a failed or cancelled job's source again; a job cancelled while queued is known only to the board.
     private func retry(_ id: String) async throws -> Response {
-        guard let entry = try await self.journal.entry(id) else { throw Self.problem(.notFound, "no job '\(id)'") }
-        guard entry.state == "failed" else {
-            throw Self.problem(.conflict, "job '\(id)' is \(entry.state), not failed")
+        guard let entry = try await self.journal.entry(id) else {
+            guard let live = await self.board.entry(id), live.state == "cancelled" else {
+                throw Self.problem(.notFound, "no job '\(id)'")
+            }
+            do {
+                try await self.intake.take(FilePath(live.source), again: true)
+            } catch {
+                throw Self.problem(.conflict, "its source \(live.source) is gone")
+            }
+            return try Self.json(API.Acknowledgement(state: "retried", id: id))
+        }
+        guard ["failed", "cancelled"].contains(entry.state) else {
+            throw Self.problem(.conflict, "job '\(id)' is \(entry.state), neither failed nor cancelled")
         }
         if let reason = try await self.requeue(entry) { throw Self.problem(.conflict, reason) }
         return try Self.json(API.Acknowledgement(state: "retried", id: id))
@@ -236,17 +248,24 @@ package struct StatusAPI: Sendable {
         return try Self.json(report)
     }
 
-    /// Queues a failed job's source again.
+    /// Queues a failed or cancelled job's source again.
     ///
     /// - Returns: why it could not be, or `nil`.
     private func requeue(_ entry: Journal.HistoryEntry) async throws -> String? {
+        if let quarantine = entry.quarantine {
+            return "its source was moved to quarantine, \(quarantine): move it back into the watched folder to try "
+                + "again"
+        }
         // Checked before the journal forgets the failure, which would otherwise let the intake take it anyway.
         do {
             try await self.intake.check(entry.source)
         } catch .outsideWatchedFolders {
             return "its source \(entry.source) is no longer beneath a watched folder"
+        } catch .hardLink(let links) {
+            return "its source \(entry.source) is a hard link (\(links) names); the watch's allowHardLinks takes "
+                + "such files"
         } catch {
-            return "its source \(entry.source) is gone (moved to quarantine, or deleted)"
+            return "its source \(entry.source) is gone (moved, or deleted)"
         }
         guard try await self.journal.markRetried(entry.id) else { return "job '\(entry.id)' is no longer failed" }
         do {
@@ -266,6 +285,12 @@ package struct StatusAPI: Sendable {
             try await self.intake.take(FilePath(asked.path), again: true)
         } catch .outsideWatchedFolders {
             throw Self.problem(.forbidden, "the path is not beneath a watched folder")
+        } catch .hardLink(let links) {
+            throw Self.problem(
+                .unprocessableContent,
+                "the file is a hard link (\(links) names), which the daemon skips; the watch's allowHardLinks takes "
+                    + "such files"
+            )
         } catch {
             throw Self.problem(.notFound, "no regular file at that path")
         }
@@ -333,7 +358,8 @@ package struct StatusAPI: Sendable {
             code: entry.failureCode,
             progress: entry.state == "completed" ? 1 : nil,
             startedAt: entry.startedAt,
-            endedAt: entry.updatedAt
+            endedAt: entry.updatedAt,
+            quarantined: entry.quarantine?.string
         )
     }
 
@@ -402,5 +428,31 @@ package struct APIProblem: HTTPResponseError {
 
     package func response(from request: Request, context: some RequestContext) throws -> Response {
         try StatusAPI.json(API.Problem(error: self.message), status: self.status)
+    }
+}
+
+/// Gives the router's own refusals (no route for the address, a method its route does not take) the API's JSON
+/// body, as every route's refusals have: Hummingbird answers them with an empty body.
+struct RouterRefusals<Context: RequestContext>: RouterMiddleware {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.body == nil {
+            switch error.status {
+            case .notFound:
+                throw APIProblem(status: .notFound, message: "no such address: \(request.method) \(request.uri.path)")
+            case .methodNotAllowed:
+                throw APIProblem(
+                    status: .methodNotAllowed,
+                    message: "\(request.uri.path) does not take \(request.method)"
+                )
+            default:
+                throw error
+            }
+        }
     }
 }

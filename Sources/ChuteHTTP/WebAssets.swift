@@ -92,6 +92,17 @@ enum WebAssets {
           </div>
           <div id="detail-body"></div>
         </dialog>
+
+        <dialog id="confirm" aria-labelledby="confirm-title">
+          <form method="dialog">
+            <h2 id="confirm-title"></h2>
+            <p id="confirm-text"></p>
+            <div class="actions">
+              <button id="confirm-no" value="no" class="quiet">Keep it</button>
+              <button id="confirm-yes" value="yes" class="danger">Cancel the job</button>
+            </div>
+          </form>
+        </dialog>
         </body>
         </html>
 
@@ -428,18 +439,30 @@ enum WebAssets {
             const side = el('div', { class: 'side' }, el('span', {}, when(job.queuedAt)));
             if (job.id) side.append(el('button', { type: 'button', class: 'quiet cancel', onclick: () => cancel(job) }, 'Remove'));
             const node = row(job, side);
-            // A postponed job says why and when its file is tried again.
+            // A file not ready yet says why, and when it is taken anyway (incompleteTimeout) unless it changes; a
+            // postponed job says why and when its file is tried again.
+            const until = job.until ? 'taken at ' + when(job.until) + ' unless it changes' : '';
             const retry = job.state === 'postponed' && job.retryAt
-              ? ' (tried again at ' + new Date(job.retryAt).toLocaleTimeString() + ')' : '';
-            if (job.message) node.append(el('div', { class: 'message' }, job.message + retry));
+              ? 'tried again at ' + new Date(job.retryAt).toLocaleTimeString() : '';
+            if (job.message || until || retry) {
+              node.append(el('div', { class: 'message' }, [job.message, until, retry].filter(Boolean).join('; ')));
+            }
             return node;
           }
 
+          // A quarantined source is no longer where the job found it: the row says where it is, and offers no Retry
+          // (moving the file back into the watched folder takes it again).
           function failedRow(job) {
-            const node = row(job, el('div', { class: 'side' },
-              el('span', {}, when(job.endedAt)),
-              el('button', { type: 'button', class: 'retry', onclick: (event) => retry(job, event.target) }, 'Retry')));
+            const side = el('div', { class: 'side' }, el('span', {}, when(job.endedAt)));
+            if (!job.quarantined) {
+              side.append(el('button', { type: 'button', class: 'retry', onclick: (event) => retry(job, event.target) }, 'Retry'));
+            }
+            const node = row(job, side);
             node.append(el('div', { class: 'message' }, (job.code ? job.code + ': ' : '') + (job.message || 'failed')));
+            if (job.quarantined) {
+              node.append(el('div', { class: 'message quarantined' }, 'Moved to quarantine: ' + job.quarantined
+                + ' (move it back into the watched folder to try again)'));
+            }
             return node;
           }
 
@@ -662,8 +685,25 @@ enum WebAssets {
             try { await work(); } catch (error) { failure(error); } finally { if (button) button.disabled = false; }
           }
 
+          // Resolves to whether the user confirmed, in the page's own dialog (window.confirm would block the page).
+          function ask(title, text) {
+            const dialog = $('confirm');
+            $('confirm-title').textContent = title;
+            $('confirm-text').textContent = text;
+            return new Promise((resolve) => {
+              dialog.addEventListener('close', () => resolve(dialog.returnValue === 'yes'), { once: true });
+              dialog.returnValue = '';
+              dialog.showModal();
+            });
+          }
+
           function cancel(job) {
             return act(null, async () => {
+              const running = job.state === 'running';
+              const confirmed = await ask('Cancel ' + baseName(job.source) + '?',
+                running ? 'Its conversion stops and writes nothing; the file stays where it is.'
+                        : 'It leaves the queue; the file stays where it is.');
+              if (!confirmed) return;
               const answer = await api('/api/jobs/' + encodeURIComponent(job.id) + '/cancel', 'POST');
               notice(baseName(job.source) + ': ' + answer.state);
               refreshSoon();
@@ -726,9 +766,11 @@ enum WebAssets {
               fact('Ended', when(job.endedAt)),
               fact('Duration', sidecar ? duration(sidecar.durationSeconds * 1000) : duration(timeBetween(job.startedAt, job.endedAt))),
               sidecar ? fact('Engine', sidecar.engine) : [],
-              job.message ? fact('Message', el('span', { class: 'error' }, (job.code ? job.code + ': ' : '') + job.message)) : []);
+              job.message ? fact('Message', el('span', { class: 'error' }, (job.code ? job.code + ': ' : '') + job.message)) : [],
+              job.quarantined ? fact('Quarantine', job.quarantined) : [],
+              job.until ? fact('Waits until', when(job.until)) : []);
             const actions = el('div', { class: 'actions' });
-            if (job.state === 'failed') {
+            if ((job.state === 'failed' && !job.quarantined) || job.state === 'cancelled') {
               actions.append(el('button', { type: 'button', class: 'retry', onclick: (event) => retry(job, event.target).then(() => dialog.close()) }, 'Retry'));
             }
             if (job.state === 'running' || job.state === 'queued') {

@@ -27,7 +27,7 @@ struct OutputFile: ~Copyable {
         guard descriptor >= 0 else {
             let error = Errno(rawValue: errno)
             if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
-            throw ConversionFailure.writing("cannot create output", error)
+            throw ConversionFailure.creating("cannot create output", error)
         }
         self.descriptor = descriptor
         self.path = path

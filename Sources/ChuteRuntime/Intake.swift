@@ -51,6 +51,9 @@ package actor Intake {
     private var handled: [FilePath: SourceFingerprint] = [:]
     /// The files no rule takes, with the version the log last said so of: it says so once per version.
     private var unmatched: [FilePath: SourceFingerprint] = [:]
+    /// The symbolic and hard links skipped, with the version (the link's own `lstat`) the log last said so of: it
+    /// says so once per version.
+    private var skippedLinks: [FilePath: SourceFingerprint] = [:]
     private var produced: Set<FilePath> = []
     private var recheck: Set<FilePath> = []
     /// When each file waiting to be ready was first found not ready.
@@ -99,6 +102,11 @@ package actor Intake {
     private var held: [FilePath: FilePath] = [:]
     /// The group folders taken (rules with `groupBy: folder`), for the files that arrive in them afterwards.
     private var groups = GroupLedger()
+    /// When the watcher last reported a file added, written, renamed or removed in each folder that may be a group's
+    /// (a first-level sub-folder of a watched folder, while a rule groups): a group is taken only once its folder as a
+    /// whole has been quiet for a quiet period, whatever the files' own times say (kept by `cp -p`, `rsync -t` or
+    /// `unzip`, or from a file server's clock).
+    private var folderActivity: [FilePath: ContinuousClock.Instant] = [:]
 
     /// How long a file whose writer said it is done waits before it is looked at: the closes of one writer that
     /// closes twice in a row (ImageMagick does) make one look, not two.
@@ -186,6 +194,8 @@ package actor Intake {
         case outsideWatchedFolders
         /// The file is not there (any more), or is not a regular file.
         case notAFile
+        /// The file is a hard link (it has more names than this one), and its watch does not set `allowHardLinks`.
+        case hardLink(links: Int)
     }
 
     /// Looks at a file beneath a watched folder now, as if it had just been written: the API's "queue this path"
@@ -208,6 +218,9 @@ package actor Intake {
         else { throw .outsideWatchedFolders }
         guard let status = try? SourceInspector.status(of: path, beneath: root), status.isRegularFile else {
             throw .notAFile
+        }
+        guard status.linkCount <= 1 || self.watches[root]?.allowHardLinks == true else {
+            throw .hardLink(links: status.linkCount)
         }
         return root
     }
@@ -259,7 +272,7 @@ package actor Intake {
                 }
             }
             for await event in events {
-                for (ticket, delay) in await self.observe(event) {
+                for (ticket, delay) in await self.observe(event, fromWatcher: true) {
                     group.addTask { await self.follow(ticket, after: delay) }
                 }
             }
@@ -358,7 +371,15 @@ package actor Intake {
 
     /// Starts or restarts the quiet period of the file an event is about, and of the files waiting for a marker that
     /// the event creates or removes.
-    private func observe(_ event: IntakeEvent) -> [(StabilityTracker.Ticket, Duration)] {
+    ///
+    /// - Parameter fromWatcher: whether the watcher reported the event (not a file brought back to be looked at
+    ///   again): it then counts as activity in the file's group folder.
+    private func observe(_ event: IntakeEvent, fromWatcher: Bool = false) -> [(StabilityTracker.Ticket, Duration)] {
+        if fromWatcher, self.matcher.hasGroupingRule,
+            let folder = RuleMatcher.groupFolder(of: event.path, root: event.root)
+        {
+            self.noteActivity(in: folder)
+        }
         var tickets: [(StabilityTracker.Ticket, Duration)] = []
         if let watch = self.watches[event.root], let marked = watch.markedFile(by: event.path) {
             let folder = event.path.removingLastComponent()
@@ -376,6 +397,7 @@ package actor Intake {
             self.stability.forget(event.path)
             self.produced.remove(event.path)
             self.unmatched[event.path] = nil
+            self.skippedLinks[event.path] = nil
             self.waitingSince[event.path] = nil
             self.waitingForMarker[event.path] = nil
         case .appeared, .finished:
@@ -393,24 +415,53 @@ package actor Intake {
         return tickets
     }
 
-    /// Whether a file found not ready may wait on: `incompleteTimeout` has not passed since it was first found so.
-    /// The wait is logged with its reason, at the info level the first time, so that a file that seems ignored says
-    /// why and for how long at most, and at the debug level at each check after.
-    private func mayWait(_ path: FilePath, reason: String, _ message: Logger.Message, logger: Logger) -> Bool {
+    /// The `incompleteTimeout` of a watched folder: its watch entry's, else the setting's.
+    private func incompleteTimeout(of root: FilePath) -> Duration {
+        self.watches[root]?.incompleteTimeout ?? self.incompleteTimeout
+    }
+
+    /// Records that something changed in a folder that may be a group's now; forgets the folders quiet for longer
+    /// than a quiet period once there are many, so that a tree of thousands of folders does not keep them all.
+    private func noteActivity(in folder: FilePath) {
+        let now = ContinuousClock.now
+        if self.folderActivity.count >= Self.folderActivityLimit {
+            self.folderActivity = self.folderActivity.filter { now - $0.value < self.quietPeriod }
+        }
+        self.folderActivity[folder] = now
+    }
+
+    /// How many folders ``folderActivity`` keeps before it forgets the quiet ones.
+    static let folderActivityLimit = 1000
+
+    /// Whether a file found not ready may wait on: its folder's `incompleteTimeout` has not passed since it was first
+    /// found so. The wait is logged with its reason and until when, at the info level the first time, so that a file
+    /// that seems ignored says why and until when at most, and at the debug level at each check after.
+    ///
+    /// - Returns: when the file is taken anyway unless it changes, or `nil` when it may not wait any more.
+    private func mayWait(
+        _ path: FilePath,
+        root: FilePath,
+        reason: String,
+        _ message: Logger.Message,
+        logger: Logger
+    ) -> Date? {
         let now = ContinuousClock.now
         let first = self.waitingSince[path] == nil
         let since = self.waitingSince[path] ?? now
-        guard now - since < self.incompleteTimeout else { return false }
+        let timeout = self.incompleteTimeout(of: root)
+        guard now - since < timeout else { return nil }
         self.waitingSince[path] = since
+        let until = Date() + (timeout - (now - since)) / .seconds(1)
         logger.log(
             level: first ? .info : .debug,
             message,
             metadata: [
                 "reason": "\(LogText.escaped(reason))",
-                "incompleteTimeout": "\(ValueParsing.describe(self.incompleteTimeout))",
+                "incompleteTimeout": "\(ValueParsing.describe(timeout))",
+                "until": "\(LogText.localTime(until))",
             ]
         )
-        return true
+        return until
     }
 
     /// Ends a quiet period; returns a new ticket and delay when the file must wait again.
@@ -420,7 +471,10 @@ package actor Intake {
         do {
             status = try SourceInspector.status(of: path, beneath: self.matcher.root(containing: path))
         } catch {
-            if [.tooManySymbolicLinkLevels, .improperLink, .notDirectory].contains(error) {
+            if [.tooManySymbolicLinkLevels, .improperLink, .notDirectory].contains(error),
+                let link = try? SourceInspector.status(of: path),
+                self.skippedLinks.updateValue(link.fingerprint, forKey: path) != link.fingerprint
+            {
                 self.logger.info(
                     "Skipped: its path goes through a symbolic link, which is not followed",
                     metadata: ["input.path": "\(LogText.escaped(path))"]
@@ -454,15 +508,23 @@ package actor Intake {
             if status.isDirectory, path.removingLastComponent() == root {
                 return await self.evaluateGroups(in: path, root: root, trigger: path)
             }
-            logger.info("Skipped: not a regular file")
+            if !status.isSymbolicLink {
+                logger.info("Skipped: not a regular file")
+            } else if self.skippedLinks.updateValue(status.fingerprint, forKey: path) != status.fingerprint {
+                logger.info("Skipped: a symbolic link, which is not followed")
+            }
             return nil
         }
         // A second name for a file that may lie outside the watched folder: refused before anything reads it.
         guard status.linkCount <= 1 || self.watches[root]?.allowHardLinks == true else {
-            logger.info(
-                "Skipped: a hard link; the watch's allowHardLinks takes such files",
-                metadata: ["links": "\(status.linkCount)"]
-            )
+            if self.skippedLinks.updateValue(status.fingerprint, forKey: path) != status.fingerprint {
+                logger.info(
+                    "Skipped: a hard link; the watch's allowHardLinks takes such files",
+                    metadata: ["links": "\(status.linkCount)"]
+                )
+            } else {
+                logger.debug("Skipped: a hard link, as before")
+            }
             return nil
         }
         if self.handled[path] == status.fingerprint { return nil }
@@ -546,8 +608,16 @@ package actor Intake {
                 logger.debug("Taken at once: closed by its writer, open for writing nowhere, and whole")
             } else if let reason = await Blocking.run({ SourceInspector.notReady(path, type: sniffed, beneath: root) })
             {
-                if self.mayWait(path, reason: reason, "Waiting until the file is ready", logger: logger) {
-                    self.events.publish(JobEvent(.waiting, jobID: nil, rule: rule.name, source: path, message: reason))
+                if let until = self.mayWait(
+                    path,
+                    root: root,
+                    reason: reason,
+                    "Waiting until the file is ready",
+                    logger: logger
+                ) {
+                    var event = JobEvent(.waiting, jobID: nil, rule: rule.name, source: path, message: reason)
+                    event.until = until
+                    self.events.publish(event)
                     return (self.stability.touch(path, root: root, fingerprint: status.fingerprint), self.quietPeriod)
                 }
                 logger.warning(
@@ -556,6 +626,7 @@ package actor Intake {
                 )
             }
             self.waitingSince[path] = nil
+            await self.removeStaleReasons(of: path, fingerprint: status.fingerprint, logger: logger)
             if self.isPaused {
                 self.held[path] = root
                 logger.debug("Intake paused; the file is held until it resumes")
@@ -585,10 +656,18 @@ package actor Intake {
         }
         let (source, type, root) = (job.source, job.sniffed, job.root)
         let whole = await Blocking.run { SourceInspector.isWhole(source, type: type, beneath: root) }
-        let delay = whole ? self.quietPeriod : self.incompleteTimeout
-        self.logger.debug(
-            "Source left alone until it has been quiet after its job",
-            metadata: ["input.path": "\(LogText.escaped(source))", "job.id": "\(job.id)", "delay": "\(delay)"]
+        let delay = whole ? self.quietPeriod : self.incompleteTimeout(of: root)
+        // A wait of incompleteTimeout (10 minutes by default) is said at the info level, so that a source still there
+        // long after its job says why and until when.
+        self.logger.log(
+            level: whole ? .debug : .info,
+            whole ? "Source left alone until it has been quiet after its job" : "Source left alone after its job",
+            metadata: [
+                "input.path": "\(LogText.escaped(source))", "job.id": "\(job.id)",
+                "delay": "\(ValueParsing.describe(delay))",
+                "reason": "\(whole ? "a quiet period" : "no check of its type shows it whole; incompleteTimeout")",
+                "until": "\(LogText.localTime(Date() + delay / .seconds(1)))",
+            ]
         )
         self.disposalContinuation.yield(Disposal(job: job, action: action, delay: delay))
     }
@@ -621,7 +700,30 @@ package actor Intake {
         case .afterSuccess(let output):
             await JobRunner.disposeOfSource(job, output: output, logger: logger)
         case .quarantine(let failure):
-            await JobRunner.quarantineSource(job, failure: failure, logger: logger)
+            guard let moved = await JobRunner.quarantineSource(job, failure: failure, logger: logger) else { return }
+            do {
+                try await self.journal.quarantined(job.id, at: moved)
+            } catch {
+                logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            }
+        }
+    }
+
+    /// Removes the reason files (`NAME.reason.txt`) that quarantine left for this file when it was moved back out of
+    /// quarantine: nothing is left at the quarantined path recorded for its path or its inode.
+    private func removeStaleReasons(of path: FilePath, fingerprint: SourceFingerprint, logger: Logger) async {
+        do {
+            for moved in try await self.journal.leftQuarantine(path, fingerprint: fingerprint) {
+                let reason = SourceDisposal.reasonPath(of: moved)
+                if unlink(reason.string) == 0 {
+                    logger.info(
+                        "Removed the reason file of a file moved back out of quarantine",
+                        metadata: ["path": "\(LogText.escaped(reason.string))"]
+                    )
+                }
+            }
+        } catch {
+            logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
         }
     }
 
@@ -757,8 +859,16 @@ extension Intake {
             }
             var fileLogger = logger
             fileLogger[metadataKey: "input.path"] = "\(LogText.escaped(path))"
-            if self.mayWait(path, reason: reason, "Group waiting until a file is ready", logger: fileLogger) {
-                self.events.publish(JobEvent(.waiting, jobID: nil, rule: key.rule, source: key.folder, message: reason))
+            if let until = self.mayWait(
+                path,
+                root: root,
+                reason: reason,
+                "Group waiting until a file is ready",
+                logger: fileLogger
+            ) {
+                var event = JobEvent(.waiting, jobID: nil, rule: key.rule, source: key.folder, message: reason)
+                event.until = until
+                self.events.publish(event)
                 return (self.stability.touch(path, root: root, fingerprint: file.status.fingerprint), self.quietPeriod)
             }
             logger.warning(
@@ -766,22 +876,30 @@ extension Intake {
                 metadata: ["input.path": "\(LogText.escaped(path))", "reason": "\(LogText.escaped(reason))"]
             )
         }
-        // Nothing added, removed or written in the folder for a quiet period: `cp -r` may still be adding files
-        // that no event has reported yet.
+        // Nothing added, removed or written in the folder for a quiet period, by the watcher's events (a scanner that
+        // pauses between pages) and by the files' and folder's times (`cp -r` may still be adding files that no event
+        // has reported yet).
         var times = files.map { $0.status.fingerprint.modified }
         if let folder = try? SourceInspector.status(of: key.folder, beneath: root) {
             times.append(folder.fingerprint.modified)
         }
+        var wait = Duration.zero
         if let newest = times.max() {
-            let age = Date().timeIntervalSince(newest)
-            let quiet =
-                Double(self.quietPeriod.components.seconds)
-                + Double(self.quietPeriod.components.attoseconds) / 1e18
-            if age < quiet {
-                let wait = Duration.milliseconds(Int64((quiet - age) * 1000) + 1)
-                let fingerprint = (try? SourceInspector.status(of: trigger, beneath: root))?.fingerprint
-                return (self.stability.touch(trigger, root: root, fingerprint: fingerprint), wait)
-            }
+            wait = self.quietPeriod - .milliseconds(Int64(Date().timeIntervalSince(newest) * 1000))
+        }
+        if let last = self.folderActivity[key.folder] {
+            wait = max(wait, self.quietPeriod - (ContinuousClock.now - last))
+        }
+        if wait > .zero {
+            logger.debug(
+                "Group waiting until its folder has been quiet",
+                metadata: [
+                    "delay": "\(ValueParsing.describe(.milliseconds(Int64((wait / .milliseconds(1)).rounded()))))",
+                    "quietPeriod": "\(ValueParsing.describe(self.quietPeriod))",
+                ]
+            )
+            let fingerprint = (try? SourceInspector.status(of: trigger, beneath: root))?.fingerprint
+            return (self.stability.touch(trigger, root: root, fingerprint: fingerprint), wait + .milliseconds(1))
         }
         // Re-checked after the suspensions above: another file's settling may have taken the group meanwhile.
         if let taken = self.groups.job(of: key) {
@@ -821,6 +939,7 @@ extension Intake {
         job.attempt = self.postponements[key.folder, default: 0] + 1
         job.members = members
         self.groups.record(key, jobID: job.id, members: members)
+        self.folderActivity[key.folder] = nil
         for member in members {
             self.handled[member.path] = member.fingerprint
             self.waitingSince[member.path] = nil

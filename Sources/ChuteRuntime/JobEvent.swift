@@ -64,6 +64,9 @@ package struct JobEvent: Sendable, Codable, Hashable {
     /// For a `completed` job that converted nothing because its source is identical to one its rule already
     /// converted (`onDuplicate: skip`): that earlier output, which is the event's output too.
     package var duplicateOf: String?
+    /// For `waiting` on a file that is not ready: when it is taken anyway if it does not change meanwhile
+    /// (`incompleteTimeout` after it was first found not ready).
+    package var until: Date?
     /// When it happened.
     package var time: Date
 

@@ -152,7 +152,7 @@ package struct JobRunner: Sendable {
         }
         record.libraries = worker.libraries
         do throws(ConversionFailure) {
-            try OutputCommitter.makeDirectory(job.plan.directory, ownership: job.rule.ownership)
+            try OutputCommitter.makeDirectory(job.plan.directory, ownership: job.rule.ownership, beforeCommit: true)
         } catch {
             record.setHashes(await hashing)
             return .ended(await self.fail(record, error, logger))
@@ -240,15 +240,17 @@ package struct JobRunner: Sendable {
     /// Whether an earlier output is where this job's output would land: in its planned folder, under its planned
     /// name or a free variant of it (`a-1.jpg` for `a.jpg`). Only then is an identical source a re-upload to skip.
     static func output(_ earlier: FilePath, isWhere plan: OutputPlan) -> Bool {
-        guard earlier.removingLastComponent() == plan.directory, let name = earlier.lastComponent?.string else {
-            return false
-        }
+        guard earlier.removingLastComponent() == plan.directory, let name = earlier.lastComponent else { return false }
         if name == plan.name { return true }
-        let planned = FilePath(plan.name)
-        let (stem, ext) = (planned.stem ?? plan.name, planned.extension.map { "." + $0 } ?? "")
-        guard name.hasPrefix(stem + "-"), name.hasSuffix(ext) else { return false }
-        let number = name.dropFirst(stem.count + 1).dropLast(ext.count)
-        return !number.isEmpty && number.allSatisfy(\.isASCII) && number.allSatisfy(\.isNumber)
+        // On bytes, as the free variants are made: `STEM-N.EXT`.
+        let (stem, ext) = plan.name.stemAndExtensionBytes
+        let suffix = ext.isEmpty ? [] : [UInt8(ascii: ".")] + ext
+        let bytes = name.bytes
+        guard bytes.count > stem.count + 1 + suffix.count, bytes.starts(with: stem + [UInt8(ascii: "-")]),
+            bytes.suffix(suffix.count).elementsEqual(suffix)
+        else { return false }
+        let number = bytes.dropFirst(stem.count + 1).dropLast(suffix.count)
+        return number.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     /// Looks for an earlier output of the same rule from a source identical to this one, when the rule skips
@@ -454,7 +456,7 @@ package struct JobRunner: Sendable {
                     "output.path": "\(LogText.escaped(final))",
                     "output.count": "\(finals.count)",
                     "output.bytes": "\(record.report?.outputBytes ?? 0)",
-                    "duration": "\(record.seconds)",
+                    "duration": "\(record.roundedSeconds)",
                 ]
             )
             do {
@@ -574,19 +576,18 @@ package struct JobRunner: Sendable {
             return .postponed(failure)
         }
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
-        do throws(ConversionFailure) {
-            let ownership = record.job.rule.ownership
-            try OutputCommitter.makeDirectory(sidecarPath.removingLastComponent(), ownership: ownership)
-            try OutputCommitter.writeSidecar(
-                record.sidecar(output: nil, failure: failure),
-                at: sidecarPath,
-                ownership: ownership
+        let sidecar = record.sidecar(output: nil, failure: failure)
+        let unwritten = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job)
+        if let unwritten {
+            logger.error(
+                "Cannot write the sidecar of a failed job",
+                metadata: [
+                    "sidecar": "\(LogText.escaped(sidecarPath.string))", "error": "\(LogText.escaped(unwritten))",
+                ]
             )
-        } catch {
-            logger.error("Cannot record a failed job", metadata: ["error": "\(LogText.escaped(error.message))"])
         }
         do {
-            try await self.journal.fail(record.job.id, failure: failure, sidecar: sidecarPath)
+            try await self.journal.fail(record.job.id, failure: failure, sidecar: unwritten == nil ? sidecarPath : nil)
         } catch {
             // The row stays `running`: the next start runs the job again, and its new sidecar replaces this one.
             logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
@@ -596,7 +597,8 @@ package struct JobRunner: Sendable {
             metadata: [
                 "error.code": "\(failure.code.rawValue)",
                 "error": "\(LogText.escaped(failure.message))",
-                "sidecar": "\(LogText.escaped(sidecarPath))",
+                // Only a sidecar that is there: one that could not be written was logged as such above.
+                "sidecar": "\(unwritten == nil ? LogText.escaped(sidecarPath) : "none")",
             ]
         )
         CrashPoint.afterFailure.reached()
@@ -621,38 +623,58 @@ package struct JobRunner: Sendable {
     private func cancelOnRequest(_ record: Record, _ logger: Logger) async -> JobOutcome {
         let reason = ConversionFailure(.cancelled, "cancelled on request")
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
-        do throws(ConversionFailure) {
-            let ownership = record.job.rule.ownership
-            try OutputCommitter.makeDirectory(sidecarPath.removingLastComponent(), ownership: ownership)
-            try OutputCommitter.writeSidecar(
-                record.sidecar(output: nil, failure: reason, status: .cancelled),
-                at: sidecarPath,
-                ownership: ownership
+        let sidecar = record.sidecar(output: nil, failure: reason, status: .cancelled)
+        let unwritten = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job)
+        if let unwritten {
+            logger.error(
+                "Cannot write the sidecar of a cancelled job",
+                metadata: [
+                    "sidecar": "\(LogText.escaped(sidecarPath.string))", "error": "\(LogText.escaped(unwritten))",
+                ]
             )
-        } catch {
-            logger.error("Cannot record a cancelled job", metadata: ["error": "\(LogText.escaped(error.message))"])
         }
         do {
-            try await self.journal.cancel(record.job.id, reason: reason, sidecar: sidecarPath)
+            try await self.journal.cancel(record.job.id, reason: reason, sidecar: unwritten == nil ? sidecarPath : nil)
         } catch {
             logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
         }
-        logger.info("Job cancelled on request", metadata: ["sidecar": "\(LogText.escaped(sidecarPath))"])
+        logger.info(
+            "Job cancelled on request",
+            metadata: ["sidecar": "\(unwritten == nil ? LogText.escaped(sidecarPath) : "none")"]
+        )
         return .cancelledOnRequest
+    }
+
+    /// Writes the sidecar of a job that converted nothing, with its folder.
+    ///
+    /// - Returns: why it could not be written, or `nil` when it was.
+    private static func writeSidecar(_ sidecar: Sidecar, at path: FilePath, of job: Job) -> String? {
+        do throws(ConversionFailure) {
+            let ownership = job.rule.ownership
+            try OutputCommitter.makeDirectory(path.removingLastComponent(), ownership: ownership)
+            try OutputCommitter.writeSidecar(sidecar, at: path, ownership: ownership)
+            return nil
+        } catch {
+            return error.message
+        }
     }
 
     /// Moves the source of a job that failed because of the file itself into the rule's `quarantine` folder, if it
     /// has one; a source that cannot be moved stays where it is, and the log says why.
-    package static func quarantineSource(_ job: Job, failure: ConversionFailure, logger: Logger) async {
-        guard let folder = job.rule.quarantine, failure.blamesTheInput else { return }
+    ///
+    /// - Returns: where the source went, or `nil` when it stayed.
+    package static func quarantineSource(_ job: Job, failure: ConversionFailure, logger: Logger) async -> FilePath? {
+        guard let folder = job.rule.quarantine, failure.blamesTheInput else { return nil }
         let sidecar = job.rule.sidecarPath(for: job.plan.path)
         do {
             let moved = try await Blocking.run { () throws(ConversionFailure) in
                 try SourceDisposal.quarantine(job, into: folder, failure: failure, sidecar: sidecar)
             }
             logger.info("Source quarantined", metadata: ["path": "\(LogText.escaped(moved))"])
+            return moved
         } catch {
             logger.warning("Source not quarantined", metadata: ["error": "\(LogText.escaped(error.message))"])
+            return nil
         }
     }
 }
@@ -690,6 +712,9 @@ private struct Record: Sendable {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    /// ``seconds`` to the millisecond, as the sidecar and the log say it (`1.701`, not `1.7012126969999999`).
+    var roundedSeconds: Double { (self.seconds * 1000).rounded() / 1000 }
+
     /// - Parameter set: the final paths of a job's parts (``OutputPart``), in the order of its report's; `output` is the
     ///   first of them.
     /// - Parameter status: the job's status, when not what `failure` says (`cancelled`).
@@ -719,7 +744,7 @@ private struct Record: Sendable {
             output: parts.first ?? output.map { Sidecar.Output(path: $0, size: self.report?.outputBytes ?? 0) },
             startedAt: self.started.formatted(iso),
             endedAt: Date().formatted(iso),
-            durationSeconds: (self.seconds * 1000).rounded() / 1000,
+            durationSeconds: self.roundedSeconds,
             cpuSeconds: failure == nil ? self.report?.cpuSeconds.map { ($0 * 1000).rounded() / 1000 } : nil,
             error: failure.map { Sidecar.Failure(code: $0.code.rawValue, message: $0.message) },
             warnings: (self.report?.warnings ?? []) + self.warnings,

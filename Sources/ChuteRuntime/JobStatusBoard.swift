@@ -24,6 +24,10 @@ package actor JobStatusBoard: Service {
         package var endedAt: Date?
         /// When a postponed job's file is tried again.
         package var retryAt: Date?
+        /// For a job whose source was moved to its rule's quarantine: where the source is now.
+        package var quarantined: String?
+        /// For a waiting file that is not ready: when it is taken anyway unless it changes (`incompleteTimeout`).
+        package var until: Date?
 
         package init(
             id: String?,
@@ -36,7 +40,9 @@ package actor JobStatusBoard: Service {
             progress: Double? = nil,
             queuedAt: Date? = nil,
             startedAt: Date? = nil,
-            endedAt: Date? = nil
+            endedAt: Date? = nil,
+            quarantined: String? = nil,
+            until: Date? = nil
         ) {
             self.id = id
             self.rule = rule
@@ -49,6 +55,8 @@ package actor JobStatusBoard: Service {
             self.queuedAt = queuedAt
             self.startedAt = startedAt
             self.endedAt = endedAt
+            self.quarantined = quarantined
+            self.until = until
         }
     }
 
@@ -107,7 +115,8 @@ package actor JobStatusBoard: Service {
                     source: event.source,
                     state: "waiting",
                     message: event.message,
-                    queuedAt: event.time
+                    queuedAt: event.time,
+                    until: event.until
                 )
             }
             return

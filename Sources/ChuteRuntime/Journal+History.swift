@@ -15,6 +15,8 @@ extension Journal {
         package var failureCode: String?
         package var failureMessage: String?
         package var sidecar: FilePath?
+        /// Where the source was moved by its rule's quarantine, for a failed job.
+        package var quarantine: FilePath?
         package var startedAt: Date?
         package var updatedAt: Date
     }
@@ -102,13 +104,14 @@ extension Journal {
         }
     }
 
-    /// The latest failed job of each source, of `rule` if given: what "retry all failed" queues again.
+    /// The latest failed job of each source still in place (not quarantined), of `rule` if given: what "retry all
+    /// failed" queues again.
     package func failedJobs(rule: String?) async throws -> [HistoryEntry] {
         try await self.readHistory { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM job WHERE state = 'failed' AND (? IS NULL OR rule = ?)
+                    SELECT * FROM job WHERE state = 'failed' AND quarantine IS NULL AND (? IS NULL OR rule = ?)
                       AND updatedAt = (SELECT MAX(updatedAt) FROM job AS later WHERE later.source = job.source)
                     ORDER BY updatedAt
                     """,
@@ -118,18 +121,58 @@ extension Journal {
         }
     }
 
-    /// Records that a failed job was queued again on request: its row leaves the failed jobs (so the intake takes
-    /// the same version of its source again) and stays in the history as `retried`.
+    /// Records that a failed or cancelled job was queued again on request: its row leaves the failed and cancelled
+    /// jobs (so the intake takes the same version of its source again) and stays in the history as `retried`.
     ///
-    /// - Returns: `false` when the job is not (or no longer) failed.
+    /// - Returns: `false` when the job is not (or no longer) failed or cancelled.
     package func markRetried(_ jobID: String) async throws -> Bool {
         try await self.writeHistory { db in
             try db.execute(
-                sql: "UPDATE job SET state = 'retried', updatedAt = ? WHERE id = ? AND state = 'failed'",
+                sql: """
+                    UPDATE job SET state = 'retried', updatedAt = ? WHERE id = ? AND state IN ('failed', 'cancelled')
+                    """,
                 arguments: [Date().timeIntervalSince1970, jobID]
             )
             return db.changesCount > 0
         }
+    }
+
+    /// Records where a failed job's source was moved by its rule's quarantine.
+    package func quarantined(_ jobID: String, at path: FilePath) async throws {
+        try await self.writeHistory { db in
+            try db.execute(sql: "UPDATE job SET quarantine = ? WHERE id = ?", arguments: [path.bytes, jobID])
+        }
+    }
+
+    /// The quarantined files that a source may have come back from: those of its path, or of its inode (a move keeps
+    /// it), of which nothing is left in quarantine. Their records are cleared.
+    ///
+    /// - Returns: where each such file was in quarantine.
+    package func leftQuarantine(_ source: FilePath, fingerprint: SourceFingerprint) async throws -> [FilePath] {
+        // A read first: the write (and its sync) only for the rare file that was quarantined.
+        let arguments: StatementArguments = [
+            source.bytes, Int64(bitPattern: fingerprint.inode), Int64(bitPattern: fingerprint.device),
+        ]
+        let candidates = try await self.readHistory { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, quarantine FROM job WHERE quarantine IS NOT NULL
+                      AND (source = ? OR (inode = ? AND device = ?))
+                    """,
+                arguments: arguments
+            ).compactMap { row -> (id: String, path: FilePath)? in
+                Self.historyPath(row["quarantine"]).map { (row["id"], $0) }
+            }
+        }
+        let left = candidates.filter { (try? SourceInspector.status(of: $0.path)) == nil }
+        guard !left.isEmpty else { return [] }
+        try await self.writeHistory { db in
+            for job in left {
+                try db.execute(sql: "UPDATE job SET quarantine = NULL WHERE id = ?", arguments: [job.id])
+            }
+        }
+        return left.map(\.path)
     }
 
     /// Deletes the finished jobs last updated before `cutoff` whose source has gone or changed since, and returns how
@@ -214,6 +257,7 @@ extension Journal {
             failureCode: row["failureCode"],
             failureMessage: row["failureMessage"],
             sidecar: Self.historyPath(row["sidecarPath"]),
+            quarantine: Self.historyPath(row["quarantine"]),
             startedAt: (row["startedAt"] as Double?).map(Date.init(timeIntervalSince1970:)),
             updatedAt: Date(timeIntervalSince1970: row["updatedAt"])
         )

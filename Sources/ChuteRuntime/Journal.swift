@@ -216,6 +216,25 @@ package final class Journal: Sendable {
                 table.add(column: "cpuSeconds", .double)
             }
         }
+        migrator.registerMigration("quarantine") { db in
+            // Where a failed job's source was moved by its rule's quarantine, so that the history shows it there and
+            // its reason file can go once the file is moved back.
+            try db.alter(table: "job") { table in
+                table.add(column: "quarantine", .blob)
+            }
+            try db.execute(sql: "CREATE INDEX job_quarantined ON job(inode) WHERE quarantine IS NOT NULL")
+        }
+        migrator.registerMigration("kept notifications") { db in
+            // Notifications that their target did not take after every try, sent when it answers again.
+            try db.create(table: "notification") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("kind", .text).notNull()
+                table.column("url", .text).notNull()
+                table.column("event", .text).notNull()
+                table.column("payload", .blob).notNull()
+                table.column("keptAt", .double).notNull()
+            }
+        }
         return migrator
     }
 

@@ -35,7 +35,7 @@ package enum JournalRebuild {
         for folder in Self.sidecarFolders(of: config) {
             for path in Self.sidecarFiles(below: folder) {
                 findings.sidecars += 1
-                guard let data = try? Data(contentsOf: URL(fileURLWithPath: path.string)),
+                guard let data = try? SystemCall.contents(of: path),
                     let sidecar = try? JSONDecoder().decode(Sidecar.self, from: data)
                 else {
                     findings.unreadable += 1
@@ -108,7 +108,7 @@ package enum JournalRebuild {
     /// the sidecar describes, and the output's inode when it is still there.
     static func restoredJob(from sidecar: Sidecar, at path: FilePath) -> Journal.RestoredJob {
         let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        let source = FilePath(sidecar.source.path)
+        let source = sidecar.source.filePath
         var fingerprint: SourceFingerprint?
         if let status = try? SourceInspector.status(of: source), status.isRegularFile,
             status.fingerprint.size == sidecar.source.size,
@@ -116,7 +116,7 @@ package enum JournalRebuild {
         {
             fingerprint = status.fingerprint
         }
-        let output = sidecar.output.map { FilePath($0.path) }
+        let output = sidecar.output.map(\.filePath)
         let outputInode = output.flatMap { output in
             (try? SourceInspector.status(of: output)).flatMap { $0.isRegularFile ? $0.fingerprint.inode : nil }
         }

@@ -6,6 +6,10 @@ import SystemPackage
 /// Moves finished outputs from their hidden temporary names into place, applying the rule's collision policy, and
 /// writes sidecars. Every step is a rename within one folder, so a reader sees either nothing or a whole file.
 package enum OutputCommitter {
+    /// How a refusal to replace an existing output ends: the rules file's word for it (``ConflictPolicy``), which
+    /// `chute convert` says in its own (`--overwrite`).
+    package static let skipNote = "and the rule says onConflict: skip"
+
     /// The prefix of every temporary file Chute writes; the watcher ignores such names.
     package static let temporaryPrefix = ".chute-"
 
@@ -22,10 +26,13 @@ package enum OutputCommitter {
     /// Creates a folder and its missing parents, each owned and permitted as ``OutputOwnership`` says for a folder
     /// created in its parent.
     ///
-    /// - Throws: ``ConversionFailure`` (`.outputFailed`) with the system's message.
+    /// - Parameter beforeCommit: whether nothing of the job is in place yet (the output's folder before the worker
+    ///   starts): a read-only target is then `targetReadOnly`, tried again later (``ConversionFailure/creating(_:_:)``).
+    /// - Throws: ``ConversionFailure`` (`.outputFailed`, `.diskFull`, `.targetReadOnly`) with the system's message.
     package static func makeDirectory(
         _ directory: FilePath,
-        ownership: OutputOwnership = OutputOwnership()
+        ownership: OutputOwnership = OutputOwnership(),
+        beforeCommit: Bool = false
     ) throws(ConversionFailure) {
         var missing: [FilePath] = []
         var folder = directory
@@ -38,7 +45,10 @@ package enum OutputCommitter {
             if SystemCall.mkdir(folder, 0o700) == 0 {
                 _ = self.applyOwnership(ownership, to: folder, isFolder: true)
             } else if errno != EEXIST {
-                throw ConversionFailure.writing("cannot create the output folder \(folder)", Errno(rawValue: errno))
+                let action = "cannot create the output folder \(folder)"
+                throw beforeCommit
+                    ? ConversionFailure.creating(action, Errno(rawValue: errno))
+                    : ConversionFailure.writing(action, Errno(rawValue: errno))
             }
         }
     }
@@ -110,7 +120,7 @@ package enum OutputCommitter {
             case .failure(.fileExists):
                 throw ConversionFailure(
                     .outputFailed,
-                    "the output \(candidate) already exists and the rule says onConflict: skip"
+                    "the output \(candidate) already exists " + Self.skipNote
                 )
             case .failure(let errno):
                 throw ConversionFailure(.outputFailed, "cannot rename into \(candidate): \(errno)")
@@ -216,7 +226,7 @@ package enum OutputCommitter {
                 guard policy == .rename else {
                     throw ConversionFailure(
                         .outputFailed,
-                        "the output \(taken) already exists and the rule says onConflict: skip"
+                        "the output \(taken) already exists " + Self.skipNote
                     )
                 }
                 continue

@@ -73,7 +73,7 @@ package enum SourceDisposal {
             To try again, move the file back into the watched folder.
 
             """
-        let reasonPath = moved.appendingToLastComponent(".reason.txt")
+        let reasonPath = Self.reasonPath(of: moved)
         do throws(Errno) {
             let temporaryName = "\(OutputCommitter.temporaryPrefix)\(job.id).reason"
             try SystemCall.writeAtomically(Data(reason.utf8), to: reasonPath, temporaryName: temporaryName)
@@ -84,6 +84,11 @@ package enum SourceDisposal {
             )
         }
         return moved
+    }
+
+    /// The reason file written beside a quarantined file: `NAME.reason.txt`.
+    package static func reasonPath(of quarantined: FilePath) -> FilePath {
+        quarantined.appendingToLastComponent(".reason.txt")
     }
 
     /// Fails unless the source is still the version the job converted.

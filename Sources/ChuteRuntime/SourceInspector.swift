@@ -12,6 +12,8 @@ package enum SourceInspector {
         package var isRegularFile: Bool
         /// Whether it is a folder (a group's, ``RuleGrouping``).
         package var isDirectory = false
+        /// Whether it is a symbolic link (never followed).
+        package var isSymbolicLink = false
         /// How many names the file has: more than one for a hard link.
         package var linkCount: Int
     }
@@ -47,6 +49,7 @@ package enum SourceInspector {
             fingerprint: fingerprint,
             isRegularFile: info.st_mode & S_IFMT == S_IFREG,
             isDirectory: info.st_mode & S_IFMT == S_IFDIR,
+            isSymbolicLink: info.st_mode & S_IFMT == S_IFLNK,
             linkCount: Int(info.st_nlink)
         )
     }

@@ -13,7 +13,9 @@ struct FolderStream: ~Copyable {
         case file
         /// A folder (not a symbolic link to one).
         case folder
-        /// Anything else: a symbolic link, a FIFO, a socket, a device.
+        /// A symbolic link, which is never followed: reported, so that the intake says it skips it.
+        case symbolicLink
+        /// Anything else: a FIFO, a socket, a device.
         case other
     }
 
@@ -142,6 +144,7 @@ struct FolderStream: ~Copyable {
         switch Int(type) {
         case DT_REG: return .file
         case DT_DIR: return .folder
+        case DT_LNK: return .symbolicLink
         case DT_UNKNOWN: break
         default: return .other
         }
@@ -153,6 +156,7 @@ struct FolderStream: ~Copyable {
         switch status.st_mode & S_IFMT {
         case S_IFREG: return .file
         case S_IFDIR: return .folder
+        case S_IFLNK: return .symbolicLink
         default: return .other
         }
     }

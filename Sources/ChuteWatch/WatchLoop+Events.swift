@@ -1,4 +1,5 @@
 import ChuteCore
+import Glibc
 import Logging
 import SystemPackage
 
@@ -32,7 +33,20 @@ extension WatchLoop {
             self.report(.movedIn, path, root: folder.root)
         } else if event.mask.contains(.movedFrom) || event.mask.contains(.delete) {
             self.report(.removed, path, root: folder.root)
+        } else if event.mask.contains(.create), Self.isLink(path) {
+            // `ln` and `ln -s` in place create an entry that no write ever closes: reported, so that the intake says
+            // it skips it (a hard link unless the watch allows them).
+            self.report(.found, path, root: folder.root)
         }
+    }
+
+    /// Whether the entry at `path` is a symbolic link, or a regular file with more than one name. The corresponding
+    /// C function is `lstat`.
+    private static func isLink(_ path: FilePath) -> Bool {
+        var status = stat()
+        guard path.withPlatformString({ lstat($0, &status) }) == 0 else { return false }
+        let type = status.st_mode & S_IFMT
+        return type == S_IFLNK || (type == S_IFREG && status.st_nlink > 1)
     }
 
     /// Handles an event about a watched folder itself.

@@ -162,7 +162,7 @@ extension WatchLoop {
                 } catch {
                     Self.keep(below: path, from: previous, into: &files)
                 }
-            case .other:
+            case .other, .symbolicLink:
                 continue
             }
         }

@@ -110,7 +110,7 @@ extension WatchLoop {
         for entry in entries {
             let path = folder.path.appending(entry.name)
             switch entry.kind {
-            case .file:
+            case .file, .symbolicLink:
                 if !ignore.ignoresFile(named: entry.name.string) { self.report(.found, path, root: root) }
             case .folder:
                 guard self.mayEnter(path, named: entry.name, root: root, depth: depth + 1),

@@ -134,18 +134,25 @@ extension Chute {
 
     struct Explain: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show which rule a file would match and the output it would produce, or why nothing matches."
+            abstract: "Show which rule a file would match and the output it would produce, or why nothing matches.",
+            discussion: "Given a folder (a watched folder itself, or one below it) or several paths, a dry run: one "
+                + "line per file with what it would become, then how many files each rule takes. Exits 1 when no "
+                + "rule takes any of them."
         )
 
         @Option(name: .shortAndLong, help: "The rules file (YAML).")
         var config: String
 
-        @Argument(help: "A file path (it need not exist yet).")
-        var path: String
+        @Argument(help: "Files (they need not exist yet) or folders.")
+        var paths: [String]
+
+        func validate() throws {
+            if self.paths.isEmpty { throw ValidationError("give at least one file or folder") }
+        }
 
         func run() throws {
             let config = try loadConfig(self.config)
-            let (text, matched) = Explanation.explain(FilePath(self.path), config: config)
+            let (text, matched) = Explanation.explain(self.paths.map { FilePath($0) }, config: config)
             print(text)
             if !matched { throw ExitCode(1) }
         }

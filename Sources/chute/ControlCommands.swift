@@ -118,14 +118,14 @@ extension Chute {
 
     struct Retry: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Queue a failed job again, or every failed job (of a rule).",
-            discussion: "A job whose source was quarantined or deleted cannot be retried. Exits 3 when no daemon "
-                + "answers."
+            abstract: "Queue a failed or cancelled job again, or every failed job (of a rule).",
+            discussion: "A job whose source was quarantined (move it back instead) or deleted cannot be retried. "
+                + "Exits 3 when no daemon answers."
         )
 
         @OptionGroup var daemon: DaemonOptions
 
-        @Argument(help: "The failed job's id.")
+        @Argument(help: "The failed or cancelled job's id.")
         var job: String?
 
         @Flag(help: "Every failed job.")

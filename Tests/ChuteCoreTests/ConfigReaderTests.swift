@@ -173,7 +173,8 @@ private let unknownKeyCases: [(String, String)] = [
     (
         yaml(watch: ["watch:", "  - path: inbox", "    recurse: false"]),
         "rules.yaml:3:5: unknown key 'recurse' in watch entry 1 (did you mean 'recursive'?); "
-            + "allowed keys: path, recursive, ignore, poll, pollInterval, doneSuffix, lockSuffix, allowHardLinks"
+            + "allowed keys: path, recursive, ignore, poll, pollInterval, doneSuffix, lockSuffix, allowHardLinks, "
+            + "incompleteTimeout"
     ),
     (
         yaml(rule: standardRule + ["qualty: 0.5"]),
@@ -917,6 +918,7 @@ private let badSettingsValueCases: [(String, String)] = [
             doneSuffix: .done
             lockSuffix: .lock
             allowHardLinks: true
+            incompleteTimeout: 30s
         rules:
           - name: photos-x
             match: "*.heic"
@@ -1084,6 +1086,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "path": "/srv/chute/scans (", "recursive": "this folder only", "ignore": "also ignoring *.nef",
         "poll": "polled every", "pollInterval": "every 30s", "doneSuffix": "its .done marker",
         "lockSuffix": "its .lock marker", "allowHardLinks": "hard links allowed",
+        "incompleteTimeout": "files not ready waited for 30s",
     ]
     /// What the summary's rules show for each rule key.
     private static let ruleShown: [String: String] = [
@@ -1331,12 +1334,14 @@ private let badSettingsValueCases: [(String, String)] = [
             yaml(
                 watch: [
                     "watch:", "  - path: inbox", "    doneSuffix: .done", "    lockSuffix: .lock",
-                    "    allowHardLinks: true",
+                    "    allowHardLinks: true", "    incompleteTimeout: 30s",
                 ]
             )
         )
         #expect(config.watches[0].allowHardLinks)
         #expect(try !parsed(yaml()).watches[0].allowHardLinks)
+        #expect(config.watches[0].incompleteTimeout == .seconds(30))
+        #expect(try parsed(yaml()).watches[0].incompleteTimeout == nil)
         #expect(config.watches[0].doneSuffix == ".done")
         #expect(config.watches[0].lockSuffix == ".lock")
         #expect(

@@ -17,6 +17,8 @@ private let durations: [(String, Duration)] = [
     ("2 S", .seconds(2)),
     ("1H", .seconds(3600)),
     ("0", .zero),
+    ("1:30", .seconds(90)),
+    ("00:01:30.5", .milliseconds(90_500)),
 ]
 
 /// Byte sizes as written, and their number of bytes.

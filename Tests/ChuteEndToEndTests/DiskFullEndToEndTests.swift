@@ -129,4 +129,31 @@ struct DiskFullEndToEndTests {
         let daemon = try #require(harness.daemon)
         #expect(daemon.logLines(containing: "Job started", "big.png").count == 1)
     }
+
+    /// A target mounted read-only: the job is postponed, not failed, and the file is converted once the target is
+    /// writable again, as after a full disk.
+    @Test func aReadOnlyTargetIsTriedAgainOnceItIsWritable() async throws {
+        let harness = try DaemonHarness(settings: "  retryDelay: 1s")
+        defer { harness.stop() }
+        try FileManager.default.createDirectory(atPath: harness.outbox.string, withIntermediateDirectories: true)
+        try CommandLineTool.run(["mount", "-t", "tmpfs", "-o", "ro,size=16m", "tmpfs", harness.outbox.string])
+        defer { _ = try? CommandLineTool.run(["umount", "--lazy", harness.outbox.string]) }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("photo.png"), width: 64, height: 48)
+        try harness.moveIn(["photo.png"], from: staging)
+
+        let ended = try await waitUntil("the job to end or be postponed") {
+            (daemon.logLines(containing: "Job postponed", "photo.png")
+                + daemon.logLines(containing: "Job failed", "photo.png")).first
+        }
+        print("read-only target: \(ended)")
+        #expect(ended.contains("targetReadOnly"), "\(ended)")
+
+        try CommandLineTool.run(["mount", "-o", "remount,rw", harness.outbox.string])
+        let sidecars = try await harness.waitForSidecars(1)
+        #expect(sidecars["photo.jpg.chute.json"]?.status == .completed)
+        #expect(try Fixtures.identify(harness.outbox.appending("photo.jpg")).width == 64)
+    }
 }

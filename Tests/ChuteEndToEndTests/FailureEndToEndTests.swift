@@ -50,6 +50,33 @@ struct FailureEndToEndTests {
         #expect(harness.temporaryFiles().isEmpty)
     }
 
+    /// A failed job whose sidecar cannot be written (its `sidecars` folder is a file) says so, naming where it tried,
+    /// and its `Job failed` record names no sidecar: it names only a sidecar that is there.
+    @Test func aSidecarThatCannotBeWrittenIsNotNamedAsWritten() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-jpg
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                    sidecars: ./meta
+                """
+        )
+        defer { harness.stop() }
+        let meta = harness.directory.appending("meta")
+        try "not a folder\n".write(toFile: meta.string, atomically: true, encoding: .utf8)
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeRandomFile(at: staging.appending("noise.png"), bytes: 4096)
+        try harness.moveIn(["noise.png"], from: staging)
+        let daemon = try #require(harness.daemon)
+        let failed = try await daemon.waitForLog("Job failed", "noise.png")
+        print("sidecar: \(failed[0])")
+        #expect(Logfmt.parse(failed[0])?["sidecar"] == "none", "\(failed[0])")
+        let unwritten = daemon.logLines(containing: "Cannot write the sidecar of a failed job")
+        #expect(unwritten.first?.contains(meta.appending("noise.jpg.chute.json").string) == true)
+    }
+
     @Test func workerKilledDuringAJobFailsThatJobOnly() async throws {
         let (harness, _, workers) = try await Self.startSlowJob(named: "big.png")
         defer { harness.stop() }

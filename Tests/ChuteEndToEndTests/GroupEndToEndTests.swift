@@ -131,6 +131,52 @@ struct GroupEndToEndTests {
         #expect(daemon.logLines(containing: "Job completed", "inbox/scans").count == 1)
     }
 
+    /// A scanner that pauses between pages: a page that lands in the folder after the others, while the folder has
+    /// not been quiet for a quiet period, is merged with them, even when every time on the files and the folder is
+    /// old (kept by `cp -p`, as `rsync -t`, `unzip` or a file server's clock give them).
+    @Test func aPageThatLandsAfterAPauseIsMergedWithTheOthers() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: sentinels
+                    match: "zz-sentinel-*.png"
+                    to: jpg
+                    output: ./outbox
+                  - name: merge
+                    match: "*.pdf"
+                    to: pdf
+                    output: ./outbox
+                    groupBy: folder
+                """,
+            quietPeriod: "2s"
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staged = try Self.stage("scans", in: harness)
+        let backdate = ["touch", "-d", "2020-01-01 12:00"]
+        try CommandLineTool.run(backdate + Self.pages.map { staged.appending($0.name).string } + [staged.string])
+        try CommandLineTool.run(["cp", "-rp", staged.string, harness.inbox.string])
+        // The daemon has looked at the first pages: either it waits for the folder to be quiet, or it took them.
+        let looked = try await waitUntil("the group looked at") {
+            (daemon.logLines(containing: "Group waiting until its folder has been quiet", "inbox/scans")
+                + daemon.logLines(containing: "Group queued", "inbox/scans")).first
+        }
+        print("pause: after the first pages: \(looked)")
+
+        let late = try harness.directory.makeDirectory("staging-late")
+        try Data(PDFFixtures.make(pages: ["late"])).write(to: URL(fileURLWithPath: late.appending("3.pdf").string))
+        try CommandLineTool.run(backdate + [late.appending("3.pdf").string])
+        try CommandLineTool.run(["cp", "-p", late.appending("3.pdf").string, harness.inbox.appending("scans").string])
+        try CommandLineTool.run(backdate + [harness.inbox.appending("scans").string])
+
+        let sidecar = try #require(try await harness.waitForSidecars(1)["scans.pdf.chute.json"])
+        let pages = try Self.pageTexts(harness.outbox.appending("scans.pdf"))
+        print("pause: merged pages: \(pages)")
+        #expect(sidecar.status == .completed)
+        #expect(pages == ["one a", "one b", "two", "late", "ten a", "ten b", "ten c"])
+        #expect(daemon.logLines(containing: "A file arrived in a group already taken").isEmpty)
+    }
+
     @Test func aFoldersDoneMarkerHoldsTheGroupBack() async throws {
         let harness = try Self.harness(watchOptions: "    doneSuffix: .done")
         defer { harness.stop() }

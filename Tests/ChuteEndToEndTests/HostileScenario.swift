@@ -264,10 +264,11 @@ final class HostileScenario {
         return sidecar
     }
 
-    /// The log lines that say a path was skipped as not a regular file.
-    func skippedLines(_ name: [UInt8]) -> [String] {
+    /// The log lines that say a path was skipped as not a regular file, or (`link`) as a symbolic link.
+    func skippedLines(_ name: [UInt8], link: Bool = false) -> [String] {
         let escaped = LogText.escaped(self.inboxPath(name))
-        return self.records(message: "Skipped: not a regular file", inputPath: escaped)
+        let message = link ? "Skipped: a symbolic link, which is not followed" : "Skipped: not a regular file"
+        return self.records(message: message, inputPath: escaped)
     }
 
     /// The log lines whose record has this message and `input.path`, compared byte for byte (`==` on strings would
@@ -317,6 +318,7 @@ final class HostileScenario {
         Self.expectWellFormed(self.daemon.log, sourceLocation: sourceLocation)
 
         let skipped = self.daemon.logLines(containing: "Skipped: not a regular file").count
+            + self.daemon.logLines(containing: "Skipped: a symbolic link").count
         let seconds = (ContinuousClock.now - self.started) / .seconds(1)
         print(
             "hostile[\(hostileClass)]: \(outcomes), \(skipped) skip records\(note.isEmpty ? "" : "; " + note); "

@@ -176,6 +176,76 @@ struct NotificationsEndToEndTests {
     }
 
     /// The JSON object in a body, or `nil`.
+    /// A notification whose webhook answers 500 to every try is kept in the journal, not lost: the webhook's next
+    /// notification that it takes brings the kept one after it.
+    @Test func aNotificationNotTakenAfterEveryTryIsSentWhenTheWebhookIsBack() async throws {
+        let listener = try LoopbackListener(answer: .http([500, 500, 500, 500, 500, 200]))
+        defer { listener.stop() }
+        let harness = try DaemonHarness(
+            rules: Self.rule,
+            topLevel: """
+                notify:
+                  - url: http://127.0.0.1:\(listener.port)/hook
+                    on: [completed]
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("first.png"), width: 32, height: 32)
+        try Fixtures.makeImage(at: staging.appending("second.png"), width: 32, height: 32)
+        try harness.moveIn(["first.png"], from: staging)
+        // Five tries, 1 + 2 + 4 + 8 s apart.
+        try await waitUntil("the fifth try", timeout: 60) { listener.httpRequests.count >= 5 ? true : nil }
+        try await waitUntil("the first notification kept or given up", timeout: 30) {
+            daemon.logLines(containing: "Notification not taken after every try").first
+                ?? daemon.logLines(containing: "Notification given up").first
+        }
+        try harness.moveIn(["second.png"], from: staging)
+
+        let sent = try await waitUntil("both jobs' notifications taken", timeout: 30) { () -> [String]? in
+            let taken = listener.httpRequests.filter { $0.status == 200 }
+                .compactMap { (Self.object($0.body)?["job"] as? [String: Any])?["source"] as? String }
+            return taken.count >= 2 ? taken : nil
+        }
+        print("kept notification: taken: \(sent.map { FilePath($0).lastComponent?.string ?? $0 })")
+        #expect(sent.map { FilePath($0).lastComponent?.string } == ["second.png", "first.png"])
+        #expect(daemon.logLines(containing: "Notification given up").isEmpty)
+    }
+
+    /// A reload that changes rules but not where notifications go says nothing about notifications; one that adds a
+    /// URL says it takes effect at the next restart.
+    @Test func aReloadSaysNotificationsChangedOnlyWhenTheyDid() async throws {
+        let notify = """
+            notify:
+              - url: http://127.0.0.1:9/hook
+            """
+        let harness = try DaemonHarness(rules: Self.rule, topLevel: notify)
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        let config = try String(contentsOfFile: harness.configPath.string, encoding: .utf8)
+        let added = """
+              - name: to-png
+                match: "*.gif"
+                to: png
+                output: ./outbox
+            """
+        try config.replacingOccurrences(of: "rules:\n", with: "rules:\n" + added + "\n")
+            .write(toFile: harness.configPath.string, atomically: true, encoding: .utf8)
+        daemon.send(SIGHUP)
+        try await daemon.waitForLog("Rules reloaded", "rules=2")
+        let changed = "Notifications changed in the rules file"
+        #expect(daemon.logLines(containing: changed).isEmpty, "\(daemon.logLines(containing: changed))")
+
+        try config.replacingOccurrences(of: "/hook", with: "/other-hook")
+            .write(toFile: harness.configPath.string, atomically: true, encoding: .utf8)
+        daemon.send(SIGHUP)
+        try await daemon.waitForLog("Rules reloaded", count: 2)
+        #expect(daemon.logLines(containing: changed).count == 1)
+    }
+
     private static func object(_ body: Data) -> [String: Any]? {
         (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
     }

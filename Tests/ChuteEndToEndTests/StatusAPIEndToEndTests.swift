@@ -4,6 +4,10 @@ import Foundation
 import SystemPackage
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The status API of the real daemon on its Unix socket, spoken to with curl, and the CLI commands that use it.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct StatusAPIEndToEndTests {
@@ -134,6 +138,11 @@ struct StatusAPIEndToEndTests {
         let escape = harness.inbox.string + "/../rules.yaml"
         #expect(try Self.api(harness, "POST", "/api/queue", body: "{\"path\": \"\(escape)\"}").status == 403)
         #expect(try Self.api(harness, "POST", "/api/queue", body: "not json").status == 400)
+        // An address no route has gets the same JSON error body as every refusal.
+        let unknown = try Self.api(harness, "GET", "/api/no-such-thing")
+        print("api: unknown route: \(unknown.status) \(unknown.text)")
+        #expect(unknown.status == 404)
+        #expect((unknown.json as? [String: Any])?["error"] as? String == "no such address: GET /api/no-such-thing")
         let big = "{\"path\": \"" + String(repeating: "a", count: 64 * 1024) + "\"}"
         #expect(try Self.api(harness, "POST", "/api/queue", body: big).status == 413)
 
@@ -154,6 +163,79 @@ struct StatusAPIEndToEndTests {
             body: "{\"path\": \"\(harness.inbox.appending("held.png").string)\"}"
         )
         #expect(queued.status == 202, "\(queued.text)")
+    }
+
+    /// Links made in place (`ln`, `ln -s`) and a symbolic link there at start are each logged as skipped at the info
+    /// level, once per version; `chute explain` says a hard link is skipped (not converted), and `POST /api/queue`
+    /// refuses it with the reason instead of answering `202 taken`.
+    @Test func linksAreSkippedSaidSoOnceAndRefusedOnRequest() async throws {
+        let harness = try Self.makeHarness()
+        defer { harness.stop() }
+        let outside = try harness.directory.makeDirectory("outside")
+        let target = outside.appending("photo.png")
+        try Fixtures.makeImage(at: target, width: 16, height: 16)
+        let (hard, soft, early) = (
+            harness.inbox.appending("hard.png"), harness.inbox.appending("soft.png"),
+            harness.inbox.appending("early.png")
+        )
+        #expect(symlink(target.string, early.string) == 0)
+        try await Self.startDaemon(harness)
+        let daemon = try #require(harness.daemon)
+        #expect(link(target.string, hard.string) == 0)
+        #expect(symlink(target.string, soft.string) == 0)
+
+        let hardSkip = "level=info msg=\"Skipped: a hard link; the watch's allowHardLinks takes such files\""
+        let linkSkip = "level=info msg=\"Skipped: a symbolic link, which is not followed\""
+        _ = try await daemon.waitForLog(hardSkip, "hard.png")
+        _ = try await daemon.waitForLog(linkSkip, "soft.png")
+        _ = try await daemon.waitForLog(linkSkip, "early.png")
+        // Closed again unchanged: looked at again, said so again only at the debug level.
+        try FileHandle(forWritingAtPath: hard.string).map { try $0.close() }
+        _ = try await daemon.waitForLog("level=debug msg=\"Skipped: a hard link, as before\"", "hard.png")
+        #expect(daemon.logLines(containing: hardSkip, "hard.png").count == 1)
+
+        let queued = try Self.api(harness, "POST", "/api/queue", body: "{\"path\": \"\(hard.string)\"}")
+        print("links: POST /api/queue for a hard link: \(queued.status) \(queued.text)")
+        #expect(queued.status == 422, "\(queued.text)")
+        #expect(queued.text.contains("hard link"), "\(queued.text)")
+        let explained = try await Self.chute(["explain", "--config", harness.configPath.string, hard.string])
+        print("links: chute explain: \(explained.output.split(separator: "\n").last ?? "")")
+        #expect(explained.status == 1)
+        #expect(explained.output.contains("skipped: a hard link (2 names)"), "\(explained.output)")
+        #expect(!explained.output.contains("output:"), "\(explained.output)")
+        #expect(harness.sidecars().isEmpty)
+    }
+
+    /// A file that is not ready waits its watched folder's own `incompleteTimeout`, and says until when: in the log,
+    /// in the API's and `chute jobs`' waiting entry, and in `chute explain`.
+    @Test func aFileNotReadySaysWhyAndUntilWhenItWaits() async throws {
+        let harness = try DaemonHarness(watchOptions: "    incompleteTimeout: 30s")
+        defer { harness.stop() }
+        try await Self.startDaemon(harness)
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("whole.jpg"), width: 64, height: 48)
+        try Fixtures.truncatedCopy(of: staging.appending("whole.jpg"), to: staging.appending("cut.jpg"), keeping: 0.5)
+        try harness.moveIn(["cut.jpg"], from: staging)
+
+        let waiting = try await daemon.waitForLog("Waiting until the file is ready", "cut.jpg")
+        print("waiting: log: \(waiting[0])")
+        let fields = try #require(Logfmt.parse(waiting[0]))
+        #expect(fields["incompleteTimeout"] == "30s")
+        #expect(fields["until"]?.isEmpty == false, "\(waiting[0])")
+        let entry = try await waitUntil("the waiting entry") {
+            try Self.jobs(harness, "state=waiting").first { ($0["source"] as? String)?.hasSuffix("cut.jpg") == true }
+        }
+        #expect(entry["until"] as? String != nil, "\(entry)")
+        let listed = try await Self.chute(["jobs", "--config", harness.configPath.string])
+        print("waiting: chute jobs: \(listed.output)")
+        #expect(listed.output.contains("unless it changes"), "\(listed.output)")
+        let explained = try await Self.chute([
+            "explain", "--config", harness.configPath.string, harness.inbox.appending("cut.jpg").string,
+        ])
+        let waits = explained.output.split(separator: "\n").first { $0.hasPrefix("waits:") }
+        print("waiting: chute explain: \(waits ?? "")")
+        #expect(waits?.contains("incompleteTimeout (30s)") == true, "\(explained.output)")
     }
 
     @Test func cancelStopsARunningTranscodeAndWritesNothing() async throws {
@@ -180,6 +262,63 @@ struct StatusAPIEndToEndTests {
         let detail = try Self.api(harness, "GET", "/api/jobs/\(id)").json as? [String: Any]
         #expect((detail?["job"] as? [String: Any])?["state"] as? String == "cancelled")
         #expect(try Self.jobs(harness, "state=cancelled").compactMap { $0["id"] as? String } == [id])
+
+        // A cancelled job can be retried: its file runs again (cancelled again here, to end the test).
+        let retried = try Self.api(harness, "POST", "/api/jobs/\(id)/retry")
+        print("cancel: retry of the cancelled job: \(retried.status) \(retried.text)")
+        #expect(retried.status == 200, "\(retried.text)")
+        let again = try await Self.waitForRunningJob(harness, source: "long.mkv")
+        #expect(again != id)
+        #expect(try Self.api(harness, "POST", "/api/jobs/\(again)/cancel").status == 200)
+    }
+
+    /// A quarantined job's source is shown where it is now, in quarantine; Retry refuses it with what to do instead
+    /// (move it back); moved back, it is taken again, and its stale reason file goes.
+    @Test func aQuarantinedJobSaysWhereItsSourceIsAndItsReasonGoesWhenItComesBack() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: photos
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                    quarantine: ./quarantine
+                """,
+            settings: "  incompleteTimeout: 1s"
+        )
+        defer { harness.stop() }
+        try await Self.startDaemon(harness)
+        let daemon = try #require(harness.daemon)
+        let staging = try harness.directory.makeDirectory("staging")
+        try Data("not a picture\n".utf8).write(to: URL(fileURLWithPath: staging.appending("scan.png").string))
+        try harness.moveIn(["scan.png"], from: staging)
+        _ = try await daemon.waitForLog("Source quarantined", "scan.png")
+        let quarantined = harness.directory.appending("quarantine/scan.png")
+        let reason = harness.directory.appending("quarantine/scan.png.reason.txt")
+        #expect(FileManager.default.fileExists(atPath: reason.string))
+
+        let failed = try await waitUntil("the failed job to show its quarantine") {
+            try Self.jobs(harness, "state=failed").first { $0["quarantined"] != nil }
+        }
+        print("quarantine: failed job: \(failed["source"] ?? "") quarantined at \(failed["quarantined"] ?? "")")
+        #expect(failed["quarantined"] as? String == quarantined.string)
+        let id = try #require(failed["id"] as? String)
+        let retry = try Self.api(harness, "POST", "/api/jobs/\(id)/retry")
+        #expect(retry.status == 409)
+        #expect(retry.text.contains("moved to quarantine, \(quarantined)"), "\(retry.text)")
+
+        // Fixed in quarantine (same file, now a picture) and moved back: converted, and its reason file is gone.
+        try Fixtures.makeImage(at: staging.appending("fixed.png"), width: 16, height: 16)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: quarantined.string))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: staging.appending("fixed.png").string)))
+        try handle.close()
+        try FileManager.default.moveItem(atPath: quarantined.string, toPath: harness.inbox.appending("scan.png").string)
+        _ = try await waitUntil("the file moved back to be converted") {
+            harness.sidecars()["scan.jpg.chute.json"]?.status == .completed ? true : nil
+        }
+        try await waitUntil("the stale reason file to go") {
+            FileManager.default.fileExists(atPath: reason.string) ? nil : true
+        }
     }
 
     @Test func retryQueuesAFailedJobAgain() async throws {

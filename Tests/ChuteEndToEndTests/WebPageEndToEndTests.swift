@@ -391,10 +391,18 @@ struct WebPageEndToEndTests {
         }
         try browser.resize(width: 1200, height: 900, mobile: false)
 
-        // Cancel from the page: the row leaves the running jobs as cancelled, the sidecar says so.
-        try browser.evaluate(
-            "document.querySelector('#running .job[data-source$=\"/holiday.mkv\"] button.cancel').click()"
-        )
+        // Cancel from the page asks first: kept, the job runs on; confirmed, the row leaves the running jobs as
+        // cancelled, and the sidecar says so.
+        let cancel = "document.querySelector('#running .job[data-source$=\"/holiday.mkv\"] button.cancel').click()"
+        try browser.evaluate(cancel)
+        try await Self.until(browser, "the page to ask before cancelling", "document.querySelector('#confirm').open")
+        print("web: asked: \(try browser.evaluate("document.querySelector('#confirm-title').textContent") ?? "")")
+        try browser.evaluate("document.querySelector('#confirm-no').click()")
+        try await Self.until(browser, "the question to close", "!document.querySelector('#confirm').open")
+        #expect(try browser.evaluate("document.querySelectorAll('#running .job').length") as? Int == 1)
+        try browser.evaluate(cancel)
+        try await Self.until(browser, "the page to ask again", "document.querySelector('#confirm').open")
+        try browser.evaluate("document.querySelector('#confirm-yes').click()")
         let film = try await waitUntil("the film's row to show cancelled", timeout: 60) {
             try Self.seen(browser).first { $0.source.hasSuffix("/holiday.mkv") && $0.states.contains("cancelled") }
         }

@@ -8,6 +8,7 @@ import Testing
 @Suite struct VideoEditingTests {
     @Test(arguments: [
         ("90", 90.0), ("2.5", 2.5), ("1:30", 90.0), ("00:01:30.5", 90.5), ("1:00:00", 3600.0), ("0", 0.0),
+        ("2s", 2.0), ("500ms", 0.5), ("1.5m", 90.0), ("3 S", 3.0),
     ])
     func timesParse(text: String, seconds: Double) {
         #expect(MediaTime.seconds(text) == seconds)

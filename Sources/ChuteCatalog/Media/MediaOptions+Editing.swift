@@ -5,8 +5,8 @@ extension MediaOptions {
     package static let start = RuleOption<String>(
         "start",
         .text(MediaTime.syntax),
-        summary: "Begin the output this far into the source: seconds (`90`, `2.5`) or `M:SS` / `H:MM:SS(.s)` "
-            + "(`1:30`, `00:01:30.5`). Exact (the video re-encoded) unless `trimExact: false`. From a video to `jpg`, "
+        summary: "Begin the output this far into the source: seconds (`90`, `2.5`), `M:SS` / `H:MM:SS(.s)` "
+            + "(`1:30`, `00:01:30.5`) or a duration (`2s`, `500ms`, `1.5m`). Exact (the video re-encoded) unless `trimExact: false`. From a video to `jpg`, "
             + "`png` or `webp`: the poster frame's time; to `gif` (or `webp` with `duration`): the sticker's start.",
         default: "the beginning; a poster: a representative frame of the first seconds",
         stage: .decode,
@@ -93,31 +93,25 @@ extension MediaOptions {
     }
 }
 
-/// A time in a media file as a rule writes it: `90`, `2.5`, `1:30`, `00:01:30.5`.
+/// A time in a media file as a rule writes it: `90`, `2.5`, `1:30`, `00:01:30.5`, or a duration as every other
+/// duration key takes it: `2s`, `500ms`, `1.5m`.
 package enum MediaTime {
     /// The grammar, for the rules reader, the docs and the JSON Schema.
     package static let syntax = TextSyntax(
-        name: "a time such as 90, 1:30 or 00:01:30.5",
-        pattern: #"^([0-9]+:){0,2}[0-9]+(\.[0-9]+)?$"#
+        name: "a time such as 90, 1:30, 00:01:30.5 or 2s",
+        pattern: #"^(([0-9]+:){0,2}[0-9]+(\.[0-9]+)?|[0-9]*\.?[0-9]+ ?([mM][sS]|[sSmMhHdD]))$"#
     ) { text in
         Self.seconds(text) == nil
-            ? "expected seconds (90, 2.5) or M:SS or H:MM:SS with optional decimals (1:30, 00:01:30.5)" : nil
+            ? "expected seconds (90, 2.5), M:SS or H:MM:SS with optional decimals (1:30, 00:01:30.5), or a duration "
+                + "(2s, 500ms, 1.5m)" : nil
     }
 
     /// The seconds a time stands for, or `nil` when it is not well formed (minutes and seconds after a colon must
     /// be below 60).
     package static func seconds(_ text: String) -> Double? {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard (1...3).contains(parts.count) else { return nil }
-        var total = 0.0
-        for (index, part) in parts.enumerated() {
-            let isLast = index == parts.count - 1
-            guard !part.isEmpty, part.allSatisfy({ $0.isASCII && ($0.isNumber || (isLast && $0 == ".")) }),
-                !part.hasPrefix("."), !part.hasSuffix("."), let value = Double(part), value.isFinite
-            else { return nil }
-            if index > 0 && value >= 60 { return nil }
-            total = total * 60 + value
-        }
-        return total
+        if let seconds = ValueParsing.clockSeconds(text) { return seconds }
+        // A duration with its unit (`2s`): a bare `.5` or `2.` stays refused, as a time.
+        guard text.last?.isLetter == true, let duration = ValueParsing.duration(text) else { return nil }
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
