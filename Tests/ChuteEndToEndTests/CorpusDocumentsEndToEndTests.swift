@@ -17,7 +17,7 @@ struct CorpusDocumentsEndToEndTests {
 
     /// The rows that may fail, and the code they fail with: a password-protected DOCX, which LibreOffice opens in
     /// batch mode without asking for its password (Chute has no key to give one).
-    private static let allowedFailures = ["document/docx_encrypted_password.docx": "corruptInput"]
+    private static let allowedFailures = ["document/docx_encrypted_password.docx": "encrypted"]
 
     /// The corpus's document and PDF rows: its `document/` and `pdf/` folders and the damaged office files and PDFs
     /// of `broken/`.
