@@ -216,7 +216,8 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
         case unsupportedInput
         /// The content is damaged or truncated.
         case corruptInput
-        /// The content is encrypted and the rule gives no password that opens it (a PDF).
+        /// The content is encrypted and the rule gives no password that opens it (a PDF), or it is an office document
+        /// protected by a password (which the document engine cannot give).
         case encrypted
         /// The input exceeds a configured limit (pixels, size, duration).
         case limitExceeded

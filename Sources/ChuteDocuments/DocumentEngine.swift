@@ -103,6 +103,12 @@ package struct DocumentEngine: ConversionEngine {
             kind = document.kind
             progress(JobProgress(fraction: 0.5))
             try document.save(to: written, format: target.rawValue)
+        } catch where error.code == .load && type == .doc && Self.isEncryptedOfficeFile(copy) {
+            throw ConversionFailure(
+                .encrypted,
+                "the document is password-protected (an encrypted Office file): Chute has no password to give "
+                    + "LibreOffice; save it without one (\(error.description))"
+            )
         } catch {
             throw error.failure
         }
@@ -211,6 +217,15 @@ package struct DocumentEngine: ConversionEngine {
             throw ConversionFailure(.internalError, "cannot copy the input into the worker's folder")
         }
         return (type, copy, encoding)
+    }
+
+    /// Whether an OLE2 file is an Office document encrypted with a password: Word, Excel and PowerPoint store an
+    /// encrypted DOCX, XLSX or PPTX as the streams `EncryptionInfo` and `EncryptedPackage` of an OLE2 file, whose
+    /// directory names them in UTF-16.
+    private static func isEncryptedOfficeFile(_ path: FilePath) -> Bool {
+        guard let bytes = FileManager.default.contents(atPath: path.string) else { return false }
+        let name = "EncryptedPackage".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        return bytes.range(of: Data(name)) != nil
     }
 
     /// Removes the UTF-8 byte order mark that LibreOffice's text export writes first: plain text is written

@@ -33,7 +33,8 @@ final class GlyphCoverage: @unchecked Sendable {
         defer { FcFontSetDestroy(fonts) }
         for index in 0..<Int(fonts.pointee.nfont) {
             var charset: OpaquePointer?
-            if let font = fonts.pointee.fonts[index], FcPatternGetCharSet(font, FC_CHARSET, 0, &charset) == FcResultMatch,
+            if let font = fonts.pointee.fonts[index],
+                FcPatternGetCharSet(font, FC_CHARSET, 0, &charset) == FcResultMatch,
                 let charset
             {
                 _ = FcCharSetMerge(covered, charset, nil)

@@ -94,18 +94,14 @@ extension PDFEngine {
         request: ConversionRequest,
         warnings: inout [String]
     ) throws(ConversionFailure) -> [UInt8] {
-        let encoded = try picture.pixels.withUnsafeBytes { pixels in
-            Result { () throws(ConversionFailure) in
-                try ImageEngine.encode(
-                    pixels: pixels,
-                    width: picture.width,
-                    height: picture.height,
-                    channels: picture.samples == .gray ? "I" : "RGB",
-                    format: Self.jpegFormat,
-                    options: request.options
-                )
-            }
-        }.get()
+        let encoded = try Self.encode(
+            picture.pixels,
+            width: picture.width,
+            height: picture.height,
+            channels: picture.samples == .gray ? "I" : "RGB",
+            format: Self.jpegFormat,
+            options: request.options
+        )
         warnings += encoded.warnings
         return encoded.bytes
     }

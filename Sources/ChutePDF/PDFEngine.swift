@@ -391,18 +391,14 @@ package struct PDFEngine: ConversionEngine {
             throw error.conversionFailure
         }
         if !png {
-            let encoded = try image.bytes.withUnsafeBytes { pixels in
-                Result { () throws(ConversionFailure) in
-                    try ImageEngine.encode(
-                        pixels: pixels,
-                        width: image.width,
-                        height: image.height,
-                        channels: "BGRP",
-                        format: request.format,
-                        options: request.options
-                    )
-                }
-            }.get()
+            let encoded = try Self.encode(
+                image.bytes,
+                width: image.width,
+                height: image.height,
+                channels: "BGRP",
+                format: request.format,
+                options: request.options
+            )
             image.bytes = encoded.bytes
             report.warnings += encoded.warnings
         }
@@ -411,6 +407,33 @@ package struct PDFEngine: ConversionEngine {
             throw ConversionFailure(.outputFailed, "the \(request.format.name) of page \(page) is not one")
         }
         return image
+    }
+
+    /// Encodes 8-bit pixels, row by row, in `format` through the image engine's encoder (at the rule's `quality`).
+    ///
+    /// - Parameter channels: ImageMagick's names of the samples of a pixel, in order (`RGB`, `I`, `BGRP`).
+    /// - Returns: the file, and ImageMagick's warnings.
+    /// - Throws: ``ConversionFailure`` with ImageMagick's message.
+    static func encode(
+        _ pixels: [UInt8],
+        width: Int,
+        height: Int,
+        channels: String,
+        format: TargetFormat,
+        options: ConversionOptions
+    ) throws(ConversionFailure) -> (bytes: [UInt8], warnings: [String]) {
+        try pixels.withUnsafeBytes { buffer in
+            Result { () throws(ConversionFailure) in
+                try ImageEngine.encode(
+                    pixels: buffer,
+                    width: width,
+                    height: height,
+                    channels: channels,
+                    format: format,
+                    options: options
+                )
+            }
+        }.get()
     }
 
     /// Reads the page ranges of the rule's `key` and resolves them against a PDF of `count` pages.

@@ -246,7 +246,7 @@ private func tiff(
         #expect(expected.category == .document)
     }
 
-    @Test func aZipOfOtherFilesAndTextThatIsNoTextAreNotDocuments() {
+    @Test func aZipOfOtherFilesAndBytesThatAreNoTextAreNotDocuments() {
         // A ZIP of photos; a member written as a stream hides what follows it.
         #expect(MediaType.sniff(Self.zipMember("photos/1.jpg", "xx") + Self.zipMember("photos/2.jpg")) == nil)
         #expect(MediaType.sniff(Self.zipMember("a.bin", streamed: true) + Self.zipMember("word/document.xml")) == nil)

@@ -10,9 +10,15 @@ struct TextEncodingTests {
         arguments: [
             (Array("Grüße aus Köln".utf8), TextEncoding.utf8),
             ([0xEF, 0xBB, 0xBF] + Array("Grüße".utf8), .utf8WithBOM),
-            ([0xFF, 0xFE] + Array("Grüße 日本".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }, .utf16LittleEndian),
+            (
+                [0xFF, 0xFE] + Array("Grüße 日本".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] },
+                .utf16LittleEndian
+            ),
             ([0xFE, 0xFF] + Array("Grüße 日本".utf16).flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }, .utf16BigEndian),
-            (Array("caf".utf8) + [0xE9] + Array(" au lait, na\u{EF}ve ".utf8) + [0x80] + Array(" 5".utf8), .windows1252),
+            (
+                Array("caf".utf8) + [0xE9] + Array(" au lait, na\u{EF}ve ".utf8) + [0x80] + Array(" 5".utf8),
+                .windows1252
+            ),
         ] as [([UInt8], TextEncoding)]
     )
     func textIsRecognisedWithItsEncoding(bytes: [UInt8], expected: TextEncoding) {

@@ -17,7 +17,7 @@ struct CorpusDocumentsEndToEndTests {
 
     /// The rows that may fail, and the code they fail with: a password-protected DOCX, which LibreOffice opens in
     /// batch mode without asking for its password (Chute has no key to give one).
-    private static let allowedFailures = ["document/docx_encrypted_password.docx": "corruptInput"]
+    private static let allowedFailures = ["document/docx_encrypted_password.docx": "encrypted"]
 
     /// The corpus's document and PDF rows: its `document/` and `pdf/` folders and the damaged office files and PDFs
     /// of `broken/`.
@@ -87,7 +87,8 @@ struct CorpusDocumentsEndToEndTests {
             let name = FilePath(row.path).lastComponent!.string
             let output = "\(FilePath(name).stem!).pdf"
             let sidecar = try #require(sidecars["\(output).chute.json"], "no sidecar for \(row.path)")
-            let summary = "\(row.path) [\(row.expect)]: \(sidecar.status) \(sidecar.error?.code ?? "") "
+            let summary =
+                "\(row.path) [\(row.expect)]: \(sidecar.status) \(sidecar.error?.code ?? "") "
                 + "\(sidecar.error?.message ?? "") warnings=\(sidecar.warnings)"
             print(summary)
             if row.expect == "fail" {
@@ -136,7 +137,9 @@ struct CorpusDocumentsEndToEndTests {
         #expect(try Self.pages(ofPDF: harness.outbox.appending("pdf_damaged_trailer.pdf")) == 3)
         #expect(damaged.warnings.contains { $0.contains("repaired") }, "\(damaged.warnings)")
         // Item 18: plain text from a DOCX starts with its text, not a byte order mark.
-        let plain = try #require(FileManager.default.contents(atPath: harness.outbox.appending("tables-to-txt.txt").string))
+        let plain = try #require(
+            FileManager.default.contents(atPath: harness.outbox.appending("tables-to-txt.txt").string)
+        )
         #expect(!plain.starts(with: [0xEF, 0xBB, 0xBF]), "\(Array(plain.prefix(8)))")
         #expect(String(decoding: plain, as: UTF8.self).contains("Name"))
     }

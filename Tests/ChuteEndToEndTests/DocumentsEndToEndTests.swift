@@ -159,10 +159,10 @@ struct DocumentsEndToEndTests {
         #expect(refused.status == .failed)
         #expect(refused.error?.code == "unsupportedInput")
         #expect(refused.error?.message.contains("converts only to pdf") == true)
-        // A password-protected document fails at once: LibreOffice, in batch mode, asks for no password.
+        // A password-protected document fails at once, as such: LibreOffice, in batch mode, asks for no password.
         let locked = try #require(sidecars["locked-to-pdf.pdf.chute.json"])
         #expect(locked.status == .failed)
-        #expect(locked.error?.code == "corruptInput", "\(String(describing: locked.error))")
+        #expect(locked.error?.code == "encrypted", "\(String(describing: locked.error))")
     }
 
     @Test func aDocumentWorkerKeepsLibreOfficeForItsJobsAndIsReplacedAfterWorkerJobs() async throws {

@@ -369,7 +369,9 @@ struct GroupEndToEndTests {
         var pngBytes = 0
         for index in 1...3 {
             let name = "\(index).png"
-            try CommandLineTool.run([Fixtures.convert, "-seed", "\(index)", "-size", "600x400", "plasma:", album.appending(name).string])
+            try CommandLineTool.run([
+                Fixtures.convert, "-seed", "\(index)", "-size", "600x400", "plasma:", album.appending(name).string,
+            ])
             try FileManager.default.copyItem(
                 atPath: album.appending(name).string,
                 toPath: lossless.appending("lossless-\(name)").string

@@ -1,6 +1,5 @@
 import ChuteCore
 import Logging
-import Synchronization
 import Testing
 
 @testable import ChuteRuntime
@@ -46,34 +45,13 @@ import Testing
     @Test func recordsComeOncePerInterval() {
         let start = ContinuousClock.now
         var log = ProgressLog(start: start)
-        let records = RecordingHandler.Box()
-        let logger = Logger(label: "test") { _ in RecordingHandler(box: records) }
+        let records = RecordingLogHandler.Box()
+        let logger = Logger(label: "test") { _ in RecordingLogHandler(box: records) }
 
         for tenth in 1...200 {  // 20 s of reports, ten a second
             log.record(JobProgress(fraction: Double(tenth) / 200), to: logger, at: start + .milliseconds(tenth * 100))
         }
 
         #expect(records.count == 4)  // at 5, 10, 15 and 20 s
-    }
-}
-
-/// A log handler that counts the records it receives.
-private struct RecordingHandler: LogHandler {
-    final class Box: Sendable {
-        let records = Mutex(0)
-        var count: Int { self.records.withLock { $0 } }
-    }
-
-    let box: Box
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { self.metadata[key] }
-        set { self.metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        self.box.records.withLock { $0 += 1 }
     }
 }

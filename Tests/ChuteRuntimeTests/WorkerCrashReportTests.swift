@@ -3,7 +3,6 @@ import ChuteRuntime
 import ChuteTestSupport
 import Foundation
 import Logging
-import Synchronization
 import SystemPackage
 import Testing
 
@@ -27,9 +26,13 @@ struct WorkerCrashReportTests {
             exec python3 -c 'import os; os.abort()'
             """
         let launcher = WorkerLauncher(executable: { _ in "/bin/sh" }, arguments: { _ in ["-c", script] })
-        let records = RecordingHandler.Box()
-        let logger = Logger(label: "test") { _ in RecordingHandler(box: records) }
-        let worker = try await WorkerProcess(launcher: launcher, engine: EngineKind(rawValue: "document"), logger: logger)
+        let records = RecordingLogHandler.Box()
+        let logger = Logger(label: "test") { _ in RecordingLogHandler(box: records) }
+        let worker = try await WorkerProcess(
+            launcher: launcher,
+            engine: EngineKind(rawValue: "document"),
+            logger: logger
+        )
         var limits = JobLimits()
         limits.memory = 1 << 30
         let request = ConversionRequest(
@@ -37,7 +40,12 @@ struct WorkerCrashReportTests {
             engine: EngineKind(rawValue: "document"),
             input: directory.appending("in.html"),
             output: directory.appending("out.pdf"),
-            format: TargetFormat(name: "pdf", category: .document, engine: EngineKind(rawValue: "document"), coder: "pdf"),
+            format: TargetFormat(
+                name: "pdf",
+                category: .document,
+                engine: EngineKind(rawValue: "document"),
+                coder: "pdf"
+            ),
             options: ConversionOptions(),
             limits: limits
         )
@@ -57,31 +65,8 @@ struct WorkerCrashReportTests {
         #expect(messages.count == 1, "\(messages.map(\.metadata))")
         #expect(messages.first?.metadata["lines"] == "40", "\(messages.map(\.metadata))")
         #expect(messages.first?.metadata["job.id"] == "job-1")
-        print("failure: \(failure.message); \(messages.count) record(s) of \(messages.first?.metadata["lines"] ?? "?") lines")
-    }
-}
-
-/// A log handler that keeps the records it receives.
-private struct RecordingHandler: LogHandler {
-    final class Box: Sendable {
-        private let records = Mutex<[(message: String, metadata: [String: String])]>([])
-        var messages: [(message: String, metadata: [String: String])] { self.records.withLock { $0 } }
-        func append(_ message: String, _ metadata: [String: String]) {
-            self.records.withLock { $0.append((message, metadata)) }
-        }
-    }
-
-    let box: Box
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { self.metadata[key] }
-        set { self.metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let metadata = (event.metadata ?? [:]).mapValues { "\($0)" }
-        self.box.append("\(event.message)", metadata)
+        print(
+            "failure: \(failure.message); \(messages.count) record(s) of \(messages.first?.metadata["lines"] ?? "?") lines"
+        )
     }
 }
