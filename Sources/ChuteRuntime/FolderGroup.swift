@@ -139,7 +139,8 @@ package enum GroupListing {
         func components(_ path: FilePath) -> [String] {
             var relative = path
             _ = relative.removePrefix(folder)
-            return relative.components.map(\.string)
+            // Escaped rather than repaired, so that names differing only in bytes that are not UTF-8 keep an order.
+            return relative.components.map { FilePath(root: nil, [$0]).readableString }
         }
         return candidates.sorted {
             NaturalOrder.areInIncreasingOrder(components: components($0.path), components($1.path))
