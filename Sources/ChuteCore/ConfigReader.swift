@@ -106,14 +106,7 @@ package enum ConfigReader {
         for format: TargetFormat,
         registry: EngineRegistry
     ) throws(ConfigError) -> ConversionOptions {
-        let file = "options"
-        var walker = Walker(file: file, baseDirectory: FilePath("/"), registry: registry)
-        let composed = try Self.compose(values, file: file)
-        guard let options = walker.options(of: composed, format: format), walker.issues.isEmpty else {
-            let fallback = ConfigIssue(file: file, line: 1, column: 1, message: "the options cannot be read")
-            throw ConfigError(issues: walker.issues.isEmpty ? [fallback] : walker.issues)
-        }
-        return options
+        try Self.read(values, as: "options", registry: registry) { $0.options(of: $1, format: format) }
     }
 
     /// Reads job limits given outside a rules file (`chute convert --maxPixels 250000000`) with the same checks as
@@ -130,14 +123,23 @@ package enum ConfigReader {
         base: JobLimits,
         registry: EngineRegistry
     ) throws(ConfigError) -> JobLimits {
-        let file = "limits"
+        try Self.read(values, as: "limits", registry: registry) { $0.limits(of: $1, base: base) }
+    }
+
+    /// Reads `values` (``compose(_:file:)``) with a walker, through `read`, naming them `file` in the issues.
+    private static func read<Value>(
+        _ values: [(key: String, value: String)],
+        as file: String,
+        registry: EngineRegistry,
+        _ read: (inout Walker, Node) -> Value?
+    ) throws(ConfigError) -> Value {
         var walker = Walker(file: file, baseDirectory: FilePath("/"), registry: registry)
         let composed = try Self.compose(values, file: file)
-        guard let limits = walker.limits(of: composed, base: base), walker.issues.isEmpty else {
-            let fallback = ConfigIssue(file: file, line: 1, column: 1, message: "the limits cannot be read")
+        guard let value = read(&walker, composed), walker.issues.isEmpty else {
+            let fallback = ConfigIssue(file: file, line: 1, column: 1, message: "the \(file) cannot be read")
             throw ConfigError(issues: walker.issues.isEmpty ? [fallback] : walker.issues)
         }
-        return limits
+        return value
     }
 
     /// One YAML mapping of `values`, each value one scalar, so that it is typed as in a rules file and cannot add
