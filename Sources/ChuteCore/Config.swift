@@ -174,7 +174,7 @@ package struct Settings: Sendable, Equatable {
     /// they are cancelled.
     package var gracePeriod: Duration = .seconds(30)
     /// The limits of each job (`jobTimeout`, `memoryLimit`, `cpuTimeLimit`, `maxOutputSize`, `maxPixels`,
-    /// `maxFrames`, `maxDuration`); a rule can set its own.
+    /// `maxImageSide`, `maxFrames`, `maxDuration`); a rule can set its own.
     package var limits = JobLimits()
     /// `niceness` (0–19, default 10): the CPU scheduling niceness of the worker processes, so that conversions yield
     /// to whatever else the machine runs.

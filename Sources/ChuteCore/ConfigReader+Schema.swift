@@ -422,6 +422,9 @@ extension ConfigReader.Walker {
         if let entry = fields["maxPixels"] {
             limits.pixels = self.positiveInteger(entry) ?? limits.pixels
         }
+        if let entry = fields["maxImageSide"] {
+            limits.imageSide = self.positiveInteger(entry) ?? limits.imageSide
+        }
         if let entry = fields["maxFrames"] {
             limits.frames = self.positiveInteger(entry) ?? limits.frames
         }
@@ -483,6 +486,14 @@ extension ConfigReader.Walker {
     }
 
     /// Reads a mapping of option keys alone for `format`, with the checks of a rule.
+    /// Reads a mapping of job limit keys alone (``ConfigReader/limits(_:base:registry:)``) over `base`.
+    mutating func limits(of node: Node, base: JobLimits) -> JobLimits? {
+        guard let fields = self.fields(of: node, for: nil, label: "in the limits", allowed: JobLimits.keys) else {
+            return nil
+        }
+        return self.limits(from: fields, base: base)
+    }
+
     mutating func options(of node: Node, format: TargetFormat) -> ConversionOptions? {
         let allowed = self.registry.optionKeys
         guard let fields = self.fields(of: node, for: nil, label: "in the options", allowed: allowed) else {

@@ -106,9 +106,48 @@ package enum ConfigReader {
         for format: TargetFormat,
         registry: EngineRegistry
     ) throws(ConfigError) -> ConversionOptions {
-        let file = "options"
-        // Each value becomes one YAML scalar, so that it is typed as in a rules file and cannot add keys or structure
-        // of its own: numbers and booleans plain, anything else quoted (a crop ratio such as 16:9 stays text).
+        try Self.read(values, as: "options", registry: registry) { $0.options(of: $1, format: format) }
+    }
+
+    /// Reads job limits given outside a rules file (`chute convert --maxPixels 250000000`) with the same checks as
+    /// in a rule.
+    ///
+    /// - Parameters:
+    ///   - values: limit keys (``JobLimits/keys``) and their values as they would be written in YAML.
+    ///   - base: the limits that the keys not given keep.
+    ///   - registry: the engines.
+    /// - Returns: the limits.
+    /// - Throws: ``ConfigError`` with one issue per problem; their positions mean nothing.
+    package static func limits(
+        _ values: [(key: String, value: String)],
+        base: JobLimits,
+        registry: EngineRegistry
+    ) throws(ConfigError) -> JobLimits {
+        try Self.read(values, as: "limits", registry: registry) { $0.limits(of: $1, base: base) }
+    }
+
+    /// Reads `values` (``compose(_:file:)``) with a walker, through `read`, naming them `file` in the issues.
+    private static func read<Value>(
+        _ values: [(key: String, value: String)],
+        as file: String,
+        registry: EngineRegistry,
+        _ read: (inout Walker, Node) -> Value?
+    ) throws(ConfigError) -> Value {
+        var walker = Walker(file: file, baseDirectory: FilePath("/"), registry: registry)
+        let composed = try Self.compose(values, file: file)
+        guard let value = read(&walker, composed), walker.issues.isEmpty else {
+            let fallback = ConfigIssue(file: file, line: 1, column: 1, message: "the \(file) cannot be read")
+            throw ConfigError(issues: walker.issues.isEmpty ? [fallback] : walker.issues)
+        }
+        return value
+    }
+
+    /// One YAML mapping of `values`, each value one scalar, so that it is typed as in a rules file and cannot add
+    /// keys or structure of its own: numbers and booleans plain, anything else quoted (a crop ratio such as 16:9
+    /// stays text).
+    ///
+    /// - Throws: ``ConfigError`` for an empty value or one with a line break or NUL, or YAML that cannot be read.
+    private static func compose(_ values: [(key: String, value: String)], file: String) throws(ConfigError) -> Node {
         let unusable = values.first { _, value in value.isEmpty || value.contains { $0.isNewline || $0 == "\0" } }
         if let (key, value) = unusable {
             let issue = ConfigIssue(file: file, line: 1, column: 1, message: "invalid value '\(value)' for '\(key)'")
@@ -122,13 +161,12 @@ package enum ConfigReader {
             )
             return "\(key): " + (plain ? value : "\"\(escaped)\"") + "\n"
         }.joined()
-        var walker = Walker(file: file, baseDirectory: FilePath("/"), registry: registry)
-        let composed = try? Yams.compose(yaml: yaml.isEmpty ? "{}" : yaml)
-        guard let composed, let options = walker.options(of: composed, format: format), walker.issues.isEmpty else {
-            let fallback = ConfigIssue(file: file, line: 1, column: 1, message: "the options cannot be read")
-            throw ConfigError(issues: walker.issues.isEmpty ? [fallback] : walker.issues)
+        guard let composed = try? Yams.compose(yaml: yaml.isEmpty ? "{}" : yaml) else {
+            throw ConfigError(issues: [
+                ConfigIssue(file: file, line: 1, column: 1, message: "the values cannot be read")
+            ])
         }
-        return options
+        return composed
     }
 
     /// `path` made absolute against the current directory, and lexically normalised.

@@ -147,7 +147,8 @@ package enum ConfigSchema {
     /// The limit keys of rules and settings.
     private static let limitKeys: [String: JSON] = [
         "jobTimeout": Self.duration, "memoryLimit": Self.byteSize, "cpuTimeLimit": Self.duration,
-        "maxOutputSize": Self.byteSize, "maxPixels": Self.positiveInteger, "maxFrames": Self.positiveInteger,
+        "maxOutputSize": Self.byteSize, "maxPixels": Self.positiveInteger, "maxImageSide": Self.positiveInteger,
+        "maxFrames": Self.positiveInteger,
         "maxDuration": Self.duration,
     ]
 

@@ -232,6 +232,7 @@ package enum ConfigSummary {
         if let cpu = limits.cpuTime { parts.append("CPU time \(ValueParsing.describe(cpu))") }
         if let size = limits.outputSize { parts.append("output ≤ \(ValueParsing.describe(bytes: size))") }
         if let pixels = limits.pixels { parts.append("pixels ≤ \(pixels)") }
+        if let side = limits.imageSide { parts.append("image side ≤ \(side)") }
         if let frames = limits.frames { parts.append("frames ≤ \(frames)") }
         if let duration = limits.duration { parts.append("duration ≤ \(ValueParsing.describe(duration))") }
         return parts

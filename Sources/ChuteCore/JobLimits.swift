@@ -17,6 +17,9 @@ package struct JobLimits: Sendable, Codable, Equatable {
     /// `maxPixels` (count, default: the libraries' own ceilings): the most pixels one image or video frame may
     /// have, read from the headers.
     package var pixels: Int?
+    /// `maxImageSide` (count, default ``defaultImageSide``): the most pixels an image may have across or down, read
+    /// from the headers.
+    package var imageSide: Int?
     /// `maxFrames` (count, default: 100 for images, none for video): the most frames or pages an input may have,
     /// from the headers (for video, the frame count or the duration times the frame rate).
     package var frames: Int?
@@ -28,8 +31,15 @@ package struct JobLimits: Sendable, Codable, Equatable {
     /// The least `memoryLimit` accepted: a worker with its libraries loaded already uses about 70 MB.
     package static let smallestMemory: Int64 = 100_000_000
 
+    /// The widest and tallest image taken when `maxImageSide` is not set: Debian's ImageMagick policy's, which Chute
+    /// applied alone before the key existed.
+    package static let defaultImageSide = 16_000
+    /// The most pixels of an image when `maxPixels` is not set: Debian's ImageMagick policy's `area` (128 MP).
+    package static let defaultImagePixels = 128_000_000
+
     /// The rule keys and settings keys that set a limit.
     package static let keys = [
-        "jobTimeout", "memoryLimit", "cpuTimeLimit", "maxOutputSize", "maxPixels", "maxFrames", "maxDuration",
+        "jobTimeout", "memoryLimit", "cpuTimeLimit", "maxOutputSize", "maxPixels", "maxImageSide", "maxFrames",
+        "maxDuration",
     ]
 }

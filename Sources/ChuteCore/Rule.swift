@@ -34,7 +34,7 @@ package struct Rule: Sendable, Equatable {
     /// refused, over a limit, crashing the worker) are moved, each with a reason file.
     package var quarantine: FilePath?
     /// The job limits: the settings' values, with whichever of `jobTimeout`, `memoryLimit`, `cpuTimeLimit`,
-    /// `maxOutputSize`, `maxPixels`, `maxFrames` and `maxDuration` the rule sets.
+    /// `maxOutputSize`, `maxPixels`, `maxImageSide`, `maxFrames` and `maxDuration` the rule sets.
     package var limits: JobLimits
     /// `onDuplicate` (`skip`|`convert`, default skip): what to do with a source whose content (SHA-256) this rule
     /// already converted into an output that still exists.

@@ -247,6 +247,8 @@ package struct ImageEngine: ConversionEngine {
         library: MagickLibrary,
         report: inout ConversionReport
     ) throws(ConversionFailure) -> (MediaType, String?) {
+        // The job's limits hold from the first read: ImageMagick's are process-wide, left by the worker's last job.
+        _ = library.apply(request.limits)
         guard let type = MediaType.sniff(bytes) else {
             throw ConversionFailure(
                 .unsupportedInput,
@@ -297,6 +299,7 @@ package struct ImageEngine: ConversionEngine {
         report: inout ConversionReport,
         progress: (JobProgress) -> Void
     ) throws(ConversionFailure) -> Wand {
+        _ = library.apply(request.limits)
         if let layout {
             return try Self.decodeRaw(bytes, layout: layout, request: request, library: library, report: &report)
         }
@@ -422,8 +425,9 @@ package struct ImageEngine: ConversionEngine {
         return sizes
     }
 
-    /// Refuses frames wider, taller or larger than the ImageMagick policy allows, larger than the job's `maxPixels`,
-    /// or more of them than its `maxFrames`.
+    /// Sets the job's image limits in ImageMagick (``MagickLibrary/apply(_:)``) and refuses more frames than its
+    /// `maxFrames`, or frames wider or taller than its `maxImageSide` or larger than its `maxPixels`; each refusal
+    /// names the key that raises it.
     static func checkLimits(
         _ sizes: [(width: Int, height: Int)],
         library: MagickLibrary,
@@ -435,24 +439,22 @@ package struct ImageEngine: ConversionEngine {
                 "image has \(sizes.count) frames; the rule's maxFrames is \(frames)"
             )
         }
+        let held = library.apply(limits)
+        // Said when ImageMagick holds a lower limit than the job asks for: a policy Chute could not override.
+        let capped = held.capped ? " (capped by ImageMagick's policy, /etc/ImageMagick-6/policy.xml)" : ""
         for (width, height) in sizes {
-            if let pixels = limits.pixels, width * height > pixels {
+            if width > held.side || height > held.side {
                 throw ConversionFailure(
                     .limitExceeded,
-                    "image is \(width)x\(height) = \(width * height) pixels; the rule's maxPixels is \(pixels)"
+                    "image is \(width)x\(height) pixels; maxImageSide is \(held.side)\(capped): raise it in the "
+                        + "rule or in settings"
                 )
             }
-            if width > library.widthLimit || height > library.heightLimit {
+            if width * height > held.pixels {
                 throw ConversionFailure(
                     .limitExceeded,
-                    "image is \(width)x\(height) pixels; the width and height limits are \(library.widthLimit) "
-                        + "and \(library.heightLimit)"
-                )
-            }
-            if width * height > library.areaLimit {
-                throw ConversionFailure(
-                    .limitExceeded,
-                    "image is \(width)x\(height) = \(width * height) pixels; the limit is \(library.areaLimit) pixels"
+                    "image is \(width)x\(height) = \(width * height) pixels; maxPixels is \(held.pixels)\(capped): "
+                        + "raise it in the rule or in settings"
                 )
             }
         }

@@ -57,9 +57,9 @@ struct MagickError: Error, CustomStringConvertible {
     func conversionFailure(limits library: MagickLibrary) -> ConversionFailure {
         if self.isResourceLimit {
             let limits =
-                "at most \(MagickLibrary.frameLimit) frames, \(library.widthLimit)x\(library.heightLimit) pixels, "
-                + "\(library.areaLimit) pixels per image"
-            return ConversionFailure(.limitExceeded, "image exceeds ImageMagick's limits (\(limits)): \(self)")
+                "maxImageSide \(library.sideLimit), maxPixels \(library.pixelLimit), the pixel cache within "
+                + "memoryLimit, at most \(MagickLibrary.frameLimit) frames"
+            return ConversionFailure(.limitExceeded, "image exceeds the job's limits (\(limits)): \(self)")
         }
         switch self.code {
         case .decode:

@@ -183,7 +183,8 @@ extension Chute {
         @Argument(
             parsing: .allUnrecognized,
             help: ArgumentHelp(
-                "Conversion options: any rule key of the target's engine as --key value (--strip alone is true).",
+                "Conversion options and job limits: any rule key of the target's engine, or a limit key "
+                    + "(--maxPixels, --maxImageSide, --memoryLimit, …), as --key value (--strip alone is true).",
                 valueName: "--key value"
             )
         )
@@ -194,7 +195,9 @@ extension Chute {
             var options = ConversionOptions()
             // An unknown output format is reported by the conversion itself, with the list of known ones.
             if let format = Engines.registry.format(named: FilePath(self.output).extension ?? "") {
-                let values = try RuleOptionArguments.parse(self.ruleOptions, registry: Engines.registry)
+                let values = try RuleOptionArguments.parse(self.ruleOptions, registry: Engines.registry).filter {
+                    !JobLimits.keys.contains($0.key)
+                }
                 do {
                     options = try ConfigReader.options(values, for: format, registry: Engines.registry)
                 } catch {
@@ -203,6 +206,15 @@ extension Chute {
             }
             var limits = JobLimits()
             limits.timeout = .seconds(self.timeout)
+            // The job limits (--maxPixels, --maxImageSide, --memoryLimit, …) are read as in a rule.
+            let limitValues = try RuleOptionArguments.parse(self.ruleOptions, registry: Engines.registry).filter {
+                JobLimits.keys.contains($0.key)
+            }
+            do {
+                limits = try ConfigReader.limits(limitValues, base: limits, registry: Engines.registry)
+            } catch {
+                throw ValidationError(error.issues.map(\.message).joined(separator: "\n"))
+            }
             let conversion = OneShotConversion(
                 input: FilePath(self.input),
                 output: FilePath(self.output),

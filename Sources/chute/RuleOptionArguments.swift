@@ -2,7 +2,8 @@ import ArgumentParser
 import ChuteCatalog
 import ChuteCore
 
-/// `chute convert`'s conversion options: every option key of the registry, given as `--key value`.
+/// `chute convert`'s conversion options: every option key of the registry, and the job limit keys
+/// (``JobLimits/keys``), given as `--key value`.
 enum RuleOptionArguments {
     /// Pairs the arguments into rule keys and values: `--key value`, `--key=value`, or a lone `--key` for an option
     /// whose value is true or false.
@@ -23,12 +24,13 @@ enum RuleOptionArguments {
                 value = String(key[key.index(after: equals)...])
                 key = String(key[..<equals])
             }
-            guard let spec = registry.option(key) else {
-                let known = registry.optionKeys.map { "--\($0)" }.joined(separator: ", ")
+            let spec = registry.option(key)
+            guard spec != nil || JobLimits.keys.contains(key) else {
+                let known = (registry.optionKeys + JobLimits.keys).map { "--\($0)" }.joined(separator: ", ")
                 throw ValidationError("unknown option '--\(key)'; the options are: \(known)")
             }
             if value == nil {
-                if case .flag = spec.syntax, index == arguments.count || arguments[index].hasPrefix("--") {
+                if case .flag = spec?.syntax, index == arguments.count || arguments[index].hasPrefix("--") {
                     value = "true"
                 } else if index < arguments.count {
                     value = arguments[index]
@@ -50,6 +52,8 @@ enum RuleOptionArguments {
             let scope = engines.map(\.kind.rawValue).joined(separator: ", ")
             lines.append("  --\(spec.key) \(OptionDocs.syntax(of: spec.syntax)) (\(scope)): \(spec.summary)")
         }
+        lines.append("Job limits (as in a rule; see docs/rules.md, Job limits):")
+        lines.append("  " + JobLimits.keys.map { "--\($0)" }.joined(separator: ", "))
         return lines.joined(separator: "\n")
     }
 }

@@ -185,7 +185,8 @@ private let unknownKeyCases: [(String, String)] = [
         yaml(tail: ["settings:", "  quietTime: 1s"]),
         "rules.yaml:9:3: unknown key 'quietTime' in settings; allowed keys: quietPeriod, incompleteTimeout, "
             + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
-            + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, "
+            + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
+            + "maxDuration, "
             + "historyRetention, api, digestAt, digestEvery"
     ),
     (
@@ -686,7 +687,8 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "(ms, s, m, h or d), such as 500ms, 2s, 1.5m or 30d",
                 "rules.yaml:22:3: unknown key 'colour' in settings; allowed keys: quietPeriod, incompleteTimeout, "
                     + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
-                    + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxFrames, maxDuration, "
+                    + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
+                    + "maxDuration, "
                     + "historyRetention, api, digestAt, digestEvery",
             ]
         )
@@ -969,6 +971,7 @@ private let badSettingsValueCases: [(String, String)] = [
             cpuTimeLimit: 90s
             maxOutputSize: 8GB
             maxPixels: 50000000
+            maxImageSide: 20000
             maxFrames: 500
             maxDuration: 3h
           - name: marks
@@ -1067,6 +1070,7 @@ private let badSettingsValueCases: [(String, String)] = [
           cpuTimeLimit: 10m
           maxOutputSize: 10GB
           maxPixels: 40000000
+          maxImageSide: 30000
           maxFrames: 50
           maxDuration: 4h
           historyRetention: 30d
@@ -1121,7 +1125,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "groupBy": "one output per sub-folder (groupBy folder)",
         "notify": "notify:  failed, completed → https://nas.local/hook (webhook)",
         "memoryLimit": "memory 3GB", "cpuTimeLimit": "CPU time 1.5m", "maxOutputSize": "output ≤ 8GB",
-        "maxPixels": "pixels ≤ 50000000", "maxFrames": "frames ≤ 500", "maxDuration": "duration ≤ 3h",
+        "maxPixels": "pixels ≤ 50000000", "maxImageSide": "image side ≤ 20000", "maxFrames": "frames ≤ 500",
+        "maxDuration": "duration ≤ 3h",
     ]
     /// What the summary's settings show for each settings key.
     private static let settingsShown: [String: String] = [
@@ -1132,7 +1137,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "niceness": "niceness 5", "ioPriority": "I/O priority idle", "cpuBudget": "CPU 3",
         "memoryBudget": "memory 600MB", "agingLimit": "ageing limit 45s", "jobTimeout": "timeout 2h",
         "memoryLimit": "memory 2GB", "cpuTimeLimit": "CPU time 10m", "maxOutputSize": "output ≤ 10GB",
-        "maxPixels": "pixels ≤ 40000000", "maxFrames": "frames ≤ 50", "maxDuration": "duration ≤ 4h",
+        "maxPixels": "pixels ≤ 40000000", "maxImageSide": "image side ≤ 30000", "maxFrames": "frames ≤ 50",
+        "maxDuration": "duration ≤ 4h",
         "historyRetention": "kept in the history for 30d",
         "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token",
         "digestAt": "from 07:45", "digestEvery": "digest every 12h",

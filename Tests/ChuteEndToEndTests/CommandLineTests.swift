@@ -570,6 +570,36 @@ struct CommandLineTests {
         #expect(refused.standardOutput.contains("'ftp://nas.local/hook' does not match"), "\(refused.standardOutput)")
     }
 
+    /// `chute convert` takes the job limits as a rule does, and a refusal names the key that raises it.
+    @Test func convertTakesTheJobLimits() async throws {
+        let directory = try TemporaryDirectory(prefix: "convert")
+        defer { directory.remove() }
+        let input = directory.appending("in.png")
+        try Fixtures.makeImage(at: input, width: 800, height: 600)
+
+        let side = try await self.chute([
+            "convert", input.string, directory.appending("a.jpg").string, "--maxImageSide", "700",
+        ])
+        let pixels = try await self.chute([
+            "convert", input.string, directory.appending("b.jpg").string, "--maxPixels=400000",
+        ])
+        let zero = try await self.chute([
+            "convert", input.string, directory.appending("c.jpg").string, "--maxImageSide", "0",
+        ])
+        let raised = try await self.chute([
+            "convert", input.string, directory.appending("d.jpg").string, "--maxImageSide", "800", "--width", "100",
+        ])
+
+        #expect(side.status != 0)
+        #expect(side.error.contains("image is 800x600 pixels; maxImageSide is 700"), "\(side.error)")
+        #expect(pixels.status != 0)
+        #expect(pixels.error.contains("image is 800x600 = 480000 pixels; maxPixels is 400000"), "\(pixels.error)")
+        #expect(zero.status != 0)
+        #expect(zero.error.contains("maxImageSide"), "\(zero.error)")
+        #expect(raised.status == 0, "\(raised.error)")
+        #expect(try Fixtures.identify(directory.appending("d.jpg")).width == 100)
+    }
+
     @Test func convertRefusesAnUnknownOption() async throws {
         let result = try await self.chute(["convert", "/nonexistent/in.png", "/nonexistent/out.jpg", "--qualty", "5"])
         #expect(result.status != 0)

@@ -47,7 +47,7 @@ struct LimitsEndToEndTests {
         try harness.moveIn(["big.png", "small.png", "anim.gif", "long.mkv", "many.mov"], from: staging)
         let sidecars = try await harness.waitForSidecars(5)
         let expected = [
-            "big.jpg.chute.json": "image is 1500x1000 = 1500000 pixels; the rule's maxPixels is 1000000",
+            "big.jpg.chute.json": "image is 1500x1000 = 1500000 pixels; maxPixels is 1000000",
             "anim.webp.chute.json": "image has 5 frames; the rule's maxFrames is 3",
             "long.mp4.chute.json": "the rule's maxDuration is 2s",
             "many.mp4.chute.json": "has 50 frames; the rule's maxFrames is 30",
@@ -60,6 +60,51 @@ struct LimitsEndToEndTests {
         }
         #expect(sidecars["small.jpg.chute.json"]?.status == .completed)
         #expect(harness.temporaryFiles().isEmpty)
+    }
+
+    /// A 200 MP phone photo (12240×16320, past Debian's ImageMagick policy of 16000 pixels a side and 128 MP) is
+    /// refused by default with a message that names `maxImageSide`, and converted by a rule that raises
+    /// `maxImageSide` and `maxPixels`, within the default `memoryLimit`.
+    @Test func aRuleRaisesTheImageLimitsFor200MegapixelPhotos() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: phone
+                    match: "phone-*.jpg"
+                    to: jpg
+                    width: 1200
+                    maxPixels: 250000000
+                    maxImageSide: 20000
+                    output: ./outbox
+                  - name: default-limits
+                    match: "*.jpg"
+                    to: jpg
+                    width: 1200
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        // A flat grey picture made by FFmpeg (ImageMagick's own CLI is held to the 16000-pixel policy).
+        let photo = staging.appending("phone-200mp.jpg")
+        try CommandLineTool.run([
+            "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=c=gray:s=12240x16320", "-frames:v",
+            "1", "-q:v", "10", photo.string,
+        ])
+        try FileManager.default.copyItem(atPath: photo.string, toPath: staging.appending("default.jpg").string)
+        try harness.moveIn(["phone-200mp.jpg", "default.jpg"], from: staging)
+
+        let sidecars = try await harness.waitForSidecars(2, timeout: 120)
+
+        let converted = try #require(sidecars["phone-200mp.jpg.chute.json"])
+        #expect(converted.status == .completed, "\(String(describing: converted.error))")
+        #expect(try Fixtures.identify(harness.outbox.appending("phone-200mp.jpg")).width == 1200)
+        let refused = try #require(sidecars["default.jpg.chute.json"])
+        #expect(refused.error?.code == "limitExceeded")
+        #expect(
+            refused.error?.message.contains("image is 12240x16320 pixels; maxImageSide is 16000") == true,
+            "\(String(describing: refused.error))"
+        )
     }
 
     @Test func resourceLimitsEndTheJobAndTheDaemonGoesOn() async throws {
