@@ -359,7 +359,7 @@ package struct StatusAPI: Sendable {
             progress: entry.state == "completed" ? 1 : nil,
             startedAt: entry.startedAt,
             endedAt: entry.updatedAt,
-            quarantined: entry.quarantine?.string
+            quarantined: entry.quarantine?.readableString
         )
     }
 

@@ -326,24 +326,44 @@ extension WorkerProcess {
             var burst: [String] = []
             var buffer = [UInt8](repeating: 0, count: 16 * 1024)
             let fd = handle.fileDescriptor
+            // The job the burst's first line came during: by the time a burst is logged its job may have ended.
+            var burstJob: String?
             func collect(_ line: ArraySlice<UInt8>) {
                 guard !line.isEmpty else { return }
                 let text = String(decoding: line, as: UTF8.self)
                 if text.hasPrefix("terminate called after throwing") {
                     job.uncaughtException = text
                 }
+                let current = job.get()
+                if !burst.isEmpty, current != burstJob { emit() }
+                if burst.isEmpty { burstJob = current }
                 burst.append(text)
             }
             func emit() {
-                guard !burst.isEmpty else { return }
-                var metadata: Logger.Metadata = [
-                    "line": "\(LogText.escaped(burst.joined(separator: "\n"), limit: 4 * LogText.maximumLength))",
-                    "lines": "\(burst.count)",
-                ]
-                if let id = job.get() {
-                    metadata["job.id"] = "\(id)"
+                // One record per burst, split where it would grow past 16 KiB, so that no line of a long
+                // burst (a decoder's warnings about a damaged file) is cut off; lines are joined with an escaped
+                // newline, as LogText writes one.
+                var chunk: [String] = []
+                var length = 0
+                func record() {
+                    guard !chunk.isEmpty else { return }
+                    var metadata: Logger.Metadata = [
+                        "line": "\(chunk.joined(separator: "\\u{a}"))", "lines": "\(chunk.count)",
+                    ]
+                    if let id = burstJob {
+                        metadata["job.id"] = "\(id)"
+                    }
+                    logger.warning("Worker message", metadata: metadata)
+                    chunk.removeAll()
+                    length = 0
                 }
-                logger.warning("Worker message", metadata: metadata)
+                for line in burst {
+                    let escaped = LogText.escaped(line)
+                    if length + escaped.count > 16 * LogText.maximumLength { record() }
+                    chunk.append(escaped)
+                    length += escaped.count + 6
+                }
+                record()
                 burst.removeAll()
             }
             while true {

@@ -1034,6 +1034,7 @@ private let badSettingsValueCases: [(String, String)] = [
             pages: "1-3,x2"
             split: "1,2-z"
             compress: true
+            lossless: true
             password: open-sesame
             groupBy: folder
             pageSize: a4
@@ -1113,7 +1114,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "rawDepth": "raw depth 16", "start": "start at 1:30", "end": "end at 2:00", "duration": "lasting 20",
         "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "2x3 tiles (columns x rows)",
         "speed": "speed 2×", "mute": "mute", "loudness": "loudness -16 LUFS", "coverArt": "coverArt drop",
-        "pages": "pages 1-3,x2", "split": "split into 1,2-z", "compress": "compress", "password": "password given",
+        "pages": "pages 1-3,x2", "split": "split into 1,2-z", "compress": "compress", "lossless": "images stored losslessly",
+        "password": "password given",
         "dpi": "96 dpi", "pageSize": "pages a4 sized", "margin": "margin 12mm", "frameDelay": "each frame 200ms",
         "rename": "{stem}-small.{ext}",
         "keepStructure": "flattened",
