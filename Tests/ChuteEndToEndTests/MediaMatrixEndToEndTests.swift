@@ -14,9 +14,7 @@ import Testing
 /// first second (`duration: 1`, cut on keyframes so that streams are still copied where they fit), and the audio
 /// targets take the sound of three of them (AAC mono, 5.1 Vorbis, MP3 stereo). Each output is checked with `ffprobe`:
 /// a video target keeps the picture, every target keeps the sound, and the output lasts as long as the part kept.
-/// An AMV needs sound, so the sound-less MPEG-TS must be refused as such. RealMedia is a known gap: FFmpeg's muxer
-/// takes packets of at most 64 kB, which RealVideo frames of these pictures exceed; those jobs must fail saying so
-/// (and the small MPEG-TS and AVI ones convert).
+/// An AMV needs sound, so the sound-less MPEG-TS must be refused as such.
 @Suite(.serialized, .timeLimit(.minutes(15)))
 struct MediaMatrixEndToEndTests {
     /// A corpus file and what its streams are.
@@ -92,11 +90,6 @@ struct MediaMatrixEndToEndTests {
                         "\(output): \(sidecar.status) \(sidecar.error?.message ?? ""), not refused for no sound"
                     )
                 }
-                continue
-            }
-            if target == "rm", sidecar.status == .failed,
-                sidecar.error?.message.contains("Muxing packets larger than 64 kB") == true
-            {
                 continue
             }
             guard sidecar.status == .completed else {
