@@ -322,7 +322,7 @@ let package = Package(
             // Depends on the executables so that `swift test` builds `chute` and its workers, which these tests launch.
             dependencies: [
                 "chute", "chute-image-worker", "chute-media-worker", "chute-pdf-worker", "chute-document-worker",
-                "ChuteCore", "ChuteTestSupport", "CChuteLinux",
+                "ChuteCatalog", "ChuteCore", "ChuteTestSupport", "CChuteLinux",
             ],
             swiftSettings: strictSettings
         ),

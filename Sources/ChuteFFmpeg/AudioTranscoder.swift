@@ -170,8 +170,8 @@ final class AudioTranscoder: StreamTranscoder {
     }
 
     /// The `aformat` filter that ends the graph: the encoder's sample formats (or the one Chute picks for FLAC and
-    /// PCM), its sample rates and channel layouts, each narrowed by the rule; a list the encoder does not have is
-    /// left out, so the source's value passes.
+    /// PCM), its sample rates and channel layouts, each narrowed by the rule (and the rates by the container); a list
+    /// the encoder does not have is left out, so the source's value passes.
     private static func formatFilter(for codec: UnsafePointer<AVCodec>, plan: ConversionPlan.Audio) -> String {
         var formats = plan.encoding.sampleFormat.map { [$0] } ?? []
         if formats.isEmpty, var format = codec.pointee.sample_fmts {
@@ -190,6 +190,10 @@ final class AudioTranscoder: StreamTranscoder {
                 rates.append(rate.pointee)
                 rate += 1
             }
+        }
+        if plan.sampleRate == nil, let allowed = plan.containerRates {
+            // The container's rates, those of them the encoder takes; the filter graph picks the nearest.
+            rates = rates.isEmpty ? allowed.map(Int32.init) : rates.filter { allowed.contains(Int($0)) }
         }
         if !rates.isEmpty {
             parts.append("sample_rates=" + rates.map(String.init).joined(separator: "|"))

@@ -100,4 +100,7 @@ extension PCMCodec {
 extension FrameRate {
     /// The rate as FFmpeg's fraction.
     var rational: AVRational { AVRational(num: self.numerator, den: self.denominator) }
+
+    /// The rate in frames per second.
+    var value: Double { Double(self.numerator) / Double(self.denominator) }
 }

@@ -83,6 +83,7 @@ extension ConversionPlan {
                 bitRate: audio.bitRate,
                 sampleRate: audio.sampleRate ?? shape.sampleRate,
                 channels: audio.channels ?? shape.channels,
+                containerRates: audio.containerRates,
                 filters: audio.filters
             )
         }

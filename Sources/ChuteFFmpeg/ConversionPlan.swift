@@ -45,6 +45,9 @@ struct ConversionPlan {
         /// The rule's sample rate and channel count; `nil` keeps the source's where the encoder takes it.
         let sampleRate: Int?
         let channels: Int?
+        /// The sample rates the container takes, when it takes only some (``TargetProfile/sampleRates``): without a
+        /// rate of the rule's, the encoder gets the nearest of these.
+        var containerRates: [Int]? = nil
         /// The filters between decoder and resampler: tempo, gain.
         var filters: [String] = []
     }
@@ -134,6 +137,14 @@ struct ConversionPlan {
                 detail: "the input's audio (stream #\(mute.index), codec \(mute.codecName)) cannot be decoded"
             )
         }
+        if self.profile.needsSound && self.audio.isEmpty {
+            throw FFmpegError(
+                .unsupportedStream,
+                "av_find_best_stream",
+                status: chute_averror_stream_not_found(),
+                detail: "a \(format.name) file holds one picture and one sound stream, and the input has no sound"
+            )
+        }
         if self.video == nil && self.audio.isEmpty {
             let wanted = self.profile.isVideo ? "video or audio stream" : "audio stream"
             throw FFmpegError(
@@ -150,8 +161,11 @@ struct ConversionPlan {
         inputFormat: String,
         options: ConversionOptions
     ) throws(FFmpegError) -> Video {
-        let codec = options[MediaOptions.videoCodec] ?? self.profile.videoCodecs[0]
-        let allowed = options[MediaOptions.videoCodec].map { [$0] } ?? self.profile.videoCodecs
+        let choice = options[MediaOptions.videoCodec]
+        let codec = choice?.codec ?? self.profile.videoCodecs[0]
+        let allowed = choice?.codec.map { [$0] } ?? self.profile.videoCodecs
+        // A target meant to play everywhere copies only what plays everywhere, unless the rule chose the codec.
+        let playable = choice != nil || !self.profile.copiesOnlyPlayable || Self.playsEverywhere(source)
         let geometry = VideoGeometry(options)
         let sourceMatrix = source.displayMatrix
         // The rule's quarter turns go into the display matrix where the container keeps one and nothing else moves
@@ -165,7 +179,7 @@ struct ConversionPlan {
         let rotates = (matrix?.clockwiseDegrees ?? 0) != 0 || matrix?.isMirrored == true
         let display = matrix?.swapsDimensions == true ? (source.height, source.width) : (source.width, source.height)
         let canCopy =
-            allowed.contains { $0.codecID == source.codecID } && StreamCopy.allows(source, options)
+            allowed.contains { $0.codecID == source.codecID } && playable && StreamCopy.allows(source, options)
             // A stream that probing could not make sense of is decoded, which tells whether it is damaged.
             && source.width > 0 && source.height > 0 && source.hasPixelFormat
             && (!rotates || self.profile.keepsDisplayMatrix)
@@ -209,10 +223,11 @@ struct ConversionPlan {
                 }
             }
             filters += try geometry.orientationFilters(size: &size)
+            let box = MediaOptions.box(for: size, options: options)
             let target = Self.fit(
                 size,
-                width: options[CommonOptions.width],
-                height: options[CommonOptions.height],
+                width: box.width,
+                height: box.height,
                 upscale: options[MediaOptions.upscale] == true
             )
             if target != size {
@@ -226,10 +241,11 @@ struct ConversionPlan {
             }
             keptMatrix = nil
         } else {
+            let box = MediaOptions.box(for: display, options: options)
             let target = Self.fit(
                 display,
-                width: options[CommonOptions.width],
-                height: options[CommonOptions.height],
+                width: box.width,
+                height: box.height,
                 upscale: options[MediaOptions.upscale] == true
             )
             coded = matrix?.swapsDimensions == true ? (target.height, target.width) : target
@@ -239,7 +255,18 @@ struct ConversionPlan {
                 filters.append("scale=w=\(coded.width):h=\(coded.height):flags=bicubic")
             }
         }
-        // 8-bit 4:2:0 plays everywhere.
+        // A container of fixed frame rates (MPEG's, AMV's) counts frames rather than reading their times: the frames
+        // are made to fall on the nearest rate's ticks, repeated or dropped, as the `ffmpeg` CLI does for them. The
+        // source's average rate is its real one (a 30 fps clip may declare 60 as the rate of its time base).
+        if let rates = self.profile.frameRates, let sourceRate = source.frameRate {
+            let rate = rates.min { abs($0.value - sourceRate) < abs($1.value - sourceRate) }!
+            filters.append("fps=fps=\(rate.numerator)/\(rate.denominator)")
+        }
+        // 8-bit 4:2:0 plays everywhere; HDR does not fit in 8 bits and is brought to SDR first.
+        let toneMaps = Self.isHDR(source)
+        if toneMaps {
+            filters += Self.toneMapFilters
+        }
         filters.append("format=pix_fmts=\(String(cString: av_get_pix_fmt_name(codec.pixelFormat)))")
         return Video(
             source: source,
@@ -250,7 +277,8 @@ struct ConversionPlan {
             filters: filters,
             maxFrameRate: options[MediaOptions.maxFrameRate],
             keptMatrix: keptMatrix,
-            frameRates: self.profile.frameRates?.map(\.rational)
+            frameRates: self.profile.frameRates?.map(\.rational),
+            colour: toneMaps ? .standardDynamicRange(chromaLocation: source.chromaLocation) : nil
         )
     }
 
@@ -261,10 +289,18 @@ struct ConversionPlan {
         let encoding = AudioEncoding(codec: codec, sourceBits: source.bitsPerSample, pcmCodecs: self.profile.pcmCodecs)
         // The rule's rate and channels, else the one the format takes (an AMV's mono 22050 Hz).
         let sampleRate = options[MediaOptions.sampleRate] ?? self.profile.requiredSampleRate
-        let channels = options[MediaOptions.channels] ?? self.profile.requiredChannels
-        // A video container takes any of its codecs unless the rule names one; an audio target has just one.
+        // …or, for more channels than the encoder or the container holds (5.1 into WMA's stereo), that most.
+        let most = [codec?.maxChannels, self.profile.maxChannels].compactMap { $0 }.min()
+        let channels =
+            options[MediaOptions.channels] ?? self.profile.requiredChannels
+            ?? most.flatMap { source.channels > $0 ? $0 : nil }
+        // A video container takes any of its codecs unless the rule names one (one meant to play everywhere only AAC
+        // and MP3, unless the rule says `videoCodec: copy`); an audio target has just one.
+        let playable = !self.profile.copiesOnlyPlayable || options[MediaOptions.videoCodec] == .copy
         let holdable =
-            self.profile.isVideo ? options[MediaOptions.audioCodec].map { [$0] } ?? self.profile.audioCodecs : []
+            self.profile.isVideo
+            ? options[MediaOptions.audioCodec].map { [$0] }
+                ?? self.profile.audioCodecs.filter { playable || Self.playableAudio.contains($0) } : []
         // The bitrate of an encode: the rule's, else the format's default. GSM has one bitrate (13k), which its
         // encoder wants left unset. Only the rule's own `audioBitrate` keeps a stream above it from being copied
         // (``StreamCopy``): the default is what an encode gets, not a reason to re-encode sound the target holds.
@@ -275,13 +311,15 @@ struct ConversionPlan {
             (encoding.copies(source.codecID) || holdable.contains { $0.codecID == source.codecID })
             && StreamCopy.allows(source, options)
             && sampleRate.map { $0 == source.sampleRate } ?? true && channels.map { $0 == source.channels } ?? true
+            && self.profile.sampleRates.map { $0.contains(source.sampleRate) } ?? true
         return Audio(
             source: source,
             isCopy: canCopy,
             encoding: encoding,
             bitRate: bitRate,
             sampleRate: sampleRate,
-            channels: channels
+            channels: channels,
+            containerRates: self.profile.sampleRates
         )
     }
 
@@ -304,6 +342,15 @@ struct ConversionPlan {
             let encoderCodec = avcodec_find_encoder_by_name(encoder)?.pointee.id
             self.subtitles.append(Subtitle(source: source, encoderName: encoderCodec == source.codecID ? nil : encoder))
         }
+    }
+
+    /// The sound that every player of a target meant to play everywhere plays.
+    static let playableAudio: Set<AudioCodec> = [.aac, .mp3]
+
+    /// Whether a video stream plays everywhere as it is: H.264 in 8-bit 4:2:0 (limited or full range), which TVs,
+    /// browsers and phones all decode; HEVC, VP9 and AV1 (and H.264 in 10 bits or 4:4:4) many cannot.
+    static func playsEverywhere(_ source: SourceStream) -> Bool {
+        source.codecID == AV_CODEC_ID_H264 && [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P].contains(source.pixelFormat)
     }
 
     /// Whether a stream's bitrate is known and within `limit` (and ``bitRateSlack``).

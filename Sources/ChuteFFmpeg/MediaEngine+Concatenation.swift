@@ -59,8 +59,9 @@ extension MediaEngine {
 
     /// The keys of the options that shape the picture, applied when the clips are re-encoded to one shape.
     private static let pictureKeys: Set<String> = [
-        CommonOptions.width.key, CommonOptions.height.key, MediaOptions.upscale.key, MediaOptions.videoCodec.key,
-        MediaOptions.crf.key, MediaOptions.videoBitrate.key, MediaOptions.preset.key,
+        CommonOptions.width.key, CommonOptions.height.key, MediaOptions.shortSide.key, MediaOptions.longSide.key,
+        MediaOptions.upscale.key, MediaOptions.videoCodec.key, MediaOptions.crf.key, MediaOptions.videoBitrate.key,
+        MediaOptions.preset.key,
     ]
 
     /// The containers of the re-encoded clips and of their join: Matroska holds every video codec Chute writes, and
@@ -106,7 +107,7 @@ extension MediaEngine {
         for (index, input) in inputs.enumerated() {
             do throws(ConversionFailure) {
                 let clip = try Self.readClip(input, request: request, profile: profile)
-                try Self.check(clip, against: clips.first ?? clip, isVideo: profile.isVideo)
+                try Self.check(clip, isVideo: profile.isVideo)
                 clips.append(clip)
             } catch {
                 throw error.inGroup(input, index: index, count: inputs.count)
@@ -199,7 +200,9 @@ extension MediaEngine {
         // The picture as the rule says (in the target's codec), the sound lossless at the rule's rate and channels.
         var clipOptions = ConversionOptions(request.options.values.filter { Self.pictureKeys.contains($0.key) })
         if profile.isVideo {
-            clipOptions[MediaOptions.videoCodec] = request.options[MediaOptions.videoCodec] ?? profile.videoCodecs[0]
+            clipOptions[MediaOptions.videoCodec] = .codec(
+                request.options[MediaOptions.videoCodec]?.codec ?? profile.videoCodecs[0]
+            )
             clipOptions[MediaOptions.audioCodec] = .flac
         }
         clipOptions[MediaOptions.sampleRate] = request.options[MediaOptions.sampleRate]
@@ -208,6 +211,7 @@ extension MediaEngine {
         var frames: [String] = []
         var encodedVideo: String?
         var parts: [MediaFile] = []
+        let hasSound = clips.contains { $0.audio != nil }
         for (index, clip) in clips.enumerated() {
             var one = request
             one.input = inputs[index]
@@ -216,7 +220,7 @@ extension MediaEngine {
             one.options = clipOptions
             one.output = request.output.appendingToLastComponent("-clip\(index + 1)")
             do throws(ConversionFailure) {
-                let part = try MediaFile.create(at: one.output)
+                var part = try MediaFile.create(at: one.output)
                 let share = Double(index) / Double(clips.count)
                 do {
                     let report = try Self.run(one, input: clip.file, output: part, conformance: shape, meter: &meter) {
@@ -225,6 +229,20 @@ extension MediaEngine {
                     warnings += report.warnings
                     frames.append(report.details["frames"] ?? "")
                     encodedVideo = encodedVideo ?? report.details["outputVideo"]
+                    if hasSound && clip.audio == nil, profile.isVideo {
+                        let seconds = Double(report.details["outputDuration"] ?? "") ?? 0
+                        part = try Self.addingSilence(
+                            to: part,
+                            seconds: seconds,
+                            shape: shape,
+                            request: one,
+                            soundFormat: Self.soundClipFormat,
+                            meter: &meter
+                        )
+                        warnings.append(
+                            "clip \(index + 1) has no sound: \(OutputVerifier.seconds(seconds)) of silence were added"
+                        )
+                    }
                 } catch {
                     throw error.conversionFailure
                 }
@@ -334,21 +352,12 @@ extension MediaEngine {
         }
     }
 
-    /// Fails when `clip` has no picture for a video target (the first clip included, which sets the picture's shape),
-    /// or lacks sound the first clip has, or has sound the first lacks.
-    private static func check(_ clip: Clip, against first: Clip, isVideo: Bool) throws(ConversionFailure) {
+    /// Fails when `clip` has no picture for a video target (the first clip included, which sets the picture's shape).
+    /// A clip without sound in a group with sound is given silence
+    /// (``addingSilence(to:seconds:shape:request:soundFormat:meter:)``).
+    private static func check(_ clip: Clip, isVideo: Bool) throws(ConversionFailure) {
         if isVideo && clip.video == nil {
             throw ConversionFailure(.unsupportedInput, "it has no picture, and a group joined into a video needs one")
-        }
-        if (clip.audio == nil) != (first.audio == nil) {
-            throw ConversionFailure(
-                .unsupportedInput,
-                clip.audio == nil
-                    ? "it has no sound while the group's first clip has; the clips of a group join only if all have "
-                        + "sound or none has"
-                    : "it has sound while the group's first clip has none; the clips of a group join only if all "
-                        + "have sound or none has"
-            )
         }
     }
 
@@ -366,10 +375,11 @@ extension MediaEngine {
             let display =
                 source.displayMatrix?.swapsDimensions == true
                 ? (source.height, source.width) : (source.width, source.height)
+            let box = MediaOptions.box(for: display, options: request.options)
             size = ConversionPlan.fit(
                 display,
-                width: request.options[CommonOptions.width],
-                height: request.options[CommonOptions.height],
+                width: box.width,
+                height: box.height,
                 upscale: request.options[MediaOptions.upscale] == true
             )
             size = profile.fitting(size)

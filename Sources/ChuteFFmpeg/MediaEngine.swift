@@ -305,7 +305,9 @@ package struct MediaEngine: ConversionEngine {
             // its index, which declares every sample) is told here, not by the read-back finding an empty output.
             for source in [plan.video?.source].compactMap({ $0 }) + plan.audio.map(\.source)
             where transcoder.copiedPackets(of: source) == 0 {
-                let declared = container.declaredDuration.map { ", though its header declares \(OutputVerifier.seconds($0))" }
+                let declared = container.declaredDuration.map {
+                    ", though its header declares \(OutputVerifier.seconds($0))"
+                }
                 throw FFmpegError(
                     .decode,
                     "av_read_frame",

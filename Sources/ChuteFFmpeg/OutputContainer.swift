@@ -172,7 +172,11 @@ struct OutputContainer: ~Copyable {
     ///
     /// - Throws: ``FFmpegError`` with code `writeOutput` (a full disk, or timestamps the container refuses).
     func write(_ packet: borrowing Packet) throws(FFmpegError) {
-        let target = packet.pointer
+        try self.write(packet: packet.pointer)
+    }
+
+    /// Writes the packet at `target`, as ``write(_:)`` does.
+    func write(packet target: UnsafeMutablePointer<AVPacket>) throws(FFmpegError) {
         let index = target.pointee.stream_index
         let none = chute_nopts_value()
         // Matroska accepts equal decoding times (AVFMT_TS_NONSTRICT); the others want them to increase.
@@ -211,7 +215,7 @@ struct OutputContainer: ~Copyable {
             }
         }
         try FFmpegError.check(
-            av_interleaved_write_frame(self.context, packet.pointer),
+            av_interleaved_write_frame(self.context, target),
             .writeOutput,
             "av_interleaved_write_frame"
         )

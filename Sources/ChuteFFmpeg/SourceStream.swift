@@ -23,6 +23,12 @@ struct SourceStream {
     let width: Int
     let height: Int
     let hasPixelFormat: Bool
+    /// Video: the decoded pixel format (`AV_PIX_FMT_NONE` when probing found none).
+    let pixelFormat: AVPixelFormat
+    /// Video: the transfer characteristic its header declares (HLG and PQ are HDR).
+    let colourTransfer: AVColorTransferCharacteristic
+    /// Video: where its chroma samples sit.
+    let chromaLocation: AVChromaLocation
     /// Video: how a player turns the picture, when the stream says.
     let displayMatrix: DisplayMatrix?
     /// Video: frames per second (the average, else the container's base rate), when known.
@@ -59,6 +65,9 @@ struct SourceStream {
         self.width = Int(parameters.width)
         self.height = Int(parameters.height)
         self.hasPixelFormat = parameters.format >= 0
+        self.pixelFormat = AVPixelFormat(rawValue: parameters.format)
+        self.colourTransfer = parameters.color_trc
+        self.chromaLocation = parameters.chroma_location
         self.displayMatrix = DisplayMatrix(of: stream)
         let average = stream.pointee.avg_frame_rate
         let base = stream.pointee.r_frame_rate

@@ -47,9 +47,11 @@ extension MediaOptions {
     static let streamCopy: [String: StreamCopy] = [
         CommonOptions.width.key: .video(Self.fitsBox),
         CommonOptions.height.key: .video(Self.fitsBox),
+        Self.shortSide.key: .video(Self.fitsBox),
+        Self.longSide.key: .video(Self.fitsBox),
         Self.upscale.key: .video(Self.fitsBox),
         Self.videoCodec.key: .video { source, options in
-            options[Self.videoCodec].map { $0.codecID == source.codecID } ?? true
+            options[Self.videoCodec]?.codec.map { $0.codecID == source.codecID } ?? true
         },
         Self.crf.key: .video { _, _ in false },
         Self.videoBitrate.key: .video { source, options in
@@ -99,12 +101,14 @@ extension MediaOptions {
         CommonOptions.maxFileSize.key: .video { _, _ in false },
     ]
 
-    /// Whether a video's picture already fits the rule's box (`width`, `height`, `upscale`).
+    /// Whether a video's picture already fits the rule's box (`width`, `height`, `shortSide`, `longSide`,
+    /// `upscale`).
     private static let fitsBox: StreamCopy.Condition = { source, options in
-        ConversionPlan.fits(
+        let box = Self.box(for: source.displaySize, options: options)
+        return ConversionPlan.fits(
             source.displaySize,
-            width: options[CommonOptions.width],
-            height: options[CommonOptions.height],
+            width: box.width,
+            height: box.height,
             upscale: options[Self.upscale] == true
         )
     }

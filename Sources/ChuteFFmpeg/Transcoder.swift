@@ -19,6 +19,8 @@ struct Transcoder {
 
     private var routes: [Int: Route] = [:]
     private var clocks: [Int: DecodingClock] = [:]
+    /// The bitstream filters of copied streams whose target stores them in another form, by input index.
+    private var bitstreamFilters: [Int: BitstreamFilter] = [:]
     /// The re-encoded streams, in output order.
     private(set) var transcoders: [any StreamTranscoder] = []
     /// The video stream's transcoder, when the video is re-encoded.
@@ -125,6 +127,24 @@ struct Transcoder {
     ) throws(FFmpegError) {
         let stream = input.stream(at: source.index)
         let copy = try output.addCopy(of: stream, codecTag: codecTag, matrix: matrix)
+        let muxer = String(cString: output.muxer.pointee.name)
+        if let name = BitstreamFilter.name(for: stream.pointee.codecpar, muxer: muxer) {
+            let filter = try BitstreamFilter(
+                name: name,
+                parameters: stream.pointee.codecpar,
+                timeBase: stream.pointee.time_base
+            )
+            // The output stream's header is the filter's (parameter sets in Annex B form), under this container's
+            // own tag.
+            try FFmpegError.check(
+                avcodec_parameters_copy(copy.pointee.codecpar, filter.outputParameters),
+                .writeOutput,
+                "avcodec_parameters_copy"
+            )
+            copy.pointee.codecpar.pointee.codec_tag = codecTag ?? 0
+            copy.pointee.time_base = filter.outputTimeBase
+            self.bitstreamFilters[source.index] = filter
+        }
         self.clocks[source.index] = DecodingClock(stream)
         self.routes[source.index] = .copy(outputIndex: copy.pointee.index)
         self.copiedPackets[copy.pointee.index] = 0
@@ -152,6 +172,7 @@ struct Transcoder {
         progress: (JobProgress) -> Void
     ) throws(FFmpegError) -> [String] {
         let packet = try Packet()
+        let filtered = try Packet()
         let start = trim?.startTicks ?? input.startMicroseconds
         let timeBaseQ = trim?.timeBase ?? chute_time_base_q()
         if let trim, trim.seeks {
@@ -203,9 +224,14 @@ struct Transcoder {
                 }
                 target.pointee.stream_index = outputIndex
                 target.pointee.pos = -1
-                av_packet_rescale_ts(target, timeBase, output.stream(at: outputIndex).pointee.time_base)
-                self.copiedPackets[outputIndex, default: 0] += 1
-                try output.write(packet)
+                guard let filter = self.bitstreamFilters[index] else {
+                    av_packet_rescale_ts(target, timeBase, output.stream(at: outputIndex).pointee.time_base)
+                    self.copiedPackets[outputIndex, default: 0] += 1
+                    try output.write(packet)
+                    continue
+                }
+                try filter.send(target)
+                try self.writeFiltered(filter, scratch: filtered, outputIndex: outputIndex, output: output)
             case .transcode(let transcoder)?:
                 // Decoders of sound and pictures need every packet (the trim filters cut their frames); a subtitle
                 // stands alone, and one outside the trim is left out as a copied packet is.
@@ -219,6 +245,11 @@ struct Transcoder {
                 continue
             }
         }
+        for (index, filter) in self.bitstreamFilters {
+            guard case .copy(let outputIndex)? = self.routes[index] else { continue }
+            try filter.send(nil)
+            try self.writeFiltered(filter, scratch: filtered, outputIndex: outputIndex, output: output)
+        }
         var warnings: [String] = []
         for transcoder in self.transcoders {
             try transcoder.finish(into: output)
@@ -230,6 +261,25 @@ struct Transcoder {
             }
         }
         return warnings
+    }
+
+    /// Writes the packets a copied stream's bitstream filter gives out.
+    private mutating func writeFiltered(
+        _ filter: BitstreamFilter,
+        scratch: borrowing Packet,
+        outputIndex: Int32,
+        output: borrowing OutputContainer
+    ) throws(FFmpegError) {
+        while try filter.receive(into: scratch.pointer) {
+            scratch.pointer.pointee.stream_index = outputIndex
+            av_packet_rescale_ts(
+                scratch.pointer,
+                filter.outputTimeBase,
+                output.stream(at: outputIndex).pointee.time_base
+            )
+            self.copiedPackets[outputIndex, default: 0] += 1
+            try output.write(scratch)
+        }
     }
 
     /// Whether a packet to copy lies within the trim (shifted so that it starts at 0): shown before the start, it

@@ -14,6 +14,9 @@ struct VideoEncoderSettings {
     let crf: Int?
     /// The fixed quantizer of an older codec, or `nil`.
     let quantizer: Int?
+    /// Whether the quantizer grows with the picture's area (RealVideo): FFmpeg's RealMedia muxer takes packets of at
+    /// most 64 kB, which a 320x576 frame at quantizer 2 already exceeds (80 kB, measured).
+    let scalesQuantizer: Bool
     /// Whether the codec is MPEG-1 or MPEG-2 video, which gets a decoder buffer size and peak rate.
     let isMPEGVideo: Bool
     /// The average bitrate in bits per second, or `nil` for constant quality.
@@ -31,6 +34,7 @@ struct VideoEncoderSettings {
         self.crf = constantQuality ? options[MediaOptions.crf] ?? codec.defaultCRF : nil
         self.quantizer = constantQuality ? codec.quantizer : nil
         self.isMPEGVideo = codec == .mpeg1video || codec == .mpeg2video
+        self.scalesQuantizer = codec == .rv10
         self.preset = options[MediaOptions.preset] ?? .medium
         let tag = "hvc1".utf8.reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         self.codecTag = codec == .hevc && (format.name == "mp4" || format.name == "mov") ? tag : nil
@@ -69,7 +73,13 @@ struct VideoEncoderSettings {
     /// decoder buffer, and the pass.
     func configure(_ context: UnsafeMutablePointer<AVCodecContext>) {
         context.pointee.bit_rate = Int64(self.bitRate ?? 0)
-        if let quantizer = self.quantizer {
+        if var quantizer = self.quantizer {
+            if self.scalesQuantizer {
+                // At quantizer 3 a RealVideo frame takes up to a third of a byte per pixel (62 kB for 320x576,
+                // measured); a coarser quantizer shrinks it about in proportion.
+                let pixels = Int(context.pointee.width) * Int(context.pointee.height)
+                quantizer = min(31, max(quantizer, (pixels + 39_999) / 40_000))
+            }
             context.pointee.flags |= AV_CODEC_FLAG_QSCALE
             context.pointee.global_quality = Int32(quantizer) * FF_QP2LAMBDA
         }

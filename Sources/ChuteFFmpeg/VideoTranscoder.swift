@@ -226,6 +226,9 @@ final class VideoTranscoder: StreamTranscoder {
             frame.pointee.pts = timestamp
             // The decoder's picture types would force the encoder's frame types; the CLI clears them too.
             frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+            // FFmpeg's MPEG-family encoders take a fixed quantizer from each frame's quality, not the context's (the
+            // CLI copies it over too); without it they encode at their finest, 2.
+            frame.pointee.quality = self.encoder.context.pointee.global_quality
             try self.encoder.send(self.filtered)
             self.framesEncoded += 1
             try self.drainEncoder(into: output)

@@ -111,7 +111,7 @@ private let badMediaOptionCases: [([String], [String])] = [
         ["to: mp4", "videoCodec: x264"],
         [
             "rules.yaml:8:17: unknown value 'x264' for 'videoCodec'; expected one of: h264, hevc, vp9, av1, mpeg4, "
-                + "mpeg1video, mpeg2video, wmv2, flv1, rv10, theora, amv"
+                + "mpeg1video, mpeg2video, wmv2, flv1, rv10, theora, amv, copy"
         ]
     ),
     (["to: webm", "videoCodec: h264"], ["rules.yaml:8:17: webm cannot hold h264 video; it holds: vp9, av1"]),
@@ -157,7 +157,10 @@ private let badMediaOptionCases: [([String], [String])] = [
         ["to: opus", "sampleRate: 44100"],
         ["rules.yaml:8:17: opus cannot use 44100 Hz; it takes: 8000, 12000, 16000, 24000, 48000"]
     ),
-    (["to: mp4", "upscale: true"], ["rules.yaml:8:5: 'upscale' needs 'width' or 'height' to grow towards"]),
+    (
+        ["to: mp4", "upscale: true"],
+        ["rules.yaml:8:5: 'upscale' needs 'width', 'height', 'shortSide' or 'longSide' to grow towards"]
+    ),
     (
         ["to: mp4", "maxFrameRate: 0"],
         ["rules.yaml:8:19: 'maxFrameRate' must be greater than 0 and at most 240, found 0"]
@@ -581,8 +584,8 @@ private let badSettingsValueCases: [(String, String)] = [
         #expect(
             problems(yaml(rule: trimmed)) == [
                 "rules.yaml:8:14: clips joined into one mp4 (groupBy) take only the options that set the output "
-                    + "(audioBitrate, audioCodec, channels, crf, height, metadata, preset, sampleRate, strip, upscale, "
-                    + "videoBitrate, videoCodec, width), not crop, start"
+                    + "(audioBitrate, audioCodec, channels, crf, height, longSide, metadata, preset, sampleRate, "
+                    + "shortSide, strip, upscale, videoBitrate, videoCodec, width), not crop, start"
             ]
         )
         #expect(
@@ -985,6 +988,8 @@ private let badSettingsValueCases: [(String, String)] = [
             to: mp4
             output: out/clips
             width: 640
+            shortSide: 720
+            longSide: 1280
             upscale: true
             videoCodec: hevc
             crf: 19
@@ -1107,7 +1112,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "watermarkPosition": "watermark at northwest", "watermarkOpacity": "watermark opacity 0.7",
         "watermarkSize": "watermark size 0.3", "watermarkRotation": "watermark turned 30°",
         "maxFileSize": "at most 300KB",
-        "upscale": "upscale", "videoCodec": "videoCodec hevc", "crf": "crf 19", "videoBitrate": "videoBitrate 2.5M",
+        "upscale": "upscale", "shortSide": "short side ≤ 720", "longSide": "long side ≤ 1280",
+        "videoCodec": "videoCodec hevc", "crf": "crf 19", "videoBitrate": "videoBitrate 2.5M",
         "preset": "preset slow", "maxFrameRate": "maxFrameRate 29.97", "audioCodec": "audioCodec mp3",
         "audioBitrate": "audioBitrate 96k", "channels": "channels 1", "sampleRate": "sampleRate 44100",
         "allAudio": "allAudio", "rawFormat": "raw yuv input", "rawSize": "raw size 640x480",

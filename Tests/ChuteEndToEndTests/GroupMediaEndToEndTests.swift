@@ -134,6 +134,36 @@ struct GroupMediaEndToEndTests {
         #expect(try Self.decodingErrors(output) == "")
     }
 
+    /// A clip without sound between clips with sound (a screen recording among phone clips) does not fail the group:
+    /// it gets silence for as long as its picture lasts, and the joined video's sound lasts as long as its picture.
+    @Test func aClipWithoutSoundGetsSilence() async throws {
+        let harness = try Self.harness()
+        defer { harness.stop() }
+        try await harness.start()
+        let clips = try harness.directory.makeDirectory("staging/mixed")
+        try MediaFixtures.makeClip(at: clips.appending("1.mp4"), seconds: 1, codecArguments: MediaFixtures.h264AAC)
+        let withSound = harness.directory.path.appending("sounded.mp4")
+        try MediaFixtures.makeClip(at: withSound, seconds: 1.5, codecArguments: MediaFixtures.h264AAC)
+        try MediaFixtures.remux(withSound, to: clips.appending("2.mp4"), arguments: ["-c", "copy", "-an"])
+        try MediaFixtures.makeClip(at: clips.appending("3.mp4"), seconds: 1, codecArguments: MediaFixtures.h264AAC)
+        try CommandLineTool.run(["cp", "-r", clips.string, harness.inbox.string])
+
+        let sidecars = try await harness.waitForSidecars(1, timeout: 120)
+        let sidecar = try #require(sidecars["mixed.mp4.chute.json"], "\(sidecars.keys)")
+        #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
+        #expect(sidecar.warnings.contains { $0.contains("no sound") }, "\(sidecar.warnings)")
+        let output = harness.outbox.appending("mixed.mp4")
+        let durations = try CommandLineTool.run([
+            "ffprobe", "-v", "error", "-show_entries", "stream=codec_type,duration", "-of", "csv=p=0", output.string,
+        ]).standardOutput.split(separator: "\n").map { $0.split(separator: ",") }
+        let video = try #require(durations.first { $0.first == "video" }.flatMap { Double($0[1]) }, "\(durations)")
+        let audio = try #require(durations.first { $0.first == "audio" }.flatMap { Double($0[1]) }, "\(durations)")
+        #expect(abs(video - 3.5) < 0.15, "video \(video) s")
+        #expect(abs(audio - video) < 0.15, "audio \(audio) s, video \(video) s")
+        #expect(try Self.decodingErrors(output).isEmpty)
+        #expect(harness.temporaryFiles().isEmpty)
+    }
+
     @Test func soundFilesBecomeOneTrack() async throws {
         let harness = try Self.harness()
         defer { harness.stop() }

@@ -298,7 +298,9 @@ struct MediaEndToEndTests {
         let daemon = try #require(harness.daemon)
         let source = Corpus.folder.appending("broken/m4b_truncated_after_moov.m4b")
         for name in ["book.m4b", "book.mp4"] {
-            try Self.drop(name, into: harness) { try FileManager.default.copyItem(atPath: source.string, toPath: $0.string) }
+            try Self.drop(name, into: harness) {
+                try FileManager.default.copyItem(atPath: source.string, toPath: $0.string)
+            }
         }
         for name in ["book.m4b", "book.mp4"] {
             try await daemon.waitForLog("Source quarantined", name, timeout: 90)

@@ -8,6 +8,41 @@ package enum VideoCodec: String, Sendable, Hashable, CaseIterable, OptionValueCo
     case mpeg4, mpeg1video, mpeg2video, wmv2, flv1, rv10, theora, amv
 }
 
+/// What a rule's `videoCodec` asks for: a codec, or `copy`, which keeps the source's video as it is wherever the
+/// container holds it (re-encoding it, in the container's first codec, only where it does not, or where another option
+/// needs new pixels).
+package enum VideoCodecChoice: Sendable, Hashable, OptionValueConvertible {
+    case codec(VideoCodec)
+    case copy
+
+    /// The word a rule writes for `copy`.
+    package static let copyName = "copy"
+
+    package init?(optionValue: OptionValue) {
+        guard case .text(let text) = optionValue else { return nil }
+        if text == Self.copyName {
+            self = .copy
+        } else if let codec = VideoCodec(rawValue: text) {
+            self = .codec(codec)
+        } else {
+            return nil
+        }
+    }
+
+    package var optionValue: OptionValue {
+        switch self {
+        case .codec(let codec): .text(codec.rawValue)
+        case .copy: .text(Self.copyName)
+        }
+    }
+
+    /// The codec asked for, or `nil` for `copy`.
+    package var codec: VideoCodec? {
+        guard case .codec(let codec) = self else { return nil }
+        return codec
+    }
+}
+
 /// An audio codec a rule can ask for with `audioCodec`, named as FFmpeg names it (`pcm` is the byte order and depth
 /// the container takes). Each format holds only some (``TargetProfile``).
 package enum AudioCodec: String, Sendable, Hashable, CaseIterable, OptionValueConvertible {
@@ -30,32 +65,60 @@ package enum MediaOptions {
     package static let upscale = RuleOption<Bool>(
         "upscale",
         .flag,
-        summary: "Let a video smaller than `width`/`height` grow to fill the box. Needs `width` or `height`.",
+        summary: "Let a video smaller than the box (`width`, `height`, `shortSide`, `longSide`) grow to fill it. "
+            + "Needs one of them.",
         default: "`false`",
         stage: .resize,
         check: { upscale, context in
-            guard upscale, context.options[CommonOptions.width] == nil, context.options[CommonOptions.height] == nil
-            else { return nil }
-            return OptionProblem("'upscale' needs 'width' or 'height' to grow towards", at: .key)
+            let box = [CommonOptions.width, CommonOptions.height, MediaOptions.shortSide, MediaOptions.longSide]
+            guard upscale, box.allSatisfy({ context.options[$0] == nil }) else { return nil }
+            return OptionProblem(
+                "'upscale' needs 'width', 'height', 'shortSide' or 'longSide' to grow towards",
+                at: .key
+            )
         },
         show: { $0 ? "upscale" : "no upscale" }
     )
 
+    /// `shortSide`: the largest output short side, whichever way the picture is turned.
+    package static let shortSide = RuleOption<Int>(
+        "shortSide",
+        .integer(2...Int.max),
+        summary: "The picture's short side is at most this, in pixels, as shown: the height of a landscape clip, the "
+            + "width of a portrait one (`shortSide: 720` is \"720p\" either way). With `width`, `height` or "
+            + "`longSide`, the smallest box wins.",
+        stage: .resize,
+        show: { "short side ≤ \($0)" }
+    )
+
+    /// `longSide`: the largest output long side, whichever way the picture is turned.
+    package static let longSide = RuleOption<Int>(
+        "longSide",
+        .integer(2...Int.max),
+        summary: "The picture's long side is at most this, in pixels, as shown: the width of a landscape clip, the "
+            + "height of a portrait one. With `width`, `height` or `shortSide`, the smallest box wins.",
+        stage: .resize,
+        show: { "long side ≤ \($0)" }
+    )
+
     /// `videoCodec`: the codec of a video target.
-    package static let videoCodec = RuleOption<VideoCodec>(
+    package static let videoCodec = RuleOption<VideoCodecChoice>(
         "videoCodec",
-        .choice(VideoCodec.allCases.map(\.rawValue)),
+        .choice(VideoCodec.allCases.map(\.rawValue) + [VideoCodecChoice.copyName]),
         summary: "The video codec. The container must hold it: mp4 and mkv `h264`, `hevc`, `vp9` and `av1`; mov "
-            + "`h264` and `hevc`; webm `vp9` and `av1`; the others as docs/formats.md lists them.",
+            + "`h264` and `hevc`; webm `vp9` and `av1`; the others as docs/formats.md lists them. `copy` keeps the "
+            + "source's video as it is wherever the container holds it (mp4, mov and m4v otherwise copy only 8-bit "
+            + "4:2:0 h264, which plays everywhere).",
         default: "the container's first in docs/formats.md: h264 (mp4, mov, mkv, ts, flv…), vp9 (webm)",
         stage: .encode,
-        check: { codec, context in
+        check: { choice, context in
+            guard let codec = choice.codec else { return nil }
             let allowed = TargetProfile(context.format).videoCodecs
             guard !allowed.contains(codec) else { return nil }
             let names = allowed.map(\.rawValue).joined(separator: ", ")
             return OptionProblem("\(context.format.name) cannot hold \(codec.rawValue) video; it holds: \(names)")
         },
-        show: { "videoCodec \($0.rawValue)" }
+        show: { "videoCodec \($0.optionValue)" }
     )
 
     /// `crf`: the constant-quality level.
@@ -180,11 +243,13 @@ package enum MediaOptions {
         .integer(8000...192_000),
         summary: "The audio sample rate in Hz. mp3 takes 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100 or "
             + "48000; opus 8000, 12000, 16000, 24000 or 48000; aac 7350–96000 in the standard steps.",
-        default: "the source's, or the nearest the encoder takes; amv 22050, mxf and vob 48000, amr and gsm 8000",
+        default: "the source's, or the nearest the encoder and the container take; amv 22050, mxf and vob 48000, amr "
+            + "and gsm 8000, swf 44100, 22050 or 11025",
         stage: .encode,
         check: { rate, context in
-            if let required = TargetProfile(context.format).requiredSampleRate, rate != required {
-                return OptionProblem("\(context.format.name) takes only \(required) Hz, found \(rate)")
+            if let rates = TargetProfile(context.format).sampleRates, !rates.contains(rate) {
+                let names = rates.map(String.init).joined(separator: ", ")
+                return OptionProblem("\(context.format.name) takes only \(names) Hz, found \(rate)")
             }
             guard let codec = MediaOptions.audioCodec(in: context), let rates = codec.sampleRates,
                 !rates.contains(rate)
@@ -205,9 +270,25 @@ package enum MediaOptions {
         show: { $0 ? "allAudio" : "default audio only" }
     )
 
-    /// The video codec a rule ends up with: its own, else the container's default.
+    /// The video codec a rule's encodes end up with: its own, else the container's default (with `copy` too).
     package static func videoCodec(in context: OptionContext) -> VideoCodec? {
-        context.options[Self.videoCodec] ?? TargetProfile(context.format).videoCodecs.first
+        context.options[Self.videoCodec]?.codec ?? TargetProfile(context.format).videoCodecs.first
+    }
+
+    /// The box a rule sets for a picture shown `size`: `width` and `height` as they are, with `shortSide` and
+    /// `longSide` put on the side they mean for this picture (the short side of a portrait picture is its width),
+    /// the smaller limit winning where two bound one side. A square's sides are both short and long.
+    package static func box(
+        for size: (width: Int, height: Int),
+        options: ConversionOptions
+    ) -> (width: Int?, height: Int?) {
+        let portrait = size.height > size.width
+        let short = options[Self.shortSide]
+        let long = options[Self.longSide]
+        let square = size.width == size.height
+        let widthLimits = [options[CommonOptions.width], portrait || square ? short : long, square ? long : nil]
+        let heightLimits = [options[CommonOptions.height], portrait ? long : short, square ? long : nil]
+        return (widthLimits.compactMap { $0 }.min(), heightLimits.compactMap { $0 }.min())
     }
 
     /// The audio codec a rule ends up with: its own, else the target's; `nil` for PCM (wav, aiff, au…).
@@ -221,9 +302,10 @@ extension MediaOptions {
     /// metadata. Options that edit each clip's time or picture (trim, crop, speed, loudness, …) would apply to every
     /// clip alike, which a rule that joins clips hardly means.
     package static let groupKeys: Set<String> = [
-        CommonOptions.width.key, CommonOptions.height.key, Self.upscale.key, Self.videoCodec.key, Self.crf.key,
-        Self.videoBitrate.key, Self.preset.key, Self.audioCodec.key, Self.audioBitrate.key, Self.channels.key,
-        Self.sampleRate.key, CommonOptions.metadata.key, CommonOptions.strip.key,
+        CommonOptions.width.key, CommonOptions.height.key, Self.shortSide.key, Self.longSide.key, Self.upscale.key,
+        Self.videoCodec.key, Self.crf.key, Self.videoBitrate.key, Self.preset.key, Self.audioCodec.key,
+        Self.audioBitrate.key, Self.channels.key, Self.sampleRate.key, CommonOptions.metadata.key,
+        CommonOptions.strip.key,
     ]
 
     /// The media engines' ``EngineDescriptor/joinsGroups``: every video and audio target joins clips, with the
@@ -278,8 +360,9 @@ extension Engines {
             TargetFormat(name: "ogv", category: .video, engine: .video, coder: "ogv"),
         ],
         options: [
-            CommonOptions.width.spec, CommonOptions.height.spec, MediaOptions.upscale.spec,
-            MediaOptions.videoCodec.spec, MediaOptions.crf.spec, MediaOptions.videoBitrate.spec,
+            CommonOptions.width.spec, CommonOptions.height.spec, MediaOptions.shortSide.spec,
+            MediaOptions.longSide.spec, MediaOptions.upscale.spec, MediaOptions.videoCodec.spec,
+            MediaOptions.crf.spec, MediaOptions.videoBitrate.spec,
             MediaOptions.preset.spec, MediaOptions.maxFrameRate.spec, MediaOptions.audioCodec.spec,
             MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,
             MediaOptions.allAudio.spec, CommonOptions.maxFileSize.spec,

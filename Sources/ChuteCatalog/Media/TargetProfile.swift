@@ -29,6 +29,11 @@ package struct TargetProfile: Sendable {
     package let audioCodecs: [AudioCodec]
     /// The PCM codecs the container takes, 16-bit first, then 24-bit when it holds that too.
     package let pcmCodecs: [PCMCodec]
+    /// Whether the target is the one meant to play everywhere (mp4, mov, m4v): unless the rule names a `videoCodec` or
+    /// says `videoCodec: copy`, only video that TVs, browsers and phones all play (8-bit 4:2:0 H.264) and AAC or MP3
+    /// sound are copied into it; VP9, AV1, HEVC, 10-bit or 4:4:4 video is re-encoded to H.264 although the container
+    /// could hold it.
+    package let copiesOnlyPlayable: Bool
     /// Whether the muxer stores a display matrix (the MOV family does; FFmpeg 5.1's Matroska muxer drops it).
     package let keepsDisplayMatrix: Bool
     /// How subtitles are carried.
@@ -39,6 +44,14 @@ package struct TargetProfile: Sendable {
     package let defaultAudioBitrate: Int
     /// The one sample rate the format takes (AMV 22050 Hz, MXF and VOB 48 kHz, GSM and AMR 8 kHz), or `nil`.
     package let requiredSampleRate: Int?
+    /// The sample rates the container takes, when it takes only some whatever the codec: SWF's sound header has
+    /// room for 44100, 22050 and 11025 Hz alone ("swf does not support that sample rate"). `nil` for any the
+    /// encoder takes.
+    package let sampleRates: [Int]?
+    /// Whether the container holds a picture only with sound beside it (AMV: exactly one of each).
+    package let needsSound: Bool
+    /// The most channels the container holds whatever the codec, or `nil`.
+    package let maxChannels: Int?
     /// The one channel count the format takes (mono for AMV, GSM and AMR), or `nil`.
     package let requiredChannels: Int?
     /// What the picture's width and height must be multiples of: 16 for AMV and RealVideo, else 2 (4:2:0).
@@ -56,13 +69,21 @@ package struct TargetProfile: Sendable {
     package init(_ format: TargetFormat) {
         let name = format.name
         self.format = format
+        self.copiesOnlyPlayable = ["mp4", "mov", "m4v"].contains(name)
         self.keepsDisplayMatrix = ["mp4", "mov", "m4v", "3gp", "3g2", "f4v"].contains(name)
         self.holdsCoverArt = ["mp3", "m4a", "flac"].contains(name)
         // DVD players take 48 kHz only.
         self.requiredSampleRate = ["amv": 22050, "mxf": 48000, "vob": 48000, "gsm": 8000, "amr": 8000][name]
+        self.sampleRates = self.requiredSampleRate.map { [$0] } ?? ["swf": [44100, 22050, 11025]][name]
         self.requiredChannels = ["amv": 1, "gsm": 1, "amr": 1][name]
         self.sizeMultiple = name == "amv" || name == "rm" ? 16 : 2
-        self.frameRates = ["mpg", "mpeg", "vob", "mxf"].contains(name) ? Self.standardFrameRates : nil
+        // AMV's 22050 Hz sound comes in one block per frame, which the muxer wants a whole number of samples.
+        self.frameRates =
+            ["mpg", "mpeg", "vob", "mxf"].contains(name)
+            ? Self.standardFrameRates : name == "amv" ? [10, 14, 15, 18, 21, 25, 30].map { FrameRate($0, 1) } : nil
+        // VOC's sound blocks hold one or two channels.
+        self.maxChannels = name == "voc" ? 2 : nil
+        self.needsSound = name == "amv"
         let videos: [String: [VideoCodec]] = [
             "mp4": [.h264, .hevc, .vp9, .av1], "mov": [.h264, .hevc], "mkv": [.h264, .hevc, .vp9, .av1],
             "webm": [.vp9, .av1], "m4v": [.h264, .mpeg4], "avi": [.mpeg4, .h264], "mpg": [.mpeg1video, .mpeg2video],
