@@ -115,7 +115,9 @@ package struct Notifier: Service {
                     }
                     group.addTask {
                         // At start, then at each interval: a target that came back with no new notification for it.
-                        while case .enqueued = queue.continuation.yield(.resendKept) {
+                        // A full queue drops this reminder only; the next one comes after the interval.
+                        while true {
+                            if case .terminated = queue.continuation.yield(.resendKept) { return }
                             do { try await Task.sleep(for: self.policy.resendInterval) } catch { return }
                         }
                     }

@@ -94,14 +94,12 @@ enum WebAssets {
         </dialog>
 
         <dialog id="confirm" aria-labelledby="confirm-title">
-          <form method="dialog">
-            <h2 id="confirm-title"></h2>
-            <p id="confirm-text"></p>
-            <div class="actions">
-              <button id="confirm-no" value="no" class="quiet">Keep it</button>
-              <button id="confirm-yes" value="yes" class="danger">Cancel the job</button>
-            </div>
-          </form>
+          <h2 id="confirm-title"></h2>
+          <p id="confirm-text"></p>
+          <div class="actions">
+            <button id="confirm-no" type="button" class="quiet">Keep it</button>
+            <button id="confirm-yes" type="button" class="danger">Cancel the job</button>
+          </div>
         </dialog>
         </body>
         </html>
@@ -685,14 +683,17 @@ enum WebAssets {
             try { await work(); } catch (error) { failure(error); } finally { if (button) button.disabled = false; }
           }
 
-          // Resolves to whether the user confirmed, in the page's own dialog (window.confirm would block the page).
+          // Resolves to whether the user confirmed, in the page's own dialog (window.confirm would block the page). The
+          // buttons' handlers are this question's own: a close event of an earlier one, still queued, cannot answer it.
           function ask(title, text) {
             const dialog = $('confirm');
             $('confirm-title').textContent = title;
             $('confirm-text').textContent = text;
             return new Promise((resolve) => {
-              dialog.addEventListener('close', () => resolve(dialog.returnValue === 'yes'), { once: true });
-              dialog.returnValue = '';
+              const answer = (value) => () => { dialog.close(); resolve(value); };
+              $('confirm-yes').onclick = answer(true);
+              $('confirm-no').onclick = answer(false);
+              dialog.oncancel = () => resolve(false);
               dialog.showModal();
             });
           }

@@ -577,17 +577,9 @@ package struct JobRunner: Sendable {
         }
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
         let sidecar = record.sidecar(output: nil, failure: failure)
-        let unwritten = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job)
-        if let unwritten {
-            logger.error(
-                "Cannot write the sidecar of a failed job",
-                metadata: [
-                    "sidecar": "\(LogText.escaped(sidecarPath.string))", "error": "\(LogText.escaped(unwritten))",
-                ]
-            )
-        }
+        let written = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job, logger: logger)
         do {
-            try await self.journal.fail(record.job.id, failure: failure, sidecar: unwritten == nil ? sidecarPath : nil)
+            try await self.journal.fail(record.job.id, failure: failure, sidecar: written ? sidecarPath : nil)
         } catch {
             // The row stays `running`: the next start runs the job again, and its new sidecar replaces this one.
             logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
@@ -598,7 +590,7 @@ package struct JobRunner: Sendable {
                 "error.code": "\(failure.code.rawValue)",
                 "error": "\(LogText.escaped(failure.message))",
                 // Only a sidecar that is there: one that could not be written was logged as such above.
-                "sidecar": "\(unwritten == nil ? LogText.escaped(sidecarPath) : "none")",
+                "sidecar": "\(written ? LogText.escaped(sidecarPath) : "none")",
             ]
         )
         CrashPoint.afterFailure.reached()
@@ -624,38 +616,38 @@ package struct JobRunner: Sendable {
         let reason = ConversionFailure(.cancelled, "cancelled on request")
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
         let sidecar = record.sidecar(output: nil, failure: reason, status: .cancelled)
-        let unwritten = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job)
-        if let unwritten {
-            logger.error(
-                "Cannot write the sidecar of a cancelled job",
-                metadata: [
-                    "sidecar": "\(LogText.escaped(sidecarPath.string))", "error": "\(LogText.escaped(unwritten))",
-                ]
-            )
-        }
+        let written = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job, logger: logger)
         do {
-            try await self.journal.cancel(record.job.id, reason: reason, sidecar: unwritten == nil ? sidecarPath : nil)
+            try await self.journal.cancel(record.job.id, reason: reason, sidecar: written ? sidecarPath : nil)
         } catch {
             logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
         }
         logger.info(
             "Job cancelled on request",
-            metadata: ["sidecar": "\(unwritten == nil ? LogText.escaped(sidecarPath) : "none")"]
+            metadata: ["sidecar": "\(written ? LogText.escaped(sidecarPath) : "none")"]
         )
         return .cancelledOnRequest
     }
 
-    /// Writes the sidecar of a job that converted nothing, with its folder.
+    /// Writes the sidecar of a job that converted nothing, with its folder; one that cannot be written is logged,
+    /// with where and why.
     ///
-    /// - Returns: why it could not be written, or `nil` when it was.
-    private static func writeSidecar(_ sidecar: Sidecar, at path: FilePath, of job: Job) -> String? {
+    /// - Returns: whether it was written.
+    private static func writeSidecar(_ sidecar: Sidecar, at path: FilePath, of job: Job, logger: Logger) -> Bool {
         do throws(ConversionFailure) {
             let ownership = job.rule.ownership
             try OutputCommitter.makeDirectory(path.removingLastComponent(), ownership: ownership)
             try OutputCommitter.writeSidecar(sidecar, at: path, ownership: ownership)
-            return nil
+            return true
         } catch {
-            return error.message
+            logger.error(
+                "Cannot write the sidecar of a job that converted nothing",
+                metadata: [
+                    "sidecar": "\(LogText.escaped(path.string))", "status": "\(sidecar.status.rawValue)",
+                    "error": "\(LogText.escaped(error.message))",
+                ]
+            )
+            return false
         }
     }
 

@@ -73,7 +73,7 @@ struct FailureEndToEndTests {
         let failed = try await daemon.waitForLog("Job failed", "noise.png")
         print("sidecar: \(failed[0])")
         #expect(Logfmt.parse(failed[0])?["sidecar"] == "none", "\(failed[0])")
-        let unwritten = daemon.logLines(containing: "Cannot write the sidecar of a failed job")
+        let unwritten = daemon.logLines(containing: "Cannot write the sidecar of a job that converted nothing")
         #expect(unwritten.first?.contains(meta.appending("noise.jpg.chute.json").string) == true)
     }
 

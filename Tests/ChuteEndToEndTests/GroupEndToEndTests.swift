@@ -11,7 +11,11 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct GroupEndToEndTests {
     /// The sentinel rule, then a rule merging the PDFs of each sub-folder into one PDF in the outbox.
-    private static func harness(settings: String = "", watchOptions: String = "") throws -> DaemonHarness {
+    private static func harness(
+        settings: String = "",
+        watchOptions: String = "",
+        quietPeriod: String = "300ms"
+    ) throws -> DaemonHarness {
         try DaemonHarness(
             rules: """
                   - name: sentinels
@@ -25,6 +29,7 @@ struct GroupEndToEndTests {
                     groupBy: folder
                 """,
             settings: settings,
+            quietPeriod: quietPeriod,
             watchOptions: watchOptions
         )
     }
@@ -135,20 +140,7 @@ struct GroupEndToEndTests {
     /// not been quiet for a quiet period, is merged with them, even when every time on the files and the folder is
     /// old (kept by `cp -p`, as `rsync -t`, `unzip` or a file server's clock give them).
     @Test func aPageThatLandsAfterAPauseIsMergedWithTheOthers() async throws {
-        let harness = try DaemonHarness(
-            rules: """
-                  - name: sentinels
-                    match: "zz-sentinel-*.png"
-                    to: jpg
-                    output: ./outbox
-                  - name: merge
-                    match: "*.pdf"
-                    to: pdf
-                    output: ./outbox
-                    groupBy: folder
-                """,
-            quietPeriod: "2s"
-        )
+        let harness = try Self.harness(quietPeriod: "2s")
         defer { harness.stop() }
         try await harness.start()
         let daemon = try #require(harness.daemon)

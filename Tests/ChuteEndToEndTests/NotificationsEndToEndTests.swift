@@ -71,7 +71,13 @@ struct NotificationsEndToEndTests {
         #expect((outputs.first?["path"] as? String)?.hasSuffix("/outbox/good.jpg") == true)
         #expect((outputs.first?["size"] as? Int ?? 0) > 0)
         #expect(completed["sourceSize"] as? Int == goodSize)
-        #expect((completed["duration"] as? Double ?? -1) >= 0)
+        // Durations to the millisecond, here and in the log: not 1.7012126969999999.
+        let duration = completed["duration"] as? Double ?? -1
+        print("notifications: duration \(duration)")
+        #expect(duration >= 0 && (duration * 1000).rounded() / 1000 == duration, "\(duration)")
+        let logged = try #require(harness.daemon?.logLines(containing: "Job completed", "good.png").first)
+        let seconds = try #require(Logfmt.parse(logged)?["duration"])
+        #expect(seconds.split(separator: ".").last.map { $0.count <= 3 } == true, "\(logged)")
 
         let failed = try #require(hooks.first { $0["event"] as? String == "failed" })
         let failedJob = try #require(failed["job"] as? [String: Any])
