@@ -413,7 +413,7 @@ package struct JobRunner: Sendable {
             if let kept = await self.firstIrreplaceable(among: planned, of: job, logger: logger) {
                 policy = .rename
                 record.warnings.append(
-                    "onConflict: overwrite: \(kept) was not replaced: it is a source or a file of a watched folder that "
+                    "onConflict: overwrite: \(kept.readableString) was not replaced: it is a source or a file of a watched folder that "
                         + "Chute did not write; the output took a free name"
                 )
             }
