@@ -142,13 +142,18 @@ struct GroupEndToEndTests {
     @Test func aPageThatLandsAfterAPauseIsMergedWithTheOthers() async throws {
         let harness = try Self.harness(quietPeriod: "2s")
         defer { harness.stop() }
+        // The scanner's folder is there and watched before its pages land, so that each page is an event of its own
+        // (a folder copied in whole may be found by a scan after its files are all there, in one look).
+        let folder = try harness.directory.makeDirectory("inbox/scans")
         try await harness.start()
         let daemon = try #require(harness.daemon)
         let staged = try Self.stage("scans", in: harness)
         let backdate = ["touch", "-d", "2020-01-01 12:00"]
-        try CommandLineTool.run(backdate + Self.pages.map { staged.appending($0.name).string } + [staged.string])
-        try CommandLineTool.run(["cp", "-rp", staged.string, harness.inbox.string])
-        // The daemon has looked at the first pages: either it waits for the folder to be quiet, or it took them.
+        try CommandLineTool.run(backdate + Self.pages.map { staged.appending($0.name).string })
+        try CommandLineTool.run(["cp", "-p"] + Self.pages.map { staged.appending($0.name).string } + [folder.string])
+        try CommandLineTool.run(backdate + [folder.string])
+        // The daemon has looked at the first pages, each closed by its writer, and waits for the folder to be quiet:
+        // the per-file check that took them at once before would have queued the group here.
         let looked = try await waitUntil("the group looked at") {
             (daemon.logLines(containing: "Group waiting until its folder has been quiet", "inbox/scans")
                 + daemon.logLines(containing: "Group queued", "inbox/scans")).first

@@ -273,8 +273,9 @@ struct HostileInputEndToEndTests {
             warning?.contains("image/\\u{1b}[31mRED\\u{1b}[0m\\u{d}\\u{a}2026-01-01T00:00:00") == true,
             "\(String(describing: tagged?.warnings))"
         )
-        let logged = scenario.daemon.logLines(containing: "Unknown attached picture mimetype")
-        #expect(!logged.isEmpty)
+        // Logged once the worker's burst of messages has ended (up to 100 ms after its last line, perhaps after the
+        // sidecar).
+        let logged = try await scenario.daemon.waitForLog("Unknown attached picture mimetype", timeout: 10)
         #expect(logged.allSatisfy { $0.contains("\\u{1b}[31mRED") && $0.contains("\\u{a}2026-01-01") })
         #expect(!scenario.daemon.log.contains { $0.hasPrefix(forged) })
         let damaged = scenario.expectFailed("damaged.m4a", ["corruptInput", "unsupportedInput"])

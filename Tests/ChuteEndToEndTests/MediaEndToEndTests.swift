@@ -265,8 +265,9 @@ struct MediaEndToEndTests {
         #expect(sidecars["noise.mp4.chute.json"]?.error?.code == "unsupportedInput")
         #expect(sidecars["empty.mp4.chute.json"]?.error?.code == "corruptInput")
         #expect(sidecars["good.mp4.chute.json"]?.status == .completed)
-        // FFmpeg's own message reaches the daemon's log as a warning tied to the job.
-        #expect(!daemon.logLines(containing: "Worker message", "moov atom not found", noMoov.jobID).isEmpty)
+        // FFmpeg's own message reaches the daemon's log as a warning tied to the job, once the worker's burst of
+        // messages has ended (up to 100 ms after its last line, perhaps after the sidecar).
+        _ = try await daemon.waitForLog("Worker message", "moov atom not found", noMoov.jobID, timeout: 10)
         #expect(!daemon.logLines(containing: "Taking a file that is still not ready", "nomoov.mp4").isEmpty)
         for name in ["nomoov.mp4", "noise.mp4", "empty.mp4"] {
             #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending(name).string))
