@@ -104,7 +104,7 @@ package struct ChuteApplication {
 
     /// Gives a journal that was just created, or that replaced a damaged one, what the sidecars of earlier runs say
     /// (``JournalRebuild``), before any file is looked at: a lost journal must not make Chute convert everything again.
-    private func rebuildIfNeeded(_ journal: Journal) async throws {
+    private func rebuildIfNeeded(_ journal: SQLiteJobStore) async throws {
         if case .replacedDamaged(let aside) = journal.origin {
             self.logger.warning(
                 "Journal damaged; it was moved aside and a new one is rebuilt from the sidecars",
@@ -137,14 +137,15 @@ package struct ChuteApplication {
         let lock = try JournalLock(journal: self.journalPath)
         defer { withExtendedLifetime(lock) {} }
         // Then the jobs a killed run left are settled, and their temporary files removed below.
-        let journal = try Journal(path: self.journalPath)
-        let recovery = try await journal.recover()
+        let journal = try SQLiteJobStore(path: self.journalPath)
+        let recovery = try await JobRecovery.run(journal)
         // The counts are of the jobs an earlier run left unfinished, not of the journal's jobs: `completed=0` read as
         // "nothing done".
         self.logger.info(
             "Journal opened; the jobs an earlier run left unfinished are settled",
             metadata: [
-                "path": "\(self.journalPath)", "unfinished.interrupted": "\(recovery.interrupted)",
+                "path": "\(self.journalPath)", "unfinished.queued": "\(recovery.queued)",
+                "unfinished.interrupted": "\(recovery.interrupted)",
                 "unfinished.completed": "\(recovery.completed)", "unfinished.unpublished": "\(recovery.unpublished)",
                 "unfinished.withdrawn": "\(recovery.withdrawn)",
             ]
@@ -179,12 +180,26 @@ package struct ChuteApplication {
         // What the last runs' jobs cost against their estimates refines the estimates from the first job on.
         let costs = CostHistory(try await journal.costSamples())
         let queue = JobQueue(budget: budget, logger: self.logger, events: events, costs: costs)
-        let intake = Intake(config: self.config, queue: queue, journal: journal, logger: self.logger, events: events)
+        // Every job enters through the submitter, which records it in the journal before the queue has it; each one's
+        // end goes to its origin's sink (the intake's, for a watched file) and to its ticket.
+        let tickets = JobTickets()
+        let submitter = JobSubmitter(store: journal, queue: queue, tickets: tickets, logger: self.logger)
+        let disposer = SourceDisposer(config: self.config, journal: journal, logger: self.logger)
+        let intake = Intake(
+            config: self.config,
+            queue: queue,
+            submitter: submitter,
+            disposer: disposer,
+            journal: journal,
+            logger: self.logger,
+            events: events
+        )
         // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
         let lanes = Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu)
         let runtime = JobRuntime(
             queue: queue,
-            intake: intake,
+            completions: JobCompletions(watched: [intake, disposer], tickets: tickets),
+            watchedFolders: intake.watchedFolders,
             launcher: self.launcher,
             journal: journal,
             settings: self.config.settings,
@@ -242,8 +257,10 @@ package struct ChuteApplication {
         if !self.config.allNotifyTargets.isEmpty {
             services.append(Notifier(config: self.config, events: events, journal: journal, logger: self.logger))
         }
+        // The disposer stops after the runtime has drained: a source whose timer is still running then is disposed of
+        // at the next start.
         services += [
-            runtime, watch, signalService, api,
+            disposer, runtime, watch, signalService, api,
             HistoryPruning(journal: journal, retention: self.config.settings.historyRetention, logger: self.logger),
         ]
         if let watchdog { services.insert(watchdog, at: 0) }

@@ -68,7 +68,7 @@ package struct Notifier: Service {
 
     private let config: ChuteConfig
     private let subscription: Subscription
-    private let journal: Journal
+    private let journal: any JobStore
     private let logger: Logger
     private let policy: Policy
     private let poster: NotificationPoster
@@ -80,7 +80,7 @@ package struct Notifier: Service {
     /// - Parameters:
     ///   - config: the `notify:` lists (top-level and per rule) and the digest's schedule.
     ///   - journal: where the digest's counts come from.
-    package init(config: ChuteConfig, events: JobEvents, journal: Journal, logger: Logger, policy: Policy = Policy()) {
+    package init(config: ChuteConfig, events: JobEvents, journal: any JobStore, logger: Logger, policy: Policy = Policy()) {
         self.config = config
         self.subscription = events.subscribe(limit: .max)
         self.journal = journal
@@ -212,9 +212,9 @@ package struct Notifier: Service {
             let until = Date()
             let start = since ?? until.addingTimeInterval(-Self.seconds(schedule.period))
             since = until
-            let jobs: [Journal.HistoryEntry]
+            let jobs: [JobHistoryEntry]
             do {
-                jobs = try await self.journal.history(Journal.HistoryFilter(since: start, limit: 100_000))
+                jobs = try await self.journal.history(JobHistoryFilter(since: start, limit: 100_000))
             } catch {
                 self.logger.error("Digest not made: the journal cannot be read", error: error)
                 continue
@@ -236,7 +236,7 @@ package struct Notifier: Service {
     }
 
     /// The digest of finished jobs, or `nil` when none completed or failed (no empty digest is sent).
-    static func digest(of jobs: [Journal.HistoryEntry], since: Date, until: Date) -> API.Digest? {
+    static func digest(of jobs: [JobHistoryEntry], since: Date, until: Date) -> API.Digest? {
         var counts: [String: API.DigestCount] = [:]
         var failures: [API.DigestFailure] = []
         for job in jobs where job.state == "completed" || job.state == "failed" {
@@ -296,7 +296,7 @@ package struct Notifier: Service {
 
     /// Sends the notifications kept for `target`, the oldest first, one try each, until one is not taken.
     private func resendKept(to target: NotifyTarget) async {
-        let kept: [Journal.KeptNotification]
+        let kept: [KeptNotification]
         do {
             kept = try await self.journal.keptNotifications(kind: target.kind.rawValue, url: target.url)
         } catch {

@@ -22,7 +22,7 @@ package struct StatusAPI: Sendable {
 
     package let board: JobStatusBoard
     package let queue: JobQueue
-    package let journal: Journal
+    package let journal: any JobStore
     package let intake: Intake
     package let events: JobEvents
     package let cancellations: JobCancellations
@@ -36,7 +36,7 @@ package struct StatusAPI: Sendable {
     package init(
         board: JobStatusBoard,
         queue: JobQueue,
-        journal: Journal,
+        journal: any JobStore,
         intake: Intake,
         events: JobEvents,
         cancellations: JobCancellations,
@@ -104,7 +104,7 @@ package struct StatusAPI: Sendable {
     }
 
     private func status() async throws -> Response {
-        var counts = try await self.journal.countsByState().filter { Journal.historyStates.contains($0.key) }
+        var counts = try await self.journal.countsByState().filter { JobState.history.contains($0.key) }
         let running = await self.board.runningJobs
         counts["running"] = running.count
         counts["queued"] = await self.board.queuedCount
@@ -134,7 +134,7 @@ package struct StatusAPI: Sendable {
         }
         let liveStates = ["waiting", "queued", "running", "postponed"]
         // `finished`: the history alone, in every state (the web page's history, which a long queue must not fill).
-        let known = liveStates + Journal.historyStates + ["finished"]
+        let known = liveStates + JobState.history + ["finished"]
         if let state, !known.contains(state) {
             throw Self.problem(.badRequest, "unknown state '\(state)'; one of: \(known.joined(separator: ", "))")
         }
@@ -154,8 +154,8 @@ package struct StatusAPI: Sendable {
                 limit: limit
             )
         }
-        if state == nil || state == "finished" || Journal.historyStates.contains(state!), page.count < limit {
-            let filter = Journal.HistoryFilter(
+        if state == nil || state == "finished" || JobState.history.contains(state!), page.count < limit {
+            let filter = JobHistoryFilter(
                 state: state == "finished" ? nil : state,
                 rule: rule,
                 since: since,
@@ -251,7 +251,7 @@ package struct StatusAPI: Sendable {
     /// Queues a failed or cancelled job's source again.
     ///
     /// - Returns: why it could not be, or `nil`.
-    private func requeue(_ entry: Journal.HistoryEntry) async throws -> String? {
+    private func requeue(_ entry: JobHistoryEntry) async throws -> String? {
         if let quarantine = entry.quarantine {
             return "its source was moved to quarantine, \(quarantine): move it back into the watched folder to try "
                 + "again"
@@ -347,7 +347,7 @@ package struct StatusAPI: Sendable {
 
     // MARK: - Helpers
 
-    static func job(_ entry: Journal.HistoryEntry) -> API.Job {
+    static func job(_ entry: JobHistoryEntry) -> API.Job {
         API.Job(
             id: entry.id,
             rule: entry.rule,

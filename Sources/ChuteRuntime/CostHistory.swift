@@ -8,7 +8,7 @@ import ChuteCore
 /// successful conversions, and a new job's estimate is multiplied by their median once ``minimumSamples`` are known.
 /// The median keeps one odd file (a picture that was mostly sky, a clip with a still frame) from moving the order.
 ///
-/// The journal keeps each job's estimate and CPU time (``Journal/costSamples(window:)``), so a restart starts from
+/// The journal keeps each job's estimate and CPU time (``SQLiteJobStore/costSamples(window:)``), so a restart starts from
 /// what the last run learnt.
 package struct CostHistory: Sendable, Equatable {
     /// Jobs whose costs are compared: one rule's on one engine.

@@ -5,13 +5,13 @@ import ServiceLifecycle
 
 /// Keeps the journal's history to `settings.historyRetention`: at start-up, then every day (every half of the
 /// retention, if that is shorter), it deletes the finished jobs older than that whose source has gone or changed
-/// (``Journal/pruneHistory(before:)``).
+/// (``SQLiteJobStore/pruneHistory(before:)``).
 package struct HistoryPruning: Service {
-    private let journal: Journal
+    private let journal: any JobStore
     private let retention: Duration
     private let logger: Logger
 
-    package init(journal: Journal, retention: Duration, logger: Logger) {
+    package init(journal: any JobStore, retention: Duration, logger: Logger) {
         self.journal = journal
         self.retention = retention
         self.logger = logger

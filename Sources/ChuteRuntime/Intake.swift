@@ -33,7 +33,7 @@ package struct IntakeEvent: Sendable, Equatable {
 ///
 /// It remembers, per source path, the fingerprint of the version last handled (converted or failed), so a duplicate
 /// event never runs a file twice and a failed file is not retried until it changes. After a restart the same
-/// knowledge comes from the ``Journal``.
+/// knowledge comes from the ``JobStore``.
 ///
 /// A quiet file that a rule takes must also be ready: no process may still have it open for writing, and its
 /// structure must be whole for its type (``SourceInspector/notReady(_:type:)``). Otherwise its quiet period starts
@@ -41,12 +41,9 @@ package struct IntakeEvent: Sendable, Equatable {
 /// file that will never be whole still gets a clear failed job. An empty file is not ready either: SMB and FTP clients
 /// create a file at 0 bytes, then fill it.
 ///
-/// After a job, the rule's `source` policy (after a success) or its `quarantine` (after a failure of the file's own)
-/// waits until the source has been left alone: for a quiet period when its structure shows it whole, else for
-/// `incompleteTimeout`, since a writer that closes between chunks may still be adding to it. Then the source is only
-/// moved or deleted if it still has the fingerprint of its job; a source that changed meanwhile is left where it is,
-/// and its new version is taken as a new file.
-package actor Intake {
+/// Each job it makes goes through the ``JobSubmitter``; each one that ends comes back through ``jobFinished(_:outcome:)``
+/// (``JobCompletions``), while ``SourceDisposer`` applies the rule's `source` policy or `quarantine` to its source.
+package actor Intake: JobCompletionSink {
     private var stability = StabilityTracker()
     private var handled: [FilePath: SourceFingerprint] = [:]
     /// The files no rule takes, with the version the log last said so of: it says so once per version.
@@ -72,15 +69,15 @@ package actor Intake {
     /// Files postponed by a transient failure, with their back-off; ``consume(_:)`` arms their timers.
     private let retries: AsyncStream<Retry>
     private let retryContinuation: AsyncStream<Retry>.Continuation
-    /// Sources to move, delete or quarantine once they have been left alone; ``consume(_:)`` arms their timers.
-    private let disposals: AsyncStream<Disposal>
-    private let disposalContinuation: AsyncStream<Disposal>.Continuation
+    /// Where the sources of jobs an earlier run ended go, when the journal says they are still to be disposed of.
+    private let disposer: SourceDisposer
     /// The rules; a reload replaces them.
     private var matcher: RuleMatcher
     /// The rules' output folders, beneath which a file may be one of Chute's own outputs.
     private var outputFolders: [FilePath]
     private let queue: JobQueue
-    private let journal: Journal
+    private let submitter: JobSubmitter
+    private let journal: any JobStore
     private let quietPeriod: Duration
     private let incompleteTimeout: Duration
     private let retryDelay: Duration
@@ -122,25 +119,16 @@ package actor Intake {
         var delay: Duration
     }
 
-    /// What to do with a job's source once it has been left alone for `delay` after the job.
-    private struct Disposal: Sendable {
-        enum Action: Sendable {
-            /// The rule's `source` policy, after the job put `output` in place.
-            case afterSuccess(output: FilePath)
-            /// The rule's `quarantine`, after the job failed because of the file itself.
-            case quarantine(ConversionFailure)
-        }
-
-        var job: Job
-        var action: Action
-        var delay: Duration
-    }
-
-    /// - Parameter events: where the `waiting` and `queued` events of files go.
+    /// - Parameters:
+    ///   - submitter: where the jobs it makes go (the store records them, the queue runs them).
+    ///   - disposer: what moves, deletes or quarantines the sources of jobs an earlier run ended.
+    ///   - events: where the `waiting` and `queued` events of files go.
     package init(
         config: ChuteConfig,
         queue: JobQueue,
-        journal: Journal,
+        submitter: JobSubmitter,
+        disposer: SourceDisposer,
+        journal: any JobStore,
         logger: Logger,
         events: JobEvents = JobEvents()
     ) {
@@ -150,14 +138,12 @@ package actor Intake {
         self.events = events
         self.watches = Dictionary(config.watches.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         self.queue = queue
+        self.submitter = submitter
+        self.disposer = disposer
         self.quietPeriod = config.settings.quietPeriod
         self.incompleteTimeout = config.settings.incompleteTimeout
         self.retryDelay = config.settings.retryDelay
         (self.retries, self.retryContinuation) = AsyncStream.makeStream(of: Retry.self, bufferingPolicy: .unbounded)
-        (self.disposals, self.disposalContinuation) = AsyncStream.makeStream(
-            of: Disposal.self,
-            bufferingPolicy: .unbounded
-        )
         self.journal = journal
         self.logger = logger
     }
@@ -229,9 +215,9 @@ package actor Intake {
     ///
     /// - Returns: the job, or `nil` when it is not queued.
     package func withdraw(_ jobID: String) async -> Job? {
-        guard let job = await self.queue.withdraw(jobID) else { return nil }
+        guard let job = await self.submitter.withdraw(jobID) else { return nil }
         self.handled[job.source] = job.fingerprint
-        self.events.publish(JobEvent(.cancelled, of: job, message: "cancelled on request before it started"))
+        self.events.publish(JobEvent(.cancelled, of: job, message: JobSubmitter.withdrawal.message))
         self.logger.info(
             "Queued job cancelled on request",
             metadata: ["job.id": "\(job.id)", "input.path": "\(LogText.escaped(job.source))"]
@@ -247,16 +233,6 @@ package actor Intake {
     /// where the journal's record of their job disposes of them.
     nonisolated package func consume(_ events: some AsyncSequence<IntakeEvent, Never>) async {
         await withDiscardingTaskGroup { group in
-            group.addTask {
-                await withDiscardingTaskGroup { disposals in
-                    for await disposal in self.disposals {
-                        disposals.addTask {
-                            do { try await Task.sleep(for: disposal.delay) } catch { return }
-                            await self.dispose(disposal)
-                        }
-                    }
-                }
-            }
             group.addTask {
                 await withDiscardingTaskGroup { retries in
                     for await retry in self.retries {
@@ -310,16 +286,7 @@ package actor Intake {
             self.handled[job.source] = job.fingerprint
             self.produced.formUnion([output] + others)
             self.postponements[job.source] = nil
-            await self.scheduleDisposal(job, .afterSuccess(output: output))
-        case .skipped(let earlier):
-            self.handled[job.source] = job.fingerprint
-            self.postponements[job.source] = nil
-            await self.scheduleDisposal(job, .afterSuccess(output: earlier))
-        case .failed(let failure):
-            self.handled[job.source] = job.fingerprint
-            self.postponements[job.source] = nil
-            await self.scheduleDisposal(job, .quarantine(failure))
-        case .cancelledOnRequest:
+        case .skipped, .failed, .cancelledOnRequest:
             self.handled[job.source] = job.fingerprint
             self.postponements[job.source] = nil
         case .postponed:
@@ -579,15 +546,7 @@ package actor Intake {
             if let earlier = await self.earlierOutcome(path, fingerprint: status.fingerprint, logger: logger) {
                 self.handled[path] = status.fingerprint
                 logger.debug("Already handled before a restart", metadata: ["rule.name": "\(rule.name)"])
-                // A kill between the job's record and the source's move, delete or quarantine leaves the source here.
-                switch earlier {
-                case .completed(let output):
-                    await self.scheduleDisposal(job, .afterSuccess(output: output))
-                case .failed(let failure?):
-                    await self.scheduleDisposal(job, .quarantine(failure))
-                case .failed(nil), .cancelled:
-                    break
-                }
+                await self.disposer.afterRestart(job, earlier)
                 return nil
             }
             if let watch = self.watches[root],
@@ -632,81 +591,11 @@ package actor Intake {
                 logger.debug("Intake paused; the file is held until it resumes")
                 return nil
             }
-            if await self.queue.submit(job) {
+            if await self.submitter.submit(job) != nil {
                 logger.debug("Job queued", metadata: ["job.id": "\(job.id)", "rule.name": "\(rule.name)"])
             }
         }
         return nil
-    }
-
-    /// Arms the timer after which an ended job's source is moved, deleted or quarantined, if its rule says so: a quiet
-    /// period when the source's structure shows it whole, else `incompleteTimeout`. A group's files are moved or
-    /// deleted after a quiet period; a failed group is not quarantined (its files stay where they are).
-    private func scheduleDisposal(_ job: Job, _ action: Disposal.Action) async {
-        if job.isGroup {
-            guard case .afterSuccess = action, job.rule.sourcePolicy != .keep else { return }
-            self.disposalContinuation.yield(Disposal(job: job, action: action, delay: self.quietPeriod))
-            return
-        }
-        switch action {
-        case .afterSuccess:
-            guard job.rule.sourcePolicy != .keep else { return }
-        case .quarantine(let failure):
-            guard job.rule.quarantine != nil, failure.blamesTheInput else { return }
-        }
-        let (source, type, root) = (job.source, job.sniffed, job.root)
-        let whole = await Blocking.run { SourceInspector.isWhole(source, type: type, beneath: root) }
-        let delay = whole ? self.quietPeriod : self.incompleteTimeout(of: root)
-        // A wait of incompleteTimeout (10 minutes by default) is said at the info level, so that a source still there
-        // long after its job says why and until when.
-        self.logger.log(
-            level: whole ? .debug : .info,
-            whole ? "Source left alone until it has been quiet after its job" : "Source left alone after its job",
-            metadata: [
-                "input.path": "\(LogText.escaped(source))", "job.id": "\(job.id)",
-                "delay": "\(ValueParsing.describe(delay))",
-                "reason": "\(whole ? "a quiet period" : "no check of its type shows it whole; incompleteTimeout")",
-                "until": "\(LogText.localTime(Date() + delay / .seconds(1)))",
-            ]
-        )
-        self.disposalContinuation.yield(Disposal(job: job, action: action, delay: delay))
-    }
-
-    /// Moves, deletes or quarantines an ended job's source if it is still the version the job took; a source that
-    /// changed or went meanwhile is left alone (its new version is taken as a new file).
-    private func dispose(_ disposal: Disposal) async {
-        if disposal.job.isGroup {
-            await self.disposeOfGroup(disposal)
-            return
-        }
-        let job = disposal.job
-        var logger = self.logger
-        logger[metadataKey: "job.id"] = "\(job.id)"
-        logger[metadataKey: "rule.name"] = "\(job.rule.name)"
-        logger[metadataKey: "input.path"] = "\(LogText.escaped(job.source))"
-        guard let now = try? SourceInspector.status(of: job.source, beneath: job.root),
-            now.fingerprint == job.fingerprint
-        else {
-            logger.info("Source changed or gone since its job; left alone")
-            return
-        }
-        // An uploader that opened the file again (an SMB client keeps its handle) may be about to write.
-        if SourceInspector.hasWriters(job.source, beneath: job.root) {
-            logger.debug("Source open for writing; moving, deleting or quarantining it waits")
-            self.disposalContinuation.yield(disposal)
-            return
-        }
-        switch disposal.action {
-        case .afterSuccess(let output):
-            await JobRunner.disposeOfSource(job, output: output, logger: logger)
-        case .quarantine(let failure):
-            guard let moved = await JobRunner.quarantineSource(job, failure: failure, logger: logger) else { return }
-            do {
-                try await self.journal.quarantined(job.id, at: moved)
-            } catch {
-                logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
-            }
-        }
     }
 
     /// Removes the reason files (`NAME.reason.txt`) that quarantine left for this file when it was moved back out of
@@ -750,7 +639,7 @@ package actor Intake {
         _ path: FilePath,
         fingerprint: SourceFingerprint,
         logger: Logger
-    ) async -> Journal.Outcome? {
+    ) async -> StoredOutcome? {
         do {
             return try await self.journal.outcome(of: path, fingerprint: fingerprint)
         } catch {
@@ -944,7 +833,7 @@ extension Intake {
             self.handled[member.path] = member.fingerprint
             self.waitingSince[member.path] = nil
         }
-        if await self.queue.submit(job) {
+        if await self.submitter.submit(job) != nil {
             logger.info(
                 "Group queued",
                 metadata: ["job.id": "\(job.id)", "group.files": "\(members.count)"]
@@ -981,7 +870,6 @@ extension Intake {
         case .completed(let output, let others):
             self.produced.formUnion([output] + others)
             self.postponements[job.source] = nil
-            await self.scheduleDisposal(job, .afterSuccess(output: output))
         case .failed, .cancelledOnRequest, .skipped:
             // A group is never skipped as a duplicate: its rule compares single files only.
             self.postponements[job.source] = nil
@@ -1000,40 +888,5 @@ extension Intake {
             self.releaseGroup(job)
         }
         return nil
-    }
-
-    /// Moves or deletes the files of a completed group as its rule's `source` says, each only while it is still the
-    /// version the group took, then its marker and, once empty, its folder.
-    private func disposeOfGroup(_ disposal: Disposal) async {
-        let job = disposal.job
-        guard case .afterSuccess(let output) = disposal.action else { return }
-        var logger = self.logger
-        logger[metadataKey: "job.id"] = "\(job.id)"
-        logger[metadataKey: "rule.name"] = "\(job.rule.name)"
-        if job.members.contains(where: { SourceInspector.hasWriters($0.path, beneath: job.root) }) {
-            logger.debug("A file of the group is open for writing; moving or deleting the group waits")
-            self.disposalContinuation.yield(disposal)
-            return
-        }
-        for member in job.members {
-            var one = job
-            one.members = []
-            one.source = member.path
-            one.fingerprint = member.fingerprint
-            one.sniffed = member.sniffed
-            one.doneMarker = nil
-            var memberLogger = logger
-            memberLogger[metadataKey: "input.path"] = "\(LogText.escaped(member.path))"
-            guard let now = try? SourceInspector.status(of: member.path, beneath: job.root),
-                now.fingerprint == member.fingerprint
-            else {
-                memberLogger.info("Source changed or gone since its job; left alone")
-                continue
-            }
-            await JobRunner.disposeOfSource(one, output: output, logger: memberLogger)
-        }
-        if let marker = job.doneMarker { SystemCall.unlink(marker) }
-        // Only succeeds once nothing is left in it.
-        SystemCall.rmdir(job.source)
     }
 }

@@ -35,6 +35,8 @@ package struct Job: Sendable, Identifiable {
     /// Which try of its file this job is: 1, or one more than the postponements in a row before it (a full disk);
     /// at `retryLimit` a transient failure is final.
     package var attempt = 1
+    /// Where it came from, which decides what becomes of its source once it ends.
+    package var origin = JobOrigin.watched
 
     /// Whether the job joins the files of a group.
     package var isGroup: Bool { !self.members.isEmpty }

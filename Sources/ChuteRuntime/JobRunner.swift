@@ -50,7 +50,7 @@ package struct PendingCommit: Sendable {
 /// writes the sidecar. Splitting them lets a lane give its worker the next job while the last output is committed.
 /// Each step is recorded in the ``Journal`` before it happens, so that a restart after a kill settles the job.
 package struct JobRunner: Sendable {
-    private let journal: Journal
+    private let journal: any JobStore
     private let logger: Logger
     private let events: JobEvents
     private let cancellations: JobCancellations
@@ -65,7 +65,7 @@ package struct JobRunner: Sendable {
     ///   - watchedFolders: the watched folders, whose originals an output never replaces.
     ///   - retryLimit: the try at which a transient failure of the target (a full disk) is final.
     package init(
-        journal: Journal,
+        journal: any JobStore,
         logger: Logger,
         events: JobEvents = JobEvents(),
         cancellations: JobCancellations = JobCancellations(),
@@ -344,8 +344,8 @@ package struct JobRunner: Sendable {
     /// output's inode and sidecar in the journal, renames the output under its planned (or a free) name, and writes
     /// the sidecar. The parts of a job with several outputs (``OutputPart``) are recorded and renamed as one set, with
     /// one sidecar named after the set (``OutputCommitter/commit(_:beside:as:policy:)``). The source is left where it
-    /// is: the intake applies the rule's `source` policy once it has been left alone for a while after the job
-    /// (``Intake``).
+    /// is: ``SourceDisposer`` applies the rule's `source` policy once it has been left alone for a while after the
+    /// job.
     ///
     /// - Returns: `.completed`, or `.failed` with its sidecar written and the temporary files removed.
     package func commit(_ pending: PendingCommit) async -> JobOutcome {
@@ -387,7 +387,7 @@ package struct JobRunner: Sendable {
             try await self.journal.committing(
                 job.id,
                 outputInode: inodes[0],
-                parts: parts.isEmpty ? nil : zip(parts, inodes).map { Journal.PartRecord(label: $0.label, inode: $1) },
+                parts: parts.isEmpty ? nil : zip(parts, inodes).map { OutputPartRecord(label: $0.label, inode: $1) },
                 sidecar: record.sidecar(output: nil, failure: nil),
                 sidecarFolder: sidecarFolder,
                 writesSidecar: job.rule.writesSidecar(completed: true),
@@ -519,29 +519,11 @@ package struct JobRunner: Sendable {
         return now.fingerprint != status.fingerprint
     }
 
-    /// Applies the rule's `source` policy after a completed job; a source that cannot be moved or deleted stays where
-    /// it is, and the log says why.
-    package static func disposeOfSource(_ job: Job, output: FilePath, logger: Logger) async {
-        guard job.rule.sourcePolicy != .keep else { return }
-        do {
-            let moved = try await Blocking.run { () throws(ConversionFailure) in
-                try SourceDisposal.afterSuccess(job, output: output, marker: job.doneMarker)
-            }
-            if let moved {
-                logger.info("Source moved to the done folder", metadata: ["path": "\(LogText.escaped(moved))"])
-            } else {
-                logger.info("Source deleted after its output was verified")
-            }
-        } catch {
-            logger.warning("Source left in place", metadata: ["error": "\(LogText.escaped(error.message))"])
-        }
-    }
-
     /// Records a failed job: its sidecar, then its journal row. A transient failure is not recorded: its journal row
     /// is dropped (so a restart tries it too) and the job is postponed. So is any failure of a source that changed
     /// after it was taken: a writer that closes between chunks makes a part of a file look damaged, and the whole
-    /// file is taken later. The source is not quarantined here: the intake does it once the source has been left
-    /// alone for a while after the job (``Intake``).
+    /// file is taken later. The source is not quarantined here: ``SourceDisposer`` does it once the source has been
+    /// left alone for a while after the job.
     private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) async -> JobOutcome {
         if !record.job.isGroup, Self.sourceVanished(record.job) { return await self.vanish(record.job, logger) }
         var failure = failure
@@ -648,25 +630,6 @@ package struct JobRunner: Sendable {
                 ]
             )
             return false
-        }
-    }
-
-    /// Moves the source of a job that failed because of the file itself into the rule's `quarantine` folder, if it
-    /// has one; a source that cannot be moved stays where it is, and the log says why.
-    ///
-    /// - Returns: where the source went, or `nil` when it stayed.
-    package static func quarantineSource(_ job: Job, failure: ConversionFailure, logger: Logger) async -> FilePath? {
-        guard let folder = job.rule.quarantine, failure.blamesTheInput else { return nil }
-        let sidecar = job.rule.sidecarPath(for: job.plan.path)
-        do {
-            let moved = try await Blocking.run { () throws(ConversionFailure) in
-                try SourceDisposal.quarantine(job, into: folder, failure: failure, sidecar: sidecar)
-            }
-            logger.info("Source quarantined", metadata: ["path": "\(LogText.escaped(moved))"])
-            return moved
-        } catch {
-            logger.warning("Source not quarantined", metadata: ["error": "\(LogText.escaped(error.message))"])
-            return nil
         }
     }
 }

@@ -13,9 +13,10 @@ import SystemPackage
 /// does the same at once: no lane stays parked waiting for work.
 package struct JobRuntime: Service {
     private let queue: JobQueue
-    private let intake: Intake
+    private let completions: any JobCompletionSink
+    private let watchedFolders: [FilePath]
     private let launcher: WorkerLauncher
-    private let journal: Journal
+    private let journal: any JobStore
     private let settings: Settings
     private let lanes: [EngineKind: Int]
     private let logger: Logger
@@ -24,15 +25,18 @@ package struct JobRuntime: Service {
     private let workers: WorkerCensus
 
     /// - Parameters:
+    ///   - completions: where each ended job goes (``JobCompletions``: the intake of its watched file, its ticket).
+    ///   - watchedFolders: the watched folders, whose originals an output never replaces.
     ///   - lanes: each engine's number of lanes, the jobs it runs at once.
     ///   - events: where each job's `started`, `progress` and final event goes.
     ///   - cancellations: where each running conversion can be cancelled on request.
     ///   - workers: where the lanes count the worker processes they start and stop.
     package init(
         queue: JobQueue,
-        intake: Intake,
+        completions: any JobCompletionSink,
+        watchedFolders: [FilePath],
         launcher: WorkerLauncher,
-        journal: Journal,
+        journal: any JobStore,
         settings: Settings,
         lanes: [EngineKind: Int],
         logger: Logger,
@@ -41,7 +45,8 @@ package struct JobRuntime: Service {
         workers: WorkerCensus = WorkerCensus()
     ) {
         self.queue = queue
-        self.intake = intake
+        self.completions = completions
+        self.watchedFolders = watchedFolders
         self.launcher = launcher
         self.journal = journal
         self.settings = settings
@@ -93,7 +98,7 @@ package struct JobRuntime: Service {
             logger: self.logger,
             events: self.events,
             cancellations: self.cancellations,
-            watchedFolders: self.intake.watchedFolders,
+            watchedFolders: self.watchedFolders,
             retryLimit: self.settings.retryLimit
         )
         var worker: WorkerProcess?
@@ -186,20 +191,20 @@ package struct JobRuntime: Service {
         return await queue.next(for: engine, releasing: nil)
     }
 
-    /// Releases a finished job's place in the queue and tells the intake how it ended. The last job of a burst gives
+    /// Releases a finished job's place in the queue and tells its completion sink how it ended. The last job of a burst gives
     /// back the memory the burst freed: glibc keeps freed heap pages for reuse, which after 10,000 small files were
     /// over half of the daemon's resident memory (docs/decisions.md, "Soak benchmark").
     private func finish(_ job: Job, _ outcome: JobOutcome) async {
         var event = JobEvent(ending: job, with: outcome)
         if case .postponed = outcome {
             // The intake decides when the file is tried again, which the event says.
-            event.retryAt = await self.intake.jobFinished(job, outcome: outcome)
+            event.retryAt = await self.completions.jobFinished(job, outcome: outcome)
             self.events.publish(event)
             await self.queue.complete(job)
         } else {
             self.events.publish(event)
             await self.queue.complete(job)
-            await self.intake.jobFinished(job, outcome: outcome)
+            _ = await self.completions.jobFinished(job, outcome: outcome)
         }
         if await self.queue.counts == (queued: 0, running: 0) {
             chute_release_free_memory()

@@ -16,7 +16,7 @@ package enum JournalRebuild {
     /// What the sidecars gave.
     package struct Findings: Sendable {
         /// The jobs to restore, one per readable sidecar of a single-file job.
-        package var jobs: [Journal.RestoredJob] = []
+        package var jobs: [RestoredJob] = []
         /// Sidecars found.
         package var sidecars = 0
         /// Sidecars that could not be read or decoded.
@@ -106,7 +106,7 @@ package enum JournalRebuild {
 
     /// The journal row a sidecar stands for, with the source's fingerprint as it is now when it is still the file
     /// the sidecar describes, and the output's inode when it is still there.
-    static func restoredJob(from sidecar: Sidecar, at path: FilePath) -> Journal.RestoredJob {
+    static func restoredJob(from sidecar: Sidecar, at path: FilePath) -> RestoredJob {
         let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         let source = sidecar.source.filePath
         var fingerprint: SourceFingerprint?
@@ -123,7 +123,7 @@ package enum JournalRebuild {
         let failure = sidecar.error.map { error in
             ConversionFailure(ConversionFailure.Code(rawValue: error.code) ?? .internalError, error.message)
         }
-        return Journal.RestoredJob(
+        return RestoredJob(
             id: sidecar.jobID,
             rule: sidecar.rule,
             source: source,

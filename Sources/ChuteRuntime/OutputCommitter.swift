@@ -167,7 +167,7 @@ package enum OutputCommitter {
     /// one part alone.
     ///
     /// A part that finds its name taken sends the parts already renamed back to their temporary names before the next
-    /// name is tried, or before the failure. A kill in the middle leaves a partial set, which ``Journal/recover()``
+    /// name is tried, or before the failure. A kill in the middle leaves a partial set, which ``SQLiteJobStore/recover()``
     /// withdraws at the next start.
     ///
     /// - Parameters:

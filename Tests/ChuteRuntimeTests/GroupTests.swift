@@ -46,7 +46,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
         let path = directory.appending("state/journal.sqlite")
-        let journal = try Journal(path: path)
+        let journal = try SQLiteJobStore(path: path)
         let job = try Self.job(output: directory.appending("out"))
 
         try await journal.begin(job)
@@ -56,7 +56,7 @@ import Testing
         )
         try await journal.finish(job.id, output: directory.appending("out/scans.pdf"))
         let record = try #require(
-            try await Journal(path: path).groupOutcome(of: "/in/scans", device: 7, inode: 70, rule: "merge")
+            try await SQLiteJobStore(path: path).groupOutcome(of: "/in/scans", device: 7, inode: 70, rule: "merge")
         )
         #expect(record.jobID == job.id)
         #expect(record.outcome == .completed(output: directory.appending("out/scans.pdf")))

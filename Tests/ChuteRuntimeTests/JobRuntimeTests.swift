@@ -17,12 +17,13 @@ struct JobRuntimeTests {
         let directory = try TemporaryDirectory(prefix: "runtime")
         defer { directory.remove() }
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let journal = try Journal(path: directory.appending("journal.sqlite"))
+        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
         let queue = JobQueue()
         let settings = Settings()
         let runtime = JobRuntime(
             queue: queue,
-            intake: Intake(config: ChuteConfig(watches: [], rules: []), queue: queue, journal: journal, logger: logger),
+            completions: JobCompletions(watched: [], tickets: JobTickets()),
+            watchedFolders: [],
             launcher: WorkerLauncher(executable: { _ in "/bin/false" }, arguments: { _ in [] }),
             journal: journal,
             settings: settings,

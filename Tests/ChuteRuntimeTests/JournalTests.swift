@@ -32,7 +32,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
         let path = directory.appending("state/journal.sqlite")
-        let journal = try Journal(path: path)
+        let journal = try SQLiteJobStore(path: path)
         let job = try self.job("a", output: directory.appending("out"))
 
         try await journal.begin(job)
@@ -49,7 +49,7 @@ import Testing
         var changed = self.fingerprint
         changed.size += 1
         #expect(try await journal.outcome(of: job.source, fingerprint: changed) == nil, "new content at the same path")
-        #expect(try await Journal(path: path).outcome(of: job.source, fingerprint: self.fingerprint) != nil)
+        #expect(try await SQLiteJobStore(path: path).outcome(of: job.source, fingerprint: self.fingerprint) != nil)
 
         // A failure is recorded with its reason, for a quarantine after a restart.
         let failed = try self.job("b", output: directory.appending("out"))
@@ -57,14 +57,14 @@ import Testing
         try await journal.begin(failed)
         try await journal.fail(failed.id, failure: failure)
         #expect(
-            try await Journal(path: path).outcome(of: failed.source, fingerprint: self.fingerprint) == .failed(failure)
+            try await SQLiteJobStore(path: path).outcome(of: failed.source, fingerprint: self.fingerprint) == .failed(failure)
         )
     }
 
     @Test func aSourceMovedBackHasANewChangeTimeAndIsNotKnown() async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
-        let journal = try Journal(path: directory.appending("journal.sqlite"))
+        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
         var job = try self.job("a", output: directory.appending("out"))
         job.fingerprint.changedNanoseconds = 10
         let failure = ConversionFailure(.corruptInput, "cut short")
@@ -95,7 +95,7 @@ import Testing
               CAST('/out' AS BLOB), 0, 'corruptInput', 'cut short');
             """
         try CommandLineTool.run(["sqlite3", path.string, sql])
-        let journal = try Journal(path: path)
+        let journal = try SQLiteJobStore(path: path)
         var fingerprint = self.fingerprint
         fingerprint.changedNanoseconds = 123
         #expect(
@@ -119,7 +119,7 @@ import Testing
         defer { directory.remove() }
         let out = try directory.makeDirectory("out")
         let path = directory.appending("journal.sqlite")
-        let journal = try Journal(path: path)
+        let journal = try SQLiteJobStore(path: path)
         var sidecar = Sidecar.sample
         sidecar.status = .completed
         sidecar.error = nil
@@ -139,7 +139,7 @@ import Testing
         try await journal.committing(unmeasured.id, outputInode: 1, sidecar: sidecar)
         try await journal.finish(unmeasured.id, output: out.appending("unmeasured.jpg"))
 
-        let samples = try await Journal(path: path).costSamples(window: 2)
+        let samples = try await SQLiteJobStore(path: path).costSamples(window: 2)
         #expect(samples.count == 2)
         #expect(samples[CostHistory.Key(rule: "r", engine: .image)]?.map(\.cpuSeconds) == [2, 3])
         #expect(
@@ -151,7 +151,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
         let out = try directory.makeDirectory("out")
-        let journal = try Journal(path: directory.appending("journal.sqlite"))
+        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
         var sidecar = Sidecar.sample
         sidecar.status = .completed
         sidecar.error = nil
@@ -180,7 +180,7 @@ import Testing
         try await journal.begin(cancelled)
         try await journal.interrupt(cancelled.id)
 
-        let recovery = try await journal.recover()
+        let recovery = try await JobRecovery.run(journal)
 
         #expect(recovery.interrupted == 2)
         #expect(recovery.completed == 1)
@@ -196,14 +196,14 @@ import Testing
                 "\(job.source) runs again"
             )
         }
-        #expect(try await journal.recover().completed == 0, "settled once")
+        #expect(try await JobRecovery.run(journal).completed == 0, "settled once")
     }
 
     @Test func recoveryCompletesAWholeSetAndWithdrawsAPartialOne() async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
         let out = try directory.makeDirectory("out")
-        let journal = try Journal(path: directory.appending("journal.sqlite"))
+        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
         var sidecar = Sidecar.sample
         sidecar.status = .completed
         sidecar.error = nil
@@ -212,7 +212,7 @@ import Testing
         func commit(_ name: String, renaming renamed: Int) async throws -> Job {
             let job = try self.job(name, output: out)
             try await journal.begin(job)
-            var records: [Journal.PartRecord] = []
+            var records: [OutputPartRecord] = []
             for label in labels {
                 let temporary = out.appending(".chute-\(name).partial-\(label)")
                 try "tile".write(toFile: temporary.string, atomically: false, encoding: .utf8)
@@ -231,7 +231,7 @@ import Testing
         let partial = try await commit("partial", renaming: 2)
         let none = try await commit("none", renaming: 0)
 
-        let recovery = try await journal.recover()
+        let recovery = try await JobRecovery.run(journal)
 
         #expect(recovery.completed == 1)
         #expect(recovery.unpublished == 1)
@@ -247,11 +247,41 @@ import Testing
         }
     }
 
+    /// A job is in the store from the moment it is accepted: a kill before it starts leaves it queued, with its
+    /// origin, and recovery lets its file be taken again; a job withdrawn on request stays cancelled.
+    @Test func anAcceptedJobIsQueuedUntilItStartsAndRecoveryTakesItAgain() async throws {
+        let directory = try TemporaryDirectory(prefix: "journal")
+        defer { directory.remove() }
+        let out = try directory.makeDirectory("out")
+        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
+        let waiting = try self.job("waiting", output: out)
+        var command = try self.job("command", output: out)
+        command.origin = .command
+        let started = try self.job("started", output: out)
+        let withdrawn = try self.job("withdrawn", output: out)
+        for job in [waiting, command, started, withdrawn] { try await journal.accept(job) }
+        try await journal.begin(started)
+        try await journal.cancel(withdrawn.id, reason: ConversionFailure(.cancelled, "on request"), sidecar: nil)
+
+        let unfinished = try await journal.unfinishedJobs()
+        #expect(unfinished.map(\.id) == [waiting.id, command.id, started.id])
+        #expect(unfinished.map(\.stage) == [.queued(.watched), .queued(.command), .converting])
+        #expect(try await journal.entry(waiting.id)?.state == "queued")
+        #expect(try await journal.outcome(of: waiting.source, fingerprint: self.fingerprint) == nil)
+
+        let recovery = try await JobRecovery.run(journal)
+        #expect(recovery.queued == 2)
+        #expect(recovery.interrupted == 1)
+        #expect(try await journal.unfinishedJobs().isEmpty)
+        #expect(try await journal.entry(waiting.id) == nil, "its file is taken again as a new one")
+        #expect(try await journal.outcome(of: withdrawn.source, fingerprint: self.fingerprint) == .cancelled)
+    }
+
     /// Shutdown cancels the task of the job whose interruption it records: the write must still happen.
     @Test func aCancelledTaskStillWritesItsRecord() async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
-        let journal = try Journal(path: directory.appending("journal.sqlite"))
+        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
         let job = try self.job("cancelled", output: try directory.makeDirectory("out"))
         try await journal.begin(job)
         let interrupting = Task {
@@ -264,6 +294,6 @@ import Testing
         let path = directory.appending("journal.sqlite").string
         let state = try CommandLineTool.run(["sqlite3", path, "SELECT state FROM job WHERE id = '\(job.id)'"])
         #expect(state.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "interrupted")
-        #expect(try await journal.recover().interrupted == 1)
+        #expect(try await JobRecovery.run(journal).interrupted == 1)
     }
 }

@@ -3,59 +3,9 @@ import Foundation
 import GRDB
 import SystemPackage
 
-extension Journal {
-    /// One job as the journal remembers it, for the status API's history.
-    package struct HistoryEntry: Sendable, Equatable {
-        package var id: String
-        package var source: FilePath
-        package var rule: String
-        /// `running`, `committing`, `completed`, `failed`, `interrupted`, `cancelled` or `retried`.
-        package var state: String
-        package var output: FilePath?
-        package var failureCode: String?
-        package var failureMessage: String?
-        package var sidecar: FilePath?
-        /// Where the source was moved by its rule's quarantine, for a failed job.
-        package var quarantine: FilePath?
-        package var startedAt: Date?
-        package var updatedAt: Date
-    }
-
-    /// What ``history(_:)`` returns.
-    package struct HistoryFilter: Sendable {
-        /// Only jobs in this state.
-        package var state: String?
-        /// Only jobs of this rule.
-        package var rule: String?
-        /// Only jobs updated at or after this time.
-        package var since: Date?
-        /// Only jobs whose source path contains this text.
-        package var text: String?
-        package var limit = 50
-        package var offset = 0
-
-        package init(
-            state: String? = nil,
-            rule: String? = nil,
-            since: Date? = nil,
-            text: String? = nil,
-            limit: Int = 50,
-            offset: Int = 0
-        ) {
-            self.state = state
-            self.rule = rule
-            self.since = since
-            self.text = text
-            self.limit = limit
-            self.offset = offset
-        }
-    }
-
-    /// The states of jobs that are over, which the history lists (running ones are the status board's).
-    package static let historyStates = ["completed", "failed", "cancelled", "retried"]
-
+extension SQLiteJobStore {
     /// Finished jobs matching `filter`, the latest first.
-    package func history(_ filter: HistoryFilter) async throws -> [HistoryEntry] {
+    package func history(_ filter: JobHistoryFilter) async throws -> [JobHistoryEntry] {
         var conditions = ["state IN ('completed', 'failed', 'cancelled', 'retried')"]
         var arguments: StatementArguments = []
         if let state = filter.state {
@@ -87,7 +37,7 @@ extension Journal {
     }
 
     /// The job with this id, or `nil`.
-    package func entry(_ jobID: String) async throws -> HistoryEntry? {
+    package func entry(_ jobID: String) async throws -> JobHistoryEntry? {
         try await self.readHistory { db in
             try Row.fetchOne(db, sql: "SELECT * FROM job WHERE id = ?", arguments: [jobID]).map(Self.entry)
         }
@@ -106,7 +56,7 @@ extension Journal {
 
     /// The latest failed job of each source still in place (not quarantined), of `rule` if given: what "retry all
     /// failed" queues again.
-    package func failedJobs(rule: String?) async throws -> [HistoryEntry] {
+    package func failedJobs(rule: String?) async throws -> [JobHistoryEntry] {
         try await self.readHistory { db in
             let rows = try Row.fetchAll(
                 db,
@@ -220,7 +170,7 @@ extension Journal {
 
         init(_ row: Row) {
             self.id = row["id"]
-            self.source = Journal.historyPath(row["source"]) ?? FilePath()
+            self.source = SQLiteJobStore.historyPath(row["source"]) ?? FilePath()
             let changed: Int64? = row["changed"]
             self.fingerprint = SourceFingerprint(
                 device: UInt64(bitPattern: row["device"]),
@@ -230,7 +180,7 @@ extension Journal {
                 changedNanoseconds: changed ?? 0
             )
             self.hasChangeTime = changed != nil
-            self.isHistoryOnly = (row["state"] as String) == Journal.State.retried.rawValue
+            self.isHistoryOnly = (row["state"] as String) == JobState.retried.rawValue
             self.isGroup = (row["members"] as Data?) != nil
         }
 
@@ -247,8 +197,8 @@ extension Journal {
         }
     }
 
-    private static func entry(_ row: Row) -> HistoryEntry {
-        HistoryEntry(
+    private static func entry(_ row: Row) -> JobHistoryEntry {
+        JobHistoryEntry(
             id: row["id"],
             source: Self.historyPath(row["source"]) ?? FilePath(),
             rule: row["rule"],

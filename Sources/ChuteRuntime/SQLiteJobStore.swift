@@ -4,26 +4,12 @@ import GRDB
 import Logging
 import SystemPackage
 
-/// The durable record of every job, in SQLite (through GRDB), so that a restart after any crash neither redoes
-/// finished work nor forgets interrupted work.
+/// The ``JobStore`` of a single daemon: the journal, a SQLite file (through GRDB) beside the rules.
 ///
-/// A job's row goes `running` (the worker converts), then `committing` (the output is converted and synced under its
-/// temporary name, whose inode is recorded with the sidecar to write), then `completed` or `failed`; a job that
-/// shutdown cancels goes from `running` to `interrupted`. A kill can stop it anywhere; ``recover()`` settles what it
-/// finds at the next start:
-/// - `running` or `interrupted`: nothing was published; the row is dropped and the file runs again (its temporary
-///   output is removed as stale).
-/// - `committing`: a rename keeps the inode, so the output is looked up by the recorded inode in its folder. Found,
-///   it gets its sidecar and the job completes; not found, the rename never happened and the file runs again.
-///   A job with several outputs (``OutputPart``) records the inode of each: all found, the set completes; none, the
-///   file runs again; only some (a kill between the renames of the set), those are removed, the set is withdrawn,
-///   and the file runs again, so that a set is never seen in part once recovery is done.
-///
-/// A source whose path and fingerprint (device, inode, size, modification and change time) have a `completed` or
-/// `failed` row was handled and is not taken again; new content at the same path has another fingerprint and is, and
-/// so has a file moved back into the watched folder (a rename sets its change time). Rows written before change
-/// times were recorded match on the rest of the fingerprint. Completed rows keep their source's SHA-256, so that a rule
-/// can skip a source identical to one it converted (`onDuplicate`).
+/// Each job is one row, keyed by its id; paths are stored as their bytes, since file names need not be valid UTF-8.
+/// A source is identified by its path and fingerprint (device, inode, size, modification and change time): rows written
+/// before change times were recorded match on the rest of the fingerprint. Completed rows keep their source's SHA-256,
+/// so that a rule can skip a source identical to one it converted (`onDuplicate`).
 ///
 /// The database uses write-ahead logging with full synchronisation: a row written is on disk before the step it
 /// records happens.
@@ -31,37 +17,7 @@ import SystemPackage
 /// - Important: Every call waits on GRDB's own queues (one writer, readers beside it), never blocking Swift's
 ///   cooperative pool. A write, once asked for, is done even if the asking task is cancelled: shutdown cancels the
 ///   jobs whose end it records.
-package final class Journal: Sendable {
-    /// Where a job stands.
-    enum State: String {
-        /// `cancelled`: stopped by a request; `retried`: failed, then queued again by a request (history only).
-        case running, committing, completed, failed, interrupted, cancelled, retried
-    }
-
-    /// What ``recover()`` settled.
-    package struct Recovery: Sendable, Equatable {
-        /// Jobs that were converting, or that shutdown cancelled: they run again.
-        package var interrupted = 0
-        /// Jobs whose output was renamed into place before the kill: completed now, with their sidecar.
-        package var completed = 0
-        /// Jobs stopped before their output was renamed into place: they run again.
-        package var unpublished = 0
-        /// Jobs with several outputs stopped between the renames of their set: the parts in place were removed, and
-        /// they run again.
-        package var withdrawn = 0
-    }
-
-    /// One part of a job with several outputs, as its `committing` row records it.
-    package struct PartRecord: Sendable, Codable, Equatable {
-        package var label: String
-        package var inode: UInt64
-
-        package init(label: String, inode: UInt64) {
-            self.label = label
-            self.inode = inode
-        }
-    }
-
+package final class SQLiteJobStore: JobStore {
     /// How the journal file was found when it was opened.
     package enum Origin: Sendable, Equatable {
         /// It was there and readable.
@@ -235,21 +191,18 @@ package final class Journal: Sendable {
                 table.column("keptAt", .double).notNull()
             }
         }
+        migrator.registerMigration("queued jobs") { db in
+            // Jobs are recorded from the moment they are accepted (`queued`), with where they came from (JobOrigin):
+            // NULL in rows written before, which all came from watched folders.
+            try db.alter(table: "job") { table in
+                table.add(column: "origin", .text)
+            }
+        }
         return migrator
     }
 
-    /// How an earlier job ended for a source.
-    package enum Outcome: Sendable, Equatable {
-        /// Completed, with the output it put in place.
-        case completed(output: FilePath)
-        /// Failed; `nil` for a row written before failures were recorded.
-        case failed(ConversionFailure?)
-        /// Cancelled on request.
-        case cancelled
-    }
-
     /// How the job of this version of a source ended, or `nil` when it has no completed or failed job.
-    package func outcome(of source: FilePath, fingerprint: SourceFingerprint) async throws -> Outcome? {
+    package func outcome(of source: FilePath, fingerprint: SourceFingerprint) async throws -> StoredOutcome? {
         try await self.database.read { db in
             let row = try Row.fetchOne(
                 db,
@@ -266,8 +219,8 @@ package final class Journal: Sendable {
             )
             guard let row else { return nil }
             let state: String = row["state"]
-            if state == State.cancelled.rawValue { return .cancelled }
-            guard state == State.failed.rawValue else { return .completed(output: Self.path(row["output"])) }
+            if state == JobState.cancelled.rawValue { return .cancelled }
+            guard state == JobState.failed.rawValue else { return .completed(output: Self.path(row["output"])) }
             let code = (row["failureCode"] as String?).flatMap(ConversionFailure.Code.init(rawValue:))
             return .failed(code.map { ConversionFailure($0, row["failureMessage"] ?? "") })
         }
@@ -314,61 +267,6 @@ package final class Journal: Sendable {
         }
     }
 
-    /// A finished job of an earlier run, as its sidecar tells it, for a journal that lost it (``restore(_:)``).
-    package struct RestoredJob: Sendable, Equatable {
-        package var id: String
-        package var rule: String
-        package var source: FilePath
-        /// The source's fingerprint now, when it is still the file the sidecar describes; `nil` when it is gone or
-        /// changed, so that the row never matches a source (it still records the output).
-        package var fingerprint: SourceFingerprint?
-        package var sourceSize: Int64
-        package var sha256: String?
-        /// `completed`, `failed` or `cancelled`.
-        package var status: Sidecar.Status
-        package var failure: ConversionFailure?
-        package var output: FilePath?
-        /// The output's inode, when it is still there: what ``isOutput(_:inode:)`` looks for.
-        package var outputInode: UInt64?
-        /// The folder the job wrote to: the output's, or for a failed job the sidecar's.
-        package var outputFolder: FilePath
-        package var sidecar: FilePath
-        package var startedAt: Date?
-        package var endedAt: Date?
-
-        package init(
-            id: String,
-            rule: String,
-            source: FilePath,
-            fingerprint: SourceFingerprint?,
-            sourceSize: Int64,
-            sha256: String?,
-            status: Sidecar.Status,
-            failure: ConversionFailure?,
-            output: FilePath?,
-            outputInode: UInt64?,
-            outputFolder: FilePath,
-            sidecar: FilePath,
-            startedAt: Date?,
-            endedAt: Date?
-        ) {
-            self.id = id
-            self.rule = rule
-            self.source = source
-            self.fingerprint = fingerprint
-            self.sourceSize = sourceSize
-            self.sha256 = sha256
-            self.status = status
-            self.failure = failure
-            self.output = output
-            self.outputInode = outputInode
-            self.outputFolder = outputFolder
-            self.sidecar = sidecar
-            self.startedAt = startedAt
-            self.endedAt = endedAt
-        }
-    }
-
     /// Records finished jobs of earlier runs that this journal does not know, in one transaction; a job whose id it
     /// has is left as it is.
     ///
@@ -412,6 +310,26 @@ package final class Journal: Sendable {
         )
     }
 
+    package func accept(_ job: Job) async throws {
+        try await self.write { db in
+            let now = Date().timeIntervalSince1970
+            try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, changed, rule, state,
+                      outputFolder, origin, updatedAt)
+                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)
+                    """
+            ).execute(
+                arguments: [
+                    job.id, job.source.bytes, Int64(bitPattern: job.fingerprint.device),
+                    Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
+                    job.fingerprint.modifiedNanoseconds, job.fingerprint.changedNanoseconds, job.rule.name,
+                    job.plan.directory.bytes, job.origin.rawValue, now,
+                ]
+            )
+        }
+    }
+
     /// Records that a job starts converting; a group job with its members.
     package func begin(_ job: Job) async throws {
         let members: Data? = try job.isGroup ? JSONEncoder().encode(job.members) : nil
@@ -419,27 +337,19 @@ package final class Journal: Sendable {
             try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, changed, rule, state,
-                      outputFolder, updatedAt, startedAt, members)
-                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)
+                      outputFolder, origin, updatedAt, startedAt, members)
+                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)
                     """
             ).execute(
                 arguments: [
                     job.id, job.source.bytes, Int64(bitPattern: job.fingerprint.device),
                     Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
                     job.fingerprint.modifiedNanoseconds, job.fingerprint.changedNanoseconds, job.rule.name,
-                    job.plan.directory.bytes,
+                    job.plan.directory.bytes, job.origin.rawValue,
                     Date().timeIntervalSince1970, Date().timeIntervalSince1970, members,
                 ]
             )
         }
-    }
-
-    /// The group job a rule ran on a folder, as the journal last recorded it.
-    package struct GroupRecord: Sendable, Equatable {
-        package var jobID: String
-        package var outcome: Outcome
-        /// The files it took, in order.
-        package var members: [GroupMember]
     }
 
     /// The completed, failed or cancelled group job of `rule` on the folder `folder` (this folder: its device and
@@ -451,7 +361,7 @@ package final class Journal: Sendable {
         inode: UInt64,
         rule: String
     ) async throws
-        -> GroupRecord?
+        -> StoredGroup?
     {
         try await self.database.read { db in
             let row = try Row.fetchOne(
@@ -467,16 +377,16 @@ package final class Journal: Sendable {
             guard let row else { return nil }
             let members = try JSONDecoder().decode([GroupMember].self, from: row["members"] as Data)
             let state: String = row["state"]
-            let outcome: Outcome
-            if state == State.cancelled.rawValue {
+            let outcome: StoredOutcome
+            if state == JobState.cancelled.rawValue {
                 outcome = .cancelled
-            } else if state == State.failed.rawValue {
+            } else if state == JobState.failed.rawValue {
                 let code = (row["failureCode"] as String?).flatMap(ConversionFailure.Code.init(rawValue:))
                 outcome = .failed(code.map { ConversionFailure($0, row["failureMessage"] ?? "") })
             } else {
                 outcome = .completed(output: Self.path(row["output"]))
             }
-            return GroupRecord(jobID: row["id"], outcome: outcome, members: members)
+            return StoredGroup(jobID: row["id"], outcome: outcome, members: members)
         }
     }
 
@@ -492,7 +402,7 @@ package final class Journal: Sendable {
     package func committing(
         _ jobID: String,
         outputInode: UInt64,
-        parts: [PartRecord]? = nil,
+        parts: [OutputPartRecord]? = nil,
         sidecar: Sidecar,
         sidecarFolder: FilePath? = nil,
         writesSidecar: Bool = true,
@@ -591,127 +501,63 @@ package final class Journal: Sendable {
         }
     }
 
-    /// Settles the jobs a killed daemon left unfinished; call it once at start-up, before the watcher runs.
-    ///
-    /// - Returns: what was settled, for the log.
-    /// - Throws: when the database cannot be read or written.
-    package func recover() async throws -> Recovery {
-        try await self.write { db in
-            var recovery = Recovery()
-            let unfinished = "state IN ('running', 'interrupted')"
-            recovery.interrupted = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM job WHERE \(unfinished)") ?? 0
-            try db.execute(sql: "DELETE FROM job WHERE \(unfinished)")
-            let rows = try Row.fetchAll(
+    package func unfinishedJobs() async throws -> [UnfinishedJob] {
+        try await self.database.read { db in
+            try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, outputFolder, outputInode, sidecar, sidecarFolder, sidecarSkipped, outputParts FROM job
-                      WHERE state = 'committing'
+                    SELECT id, source, rule, state, origin, outputFolder, outputInode, sidecar, sidecarFolder,
+                      sidecarSkipped, outputParts FROM job
+                      WHERE state IN ('queued', 'running', 'interrupted', 'committing') ORDER BY updatedAt, id
                     """
-            )
-            for row in rows {
-                let id: String = row["id"]
-                let folder = Self.path(row["outputFolder"])
-                if let data: Data = row["outputParts"] {
-                    try Self.recoverSet(row, parts: data, in: db, recovery: &recovery)
-                    continue
-                }
-                let inode = UInt64(bitPattern: row["outputInode"] as Int64? ?? -1)
-                if let output = Self.file(withInode: inode, in: folder),
-                    let data: Data = row["sidecar"],
-                    var sidecar = try? JSONDecoder().decode(Sidecar.self, from: data)
-                {
-                    let size = (try? SourceInspector.status(of: output))?.fingerprint.size ?? 0
-                    sidecar.output = Sidecar.Output(path: output, size: size)
-                    // The rule's `sidecars` setting, as recorded when the job was committing.
-                    let sidecarFolder = (row["sidecarFolder"] as Data?).map { Self.path($0) }
-                    if row["sidecarSkipped"] as Bool? != true {
-                        let beside = output.appendingToLastComponent(Sidecar.fileSuffix)
-                        let path = sidecarFolder.map { $0.appending(beside.lastComponent!) } ?? beside
-                        try OutputCommitter.makeDirectory(path.removingLastComponent())
-                        try OutputCommitter.writeSidecar(sidecar, at: path)
-                    }
-                    try db.execute(
-                        sql: "UPDATE job SET state = 'completed', output = ?, sidecar = NULL WHERE id = ?",
-                        arguments: [output.bytes, id]
+            ).map { row in
+                let state: String = row["state"]
+                let stage: UnfinishedJob.Stage
+                switch state {
+                case JobState.queued.rawValue:
+                    stage = .queued((row["origin"] as String?).flatMap(JobOrigin.init(rawValue:)) ?? .watched)
+                case JobState.committing.rawValue:
+                    stage = .committing(
+                        CommitRecord(
+                            outputFolder: Self.path(row["outputFolder"]),
+                            outputInode: UInt64(bitPattern: row["outputInode"] as Int64? ?? -1),
+                            parts: (row["outputParts"] as Data?).map {
+                                (try? JSONDecoder().decode([OutputPartRecord].self, from: $0)) ?? []
+                            },
+                            sidecar: (row["sidecar"] as Data?).flatMap {
+                                try? JSONDecoder().decode(Sidecar.self, from: $0)
+                            },
+                            sidecarFolder: (row["sidecarFolder"] as Data?).map { Self.path($0) },
+                            writesSidecar: row["sidecarSkipped"] as Bool? != true
+                        )
                     )
-                    recovery.completed += 1
-                } else {
+                default:
+                    stage = .converting
+                }
+                return UnfinishedJob(id: row["id"], source: Self.path(row["source"]), rule: row["rule"], stage: stage)
+            }
+        }
+    }
+
+    package func settle(_ actions: [RecoveryAction]) async throws {
+        guard !actions.isEmpty else { return }
+        try await self.write { db in
+            let now = Date().timeIntervalSince1970
+            for action in actions {
+                switch action {
+                case .rerun(let id):
                     try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id])
-                    recovery.unpublished += 1
+                case .complete(let id, let output, let sidecar):
+                    try db.execute(
+                        sql: """
+                            UPDATE job SET state = 'completed', output = ?, sidecar = NULL, sidecarPath = ?,
+                              updatedAt = ? WHERE id = ?
+                            """,
+                        arguments: [output.bytes, sidecar?.bytes, now, id]
+                    )
                 }
             }
-            return recovery
         }
-    }
-
-    /// Settles a job with several outputs that was `committing`: the whole set in place completes with its sidecar,
-    /// named after the set; none of it runs again; a part of it is removed, and the job runs again.
-    private static func recoverSet(
-        _ row: Row,
-        parts data: Data,
-        in db: Database,
-        recovery: inout Recovery
-    ) throws {
-        let id: String = row["id"]
-        let folder = Self.path(row["outputFolder"])
-        let parts = (try? JSONDecoder().decode([PartRecord].self, from: data)) ?? []
-        let found = Self.files(withInodes: Set(parts.map(\.inode)), in: folder)
-        let outputs = parts.compactMap { found[$0.inode] }
-        if !parts.isEmpty, outputs.count == parts.count,
-            let setName = outputs[0].lastComponent.flatMap({
-                OutputPart.setName(ofPartNamed: $0, label: parts[0].label)
-            }),
-            let data: Data = row["sidecar"],
-            var sidecar = try? JSONDecoder().decode(Sidecar.self, from: data)
-        {
-            let listed = outputs.map { output in
-                Sidecar.Output(
-                    path: output,
-                    size: (try? SourceInspector.status(of: output))?.fingerprint.size ?? 0
-                )
-            }
-            sidecar.output = listed[0]
-            sidecar.outputs = listed
-            if row["sidecarSkipped"] as Bool? != true {
-                let sidecarFolder = (row["sidecarFolder"] as Data?).map { Self.path($0) }
-                let path = (sidecarFolder ?? folder).appending(setName).appendingToLastComponent(Sidecar.fileSuffix)
-                try OutputCommitter.makeDirectory(path.removingLastComponent())
-                try OutputCommitter.writeSidecar(sidecar, at: path)
-            }
-            try db.execute(
-                sql: "UPDATE job SET state = 'completed', output = ?, sidecar = NULL WHERE id = ?",
-                arguments: [outputs[0].bytes, id]
-            )
-            recovery.completed += 1
-            return
-        }
-        for output in outputs {
-            SystemCall.unlink(output)
-        }
-        if !outputs.isEmpty {
-            try OutputCommitter.syncDirectory(folder)
-        }
-        try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id])
-        if outputs.isEmpty {
-            recovery.unpublished += 1
-        } else {
-            recovery.withdrawn += 1
-        }
-    }
-
-    /// The files in `folder` (not temporary ones) whose inodes are among `inodes`, by inode.
-    private static func files(withInodes inodes: Set<UInt64>, in folder: FilePath) -> [UInt64: FilePath] {
-        guard let names = try? SystemCall.entries(of: folder) else { return [:] }
-        var found: [UInt64: FilePath] = [:]
-        for name in names where !name.bytes.starts(with: OutputCommitter.temporaryPrefix.utf8) {
-            let path = folder.appending(name)
-            if let status = try? SourceInspector.status(of: path), status.isRegularFile,
-                inodes.contains(status.fingerprint.inode)
-            {
-                found[status.fingerprint.inode] = path
-            }
-        }
-        return found
     }
 
     /// Runs `updates` in a transaction on GRDB's writer queue and waits for it, without regard to cancellation.
@@ -725,29 +571,14 @@ package final class Journal: Sendable {
         }
     }
 
-    /// Reads for the history (``Journal/history(_:)``), on a reader of the pool.
+    /// Reads for the history (``SQLiteJobStore/history(_:)``), on a reader of the pool.
     func readHistory<T: Sendable>(_ value: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await self.database.read(value)
     }
 
-    /// Writes for the history (``Journal/markRetried(_:)``), as every other write.
+    /// Writes for the history (``SQLiteJobStore/markRetried(_:)``), as every other write.
     func writeHistory<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await self.write(updates)
-    }
-
-    /// The file in `folder` (not a temporary one) whose inode is `inode`: inodes are unique among the files of one
-    /// file system, and a rename keeps them.
-    private static func file(withInode inode: UInt64, in folder: FilePath) -> FilePath? {
-        guard let names = try? SystemCall.entries(of: folder) else { return nil }
-        for name in names where !name.bytes.starts(with: OutputCommitter.temporaryPrefix.utf8) {
-            let path = folder.appending(name)
-            if let status = try? SourceInspector.status(of: path), status.isRegularFile,
-                status.fingerprint.inode == inode
-            {
-                return path
-            }
-        }
-        return nil
     }
 
     private static func path(_ data: Data?) -> FilePath {

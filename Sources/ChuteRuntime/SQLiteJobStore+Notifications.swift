@@ -1,20 +1,7 @@
 import Foundation
 import GRDB
 
-extension Journal {
-    /// A notification that its target did not take after every try: kept until the target answers again.
-    package struct KeptNotification: Sendable, Equatable {
-        package var id: Int64
-        /// The target's kind (`url` or `ntfy`) and URL, as written in the rules file.
-        package var kind: String
-        package var url: String
-        /// `failed`, `completed`, `cancelled` or `digest`.
-        package var event: String
-        /// The notification, as JSON.
-        package var payload: Data
-        package var keptAt: Date
-    }
-
+extension SQLiteJobStore {
     /// Keeps a notification its target did not take, to be sent when it answers again.
     package func keepNotification(kind: String, url: String, event: String, payload: Data) async throws {
         try await self.writeHistory { db in

@@ -1,0 +1,40 @@
+import Foundation
+
+/// What hears that a job ended: for a watched file the intake (which then knows the version handled, and when a
+/// postponed file is tried again) and the source's disposal.
+package protocol JobCompletionSink: Sendable {
+    /// Takes a job's outcome.
+    ///
+    /// - Returns: for a postponed job, when its file is tried again; otherwise `nil`.
+    func jobFinished(_ job: Job, outcome: JobOutcome) async -> Date?
+}
+
+/// The runtime's one completion sink: it hands each ended job to the sink of its origin, then ends its ticket.
+package struct JobCompletions: JobCompletionSink {
+    private let watched: [any JobCompletionSink]
+    private let tickets: JobTickets
+
+    /// - Parameters:
+    ///   - watched: where jobs of watched files go, in order (the intake, then the source's disposal); none where
+    ///     nothing is watched (`chute convert`).
+    ///   - tickets: the tickets that each job's outcome ends.
+    package init(watched: [any JobCompletionSink], tickets: JobTickets) {
+        self.watched = watched
+        self.tickets = tickets
+    }
+
+    package func jobFinished(_ job: Job, outcome: JobOutcome) async -> Date? {
+        var retryAt: Date?
+        switch job.origin {
+        case .watched:
+            for sink in self.watched {
+                if let at = await sink.jobFinished(job, outcome: outcome) { retryAt = at }
+            }
+        case .command:
+            // Its source is the user's to keep: nothing is moved, deleted or quarantined.
+            break
+        }
+        self.tickets.end(job.id, with: outcome)
+        return retryAt
+    }
+}
