@@ -215,7 +215,7 @@ extension Chute {
             } catch {
                 throw ValidationError(error.issues.map(\.message).joined(separator: "\n"))
             }
-            let conversion = OneShotConversion(
+            let conversion = CommandConversion(
                 input: FilePath(self.input),
                 output: FilePath(self.output),
                 options: options,
