@@ -86,6 +86,58 @@ struct CrashEndToEndTests {
         }
     }
 
+    /// A job is in the journal from the moment it is accepted: a SIGKILL while jobs wait in the queue loses none of
+    /// them. The restart counts them (`unfinished.queued`), and each file still gets exactly one output.
+    @Test func aKillWhileJobsAreQueuedLosesNone() async throws {
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: to-jpg
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                    onDuplicate: convert
+                """,
+            settings: "  cpuBudget: 1\n  concurrency: {image: 1}"
+        )
+        defer { harness.stop() }
+        let staging = try harness.directory.makeDirectory("staging")
+        let names = (0..<12).map { String(format: "scan%02d.png", $0) }
+        try Fixtures.makeImage(at: staging.appending("base.png"), width: 2000, height: 1500)
+        for name in names {
+            try FileManager.default.copyItem(
+                atPath: staging.appending("base.png").string,
+                toPath: staging.appending(name).string
+            )
+        }
+        try await harness.start()
+        try harness.moveIn(names, from: staging)
+        let journal = harness.directory.appending(".chute/journal.sqlite")
+        let queued = try await waitUntil("jobs queued in the journal", timeout: 60) { () -> Int? in
+            let count = try? CommandLineTool.run([
+                "sqlite3", journal.string, "SELECT COUNT(*) FROM job WHERE state = 'queued'",
+            ]).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+            return count.flatMap { Int($0) }.flatMap { $0 >= 4 ? $0 : nil }
+        }
+        let daemon = try #require(harness.daemon)
+        daemon.send(SIGKILL)
+        _ = try await daemon.waitForExit(timeout: 30)
+
+        try await harness.start()
+        let restarted = try #require(harness.daemon)
+        let opened = try #require(restarted.logLines(containing: "Journal opened").first)
+        let recovered = opened.firstMatch(of: /unfinished\.queued=(\d+)/).flatMap { Int($0.1) } ?? 0
+        let sidecars = try await harness.waitForSidecars(names.count, timeout: 240)
+        let outputs = Self.outputs(of: harness)
+        print(
+            "queued kill: \(queued) queued in the journal at the kill, \(recovered) recovered as queued, "
+                + "\(outputs.count) outputs for \(names.count) inputs"
+        )
+        #expect(recovered >= 1, "\(opened)")
+        #expect(outputs.sorted() == names.map { $0.replacingOccurrences(of: ".png", with: ".jpg") }.sorted())
+        #expect(sidecars.values.allSatisfy { $0.status == .completed })
+        #expect(harness.temporaryFiles().isEmpty, "\(harness.temporaryFiles())")
+    }
+
     /// The JPEG outputs in the outbox, the sentinels of ``DaemonHarness/waitForSidecars(_:timeout:)`` left out.
     private static func outputs(of harness: DaemonHarness) -> [String] {
         harness.directory.files(below: "outbox").filter { $0.hasSuffix(".jpg") && !$0.contains("zz-sentinel") }
