@@ -275,6 +275,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "ChuteHTTPTests",
+            dependencies: ["ChuteHTTP", "ChuteRuntime", "ChuteCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "ChuteWatchTests",
             dependencies: [
                 "ChuteWatch", "ChuteCore", "ChuteTestSupport", .product(name: "Logging", package: "swift-log"),

@@ -151,6 +151,16 @@ package struct ChuteApplication {
             ]
         )
         try await self.rebuildIfNeeded(journal)
+        // Uploads cut short or past their retention go before anything is taken; the rest wait for their jobs.
+        let spool = UploadSpool(journal: self.journalPath)
+        let swept = try await spool.sweep(
+            store: journal,
+            retention: self.config.settings.uploadRetention,
+            atStart: true
+        )
+        if swept > 0 {
+            self.logger.info("Uploads removed from the spool", metadata: ["removed": "\(swept)"])
+        }
         // Outputs, sidecars and sources moved across file systems are written under temporary names first.
         for folder in Set(self.config.rules.flatMap(\.writtenFolders)) {
             for path in OutputCommitter.removeStaleTemporaries(below: folder) {
@@ -196,6 +206,17 @@ package struct ChuteApplication {
         )
         // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
         let lanes = Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu)
+        await self.resubmitUploads(recovery.resubmitted, spool: spool, journal: journal, submitter: submitter)
+        let receiving = Uploads.Receiving()
+        let uploads = Uploads(
+            spool: spool,
+            submitter: submitter,
+            settings: self.config.settings,
+            rules: { intake.rules },
+            reads: { engine, type in Engines.registry.engine(engine)?.reads(type) ?? false },
+            receiving: receiving,
+            logger: self.logger
+        )
         let runtime = JobRuntime(
             queue: queue,
             completions: JobCompletions(watched: [intake, disposer], tickets: tickets),
@@ -218,7 +239,9 @@ package struct ChuteApplication {
                 intake: intake,
                 events: events,
                 cancellations: cancellations,
-                metrics: metrics
+                metrics: metrics,
+                uploads: uploads,
+                spool: spool
             ),
             socket: self.config.settings.api.socketPath(journal: self.journalPath),
             settings: self.config.settings.api,
@@ -262,6 +285,13 @@ package struct ChuteApplication {
         services += [
             disposer, runtime, watch, signalService, api,
             HistoryPruning(journal: journal, retention: self.config.settings.historyRetention, logger: self.logger),
+            UploadSweeping(
+                spool: spool,
+                journal: journal,
+                retention: self.config.settings.uploadRetention,
+                receiving: { receiving.current },
+                logger: self.logger
+            ),
         ]
         if let watchdog { services.insert(watchdog, at: 0) }
         if let notifier { services.append(notifier) }
@@ -274,6 +304,51 @@ package struct ChuteApplication {
         )
         try await group.run()
         self.logger.info("Chute stopped")
+    }
+
+    /// Submits again, with their ids, the jobs of uploads that a stopped daemon had not completed: no scan finds them,
+    /// and their tickets must still answer. One whose rule no longer takes uploads, or whose file is gone, fails.
+    private func resubmitUploads(
+        _ ids: [String],
+        spool: UploadSpool,
+        journal: SQLiteJobStore,
+        submitter: JobSubmitter
+    ) async {
+        for id in ids {
+            var logger = self.logger
+            logger[metadataKey: "job.id"] = "\(id)"
+            do {
+                guard let entry = try await journal.entry(id) else { continue }
+                let rule = self.config.rules.first { $0.name == entry.rule && $0.upload }
+                let file = spool.uploadedFile(of: id)
+                let made = rule.flatMap { rule in
+                    file.map { file in
+                        spool.job(id, file: file, rule: rule) { engine, type in
+                            Engines.registry.engine(engine)?.reads(type) ?? false
+                        }
+                    }
+                }
+                switch made {
+                case .success(let job)?:
+                    if await submitter.submit(job) != nil {
+                        logger.info("Upload submitted again after a restart", metadata: ["rule.name": "\(entry.rule)"])
+                    }
+                case .failure(let refusal)?:
+                    try await journal.fail(id, failure: ConversionFailure(.unsupportedInput, refusal.message))
+                case nil:
+                    let why =
+                        rule == nil
+                        ? "its rule '\(entry.rule)' no longer takes uploads" : "its file is gone from the spool"
+                    try await journal.fail(
+                        id,
+                        failure: ConversionFailure(.engineUnavailable, "after a restart, \(why)")
+                    )
+                    logger.warning("Upload not submitted again after a restart", metadata: ["reason": "\(why)"])
+                }
+            } catch {
+                logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            }
+        }
     }
 
     /// The scheduler's budget from the settings: `cpuBudget` cores (default: the machine's), `memoryBudget` bytes

@@ -204,6 +204,14 @@ package struct Settings: Sendable, Equatable {
     /// status API, the web page, `chute jobs`). An older row is deleted only once its source has gone or changed:
     /// while the same file is still there, its row is what keeps it from being converted again.
     package var historyRetention: Duration = .seconds(90 * 86_400)
+    /// `uploadRetention` (duration, default 24h): how long an uploaded file, its outputs in the spool and their
+    /// sidecars are kept after its job ended.
+    package var uploadRetention: Duration = .seconds(86_400)
+    /// `maxUploadSize` (byte size, default 16GB): the largest file the API takes; a larger one is refused with 413,
+    /// from its `Content-Length` before its body is read, or as soon as a body without one grows past it.
+    package var maxUploadSize: Int64 = 16_000_000_000
+    /// `maxUploads` (int, default 8): how many uploads the API takes at once; one more is answered 429.
+    package var maxUploads = 8
     /// `api` (mapping): where the daemon's status API listens (``APISettings``).
     package var api = APISettings()
     /// `digestAt` (`HH:MM`, default `08:00`) and `digestEvery` (duration, default none): when the notification

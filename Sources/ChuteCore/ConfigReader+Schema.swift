@@ -26,7 +26,7 @@ extension ConfigReader.Walker {
         [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
             "maxAge", "owner", "group", "mode", "source", "doneFolder", "quarantine", "onDuplicate", "sidecars",
-            "groupBy", "notify",
+            "groupBy", "notify", "upload", "uploadOutput",
         ]
         + JobLimits.keys
     /// The keys of one rule: the fixed ones and every engine's options.
@@ -40,7 +40,7 @@ extension ConfigReader.Walker {
             "concurrency",
         ]
         + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
-        + ["historyRetention", "api", "digestAt", "digestEvery"]
+        + ["historyRetention", "uploadRetention", "maxUploadSize", "maxUploads", "api", "digestAt", "digestEvery"]
     /// The keys of one `notify:` entry: `url` (a webhook) or `ntfy` (a topic), and `on`.
     static let notifyKeys = ["url", "ntfy", "on"]
 
@@ -305,6 +305,10 @@ extension ConfigReader.Walker {
         let sidecars = fields["sidecars"].flatMap { self.sidecarPlacement($0) }
         let grouping = fields["groupBy"].flatMap { self.grouping($0, format: format, options: options) }
         let notify = fields["notify"].flatMap { self.notifyTargets($0) }
+        let upload = fields["upload"].flatMap { self.bool($0) }
+        let uploadOutput = fields["uploadOutput"].flatMap {
+            self.choice($0, of: UploadOutput.self, expected: "spool or folder")
+        }
         guard let name, let match, let format, let output else { return nil }
         return Rule(
             name: name,
@@ -325,7 +329,9 @@ extension ConfigReader.Walker {
             onDuplicate: onDuplicate ?? .skip,
             sidecars: sidecars ?? .besideOutput,
             grouping: grouping,
-            notify: notify
+            notify: notify,
+            upload: upload ?? false,
+            uploadOutput: uploadOutput ?? .spool
         )
     }
 
@@ -790,6 +796,23 @@ extension ConfigReader.Walker {
             } else {
                 self.report("'historyRetention' must be longer than 0", at: entry.value)
             }
+        }
+        if let entry = fields["uploadRetention"], let retention = self.duration(entry) {
+            if retention > .zero {
+                settings.uploadRetention = retention
+            } else {
+                self.report("'uploadRetention' must be longer than 0", at: entry.value)
+            }
+        }
+        if let entry = fields["maxUploadSize"], let bytes = self.byteSize(entry) {
+            if bytes > 0 {
+                settings.maxUploadSize = bytes
+            } else {
+                self.report("'maxUploadSize' must be more than 0", at: entry.value)
+            }
+        }
+        if let entry = fields["maxUploads"] {
+            settings.maxUploads = self.positiveInteger(entry) ?? settings.maxUploads
         }
         if let entry = fields["concurrency"] {
             let engines = self.registry.engines.map(\.kind)

@@ -202,7 +202,8 @@ package enum ConfigSchema {
         "source": Self.choice(SourcePolicy.Choice.allCases.map(\.rawValue)), "doneFolder": Self.string,
         "quarantine": Self.string, "onDuplicate": Self.choice(DuplicatePolicy.allCases.map(\.rawValue)),
         "sidecars": Self.string, "groupBy": Self.choice(RuleGrouping.allCases.map(\.rawValue)),
-        "notify": Self.notifyList,
+        "notify": Self.notifyList, "upload": Self.boolean,
+        "uploadOutput": Self.choice(UploadOutput.allCases.map(\.rawValue)),
     ]) { first, _ in first }
 
     /// The keys of `settings:` (`concurrency` comes from the registry's lanes).
@@ -214,7 +215,8 @@ package enum ConfigSchema {
         "ioPriority": .object(["type": .array([.string("string"), .string("integer")])]),
         "api": Self.closed(["socket": Self.string, "listen": Self.string, "tokenFile": Self.string]),
         "cpuBudget": Self.positiveInteger, "memoryBudget": Self.byteSize, "agingLimit": Self.duration,
-        "historyRetention": Self.duration,
+        "historyRetention": Self.duration, "uploadRetention": Self.duration, "maxUploadSize": Self.byteSize,
+        "maxUploads": Self.positiveInteger,
         "digestAt": .object(["type": .string("string"), "pattern": .string("^[0-9]{1,2}:[0-9]{2}$")]),
         "digestEvery": Self.duration,
     ]) { first, _ in first }

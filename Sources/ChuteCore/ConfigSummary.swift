@@ -201,6 +201,12 @@ package enum ConfigSummary {
         case .failedOnly: lines.append(indent + "sidecars: failed jobs only")
         case .folder(let folder): lines.append(indent + "sidecars: in \(folder)")
         }
+        if rule.upload {
+            lines.append(
+                indent + "uploads: taken through the API, outputs "
+                    + (rule.uploadOutput == .spool ? "kept in the spool for download" : "written to the output folder")
+            )
+        }
         var filters = Self.describe(rule.filters)
         if !rule.watches.isEmpty {
             filters.append("below " + rule.watches.map(\.string).joined(separator: ", "))
@@ -283,6 +289,9 @@ package enum ConfigSummary {
             "Status API: socket " + (settings.api.socket?.string ?? ".chute/api.sock beside the journal")
                 + (settings.api.listen.map { ", TCP \($0) with the token in \(settings.api.tokenFile?.string ?? "")" }
                     ?? ", no TCP"),
+            "Uploads: at most \(settings.maxUploads) at once, each at most "
+                + "\(ValueParsing.describe(bytes: settings.maxUploadSize)), kept for "
+                + ValueParsing.describe(settings.uploadRetention) + " after their jobs",
         ]
     }
 }

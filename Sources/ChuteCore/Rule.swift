@@ -48,6 +48,12 @@ package struct Rule: Sendable, Equatable {
     /// `notify` (list, default: the top-level `notify`): where notifications of this rule's jobs go, instead of the
     /// top-level list; `[]` sends none.
     package var notify: [NotifyTarget]?
+    /// `upload` (bool, default false): the status API takes files for this rule (`POST /api/jobs?rule=NAME`).
+    package var upload: Bool
+    /// `uploadOutput` (`spool` or `folder`, default `spool`): where an uploaded file's outputs go: into the spool
+    /// beside the journal, to be downloaded and deleted after `uploadRetention`, or into `output` as a dropped
+    /// file's would.
+    package var uploadOutput: UploadOutput
 
     package init(
         name: String,
@@ -68,7 +74,9 @@ package struct Rule: Sendable, Equatable {
         onDuplicate: DuplicatePolicy = .skip,
         sidecars: SidecarPlacement = .besideOutput,
         grouping: RuleGrouping? = nil,
-        notify: [NotifyTarget]? = nil
+        notify: [NotifyTarget]? = nil,
+        upload: Bool = false,
+        uploadOutput: UploadOutput = .spool
     ) {
         self.name = name
         self.match = match
@@ -89,6 +97,8 @@ package struct Rule: Sendable, Equatable {
         self.sidecars = sidecars
         self.grouping = grouping
         self.notify = notify
+        self.upload = upload
+        self.uploadOutput = uploadOutput
     }
 }
 
@@ -148,6 +158,14 @@ package enum DuplicatePolicy: String, Sendable, Equatable, CaseIterable {
     case skip
     /// Convert it again, as any other file.
     case convert
+}
+
+/// Where the outputs of a rule's uploaded files go.
+package enum UploadOutput: String, Sendable, Equatable, CaseIterable {
+    /// Into the upload's folder in the spool, served by the API and deleted after `uploadRetention`.
+    case spool
+    /// Into the rule's `output`, as a dropped file's outputs.
+    case folder
 }
 
 /// Where a rule's sidecars go.

@@ -53,10 +53,55 @@ package enum API {
     }
 
     /// `GET /api/jobs/{id}`.
+    ///
+    /// Its first fields are the shape apps and scripts of other conversion services poll: `id`, `status` (`pending`,
+    /// `processing`, `completed`, `failed` or `cancelled`), `progress` (0 to 100), `message` and `result` (the address
+    /// of each output, ``StatusAPI`` serves it); then Chute's own: the job, its sidecar and its outputs.
     package struct JobDetail: Codable, Sendable {
+        package var id: String?
+        package var status: String
+        package var progress: Int
+        package var message: String?
+        package var result: [String]
         package var job: Job
         package var sidecar: Sidecar?
         package var outputs: [Output]
+
+        package init(job: Job, sidecar: Sidecar?, outputs: [Output]) {
+            self.id = job.id
+            self.status = Self.status(of: job.state)
+            // 100 only once it completed: a worker's last progress report comes before the output's commit.
+            self.progress =
+                job.state == "completed" ? 100 : min(99, max(0, Int(((job.progress ?? 0) * 100).rounded(.down))))
+            self.message = job.message
+            self.result = job.id.map { id in outputs.indices.map { "/api/jobs/\(id)/outputs/\($0)" } } ?? []
+            self.job = job
+            self.sidecar = sidecar
+            self.outputs = outputs
+        }
+
+        /// Chute's state of a job in the five words of `status`.
+        static func status(of state: String) -> String {
+            switch state {
+            case "running", "committing": "processing"
+            case "completed": "completed"
+            case "failed", "vanished": "failed"
+            case "cancelled", "retried": "cancelled"
+            default: "pending"
+            }
+        }
+    }
+
+    /// `POST /api/jobs?rule=NAME`'s answer: the job the upload became.
+    package struct Upload: Codable, Sendable {
+        package var id: String
+        /// `pending`, as ``JobDetail/status`` says it.
+        package var status: String
+        /// The job's address, `GET` for its status.
+        package var location: String
+        package var rule: String
+        /// The bytes received.
+        package var size: Int64
     }
 
     /// `POST /api/retry`.

@@ -80,7 +80,13 @@ package struct Notifier: Service {
     /// - Parameters:
     ///   - config: the `notify:` lists (top-level and per rule) and the digest's schedule.
     ///   - journal: where the digest's counts come from.
-    package init(config: ChuteConfig, events: JobEvents, journal: any JobStore, logger: Logger, policy: Policy = Policy()) {
+    package init(
+        config: ChuteConfig,
+        events: JobEvents,
+        journal: any JobStore,
+        logger: Logger,
+        policy: Policy = Policy()
+    ) {
         self.config = config
         self.subscription = events.subscribe(limit: .max)
         self.journal = journal

@@ -27,6 +27,9 @@ package struct StatusAPI: Sendable {
     package let events: JobEvents
     package let cancellations: JobCancellations
     package let metrics: JobMetrics
+    /// The uploads (`POST /api/jobs`), and the spool that holds them; `nil` where nothing is taken.
+    package let uploads: Uploads?
+    package let spool: UploadSpool?
     /// Each event encoded once for all the clients of the event stream: enough for any client not about to be dropped
     /// as too slow (``JobEvents/hardLimit``) to find the events it has not read yet.
     private let encodedEvents = EncodedValues<JobEvent>(generation: 4096)
@@ -40,7 +43,9 @@ package struct StatusAPI: Sendable {
         intake: Intake,
         events: JobEvents,
         cancellations: JobCancellations,
-        metrics: JobMetrics
+        metrics: JobMetrics,
+        uploads: Uploads? = nil,
+        spool: UploadSpool? = nil
     ) {
         self.board = board
         self.queue = queue
@@ -49,6 +54,8 @@ package struct StatusAPI: Sendable {
         self.events = events
         self.cancellations = cancellations
         self.metrics = metrics
+        self.uploads = uploads
+        self.spool = spool
     }
 
     /// The router with every route, behind a bearer token if given (on TCP).
@@ -63,6 +70,20 @@ package struct StatusAPI: Sendable {
         router.get("/api/status") { _, _ in try await self.status() }
         router.get("/api/jobs") { request, _ in try await self.jobs(request.uri.queryParameters) }
         router.get("/api/jobs/:id") { _, context in try await self.job(try context.parameters.require("id")) }
+        if let uploads = self.uploads {
+            // PUT too: `curl -T FILE` sends one.
+            router.post("/api/jobs") { request, _ in try await uploads.upload(request) }
+            router.put("/api/jobs") { request, _ in try await uploads.upload(request) }
+        }
+        router.get("/api/jobs/:id/outputs/:index") { request, context in
+            try await self.download(
+                try context.parameters.require("id"),
+                index: try context.parameters.require("index", as: Int.self),
+                request: request,
+                context: context
+            )
+        }
+        router.delete("/api/jobs/:id") { _, context in try await self.delete(try context.parameters.require("id")) }
         router.post("/api/jobs/:id/cancel") { _, context in
             try await self.cancel(try context.parameters.require("id"))
         }
@@ -170,21 +191,122 @@ package struct StatusAPI: Sendable {
     }
 
     private func job(_ id: String) async throws -> Response {
+        let (job, sidecar, paths) = try await self.detail(id)
+        return try Self.json(API.JobDetail(job: job, sidecar: sidecar, outputs: Self.outputs(paths)))
+    }
+
+    /// A job as the board (while it is live) or the journal knows it, with its sidecar and its outputs.
+    private func detail(_ id: String) async throws -> (API.Job, Sidecar?, [FilePath]) {
         if let live = await self.board.entry(id), ["queued", "running"].contains(live.state) {
-            return try Self.json(API.JobDetail(job: live, sidecar: nil, outputs: []))
+            return (live, nil, [])
         }
-        guard let entry = try await self.journal.entry(id) else {
+        guard let entry = try await self.journal.entry(id), entry.state != JobState.queued.rawValue else {
             if let live = await self.board.entry(id) {
-                return try Self.json(
-                    API.JobDetail(job: live, sidecar: nil, outputs: Self.outputs(live.outputs.map { FilePath($0) }))
-                )
+                return (live, nil, live.outputs.map { FilePath($0) })
             }
             throw Self.problem(.notFound, "no job '\(id)'")
         }
         let sidecar = entry.sidecar.flatMap(Self.readSidecar)
         var paths = sidecar?.outputs?.map(\.filePath) ?? []
         if paths.isEmpty, let output = entry.output { paths = [output] }
-        return try Self.json(API.JobDetail(job: Self.job(entry), sidecar: sidecar, outputs: Self.outputs(paths)))
+        return (Self.job(entry), sidecar, paths)
+    }
+
+    /// `GET /api/jobs/ID/outputs/N`: the N-th output (from 0) of a completed job, with its length and an `ETag`, or
+    /// the byte range its `Range` asks for (206), so that a client resumes a download.
+    private func download(
+        _ id: String,
+        index: Int,
+        request: Request,
+        context: some RequestContext
+    ) async throws -> Response {
+        let (job, _, paths) = try await self.detail(id)
+        guard job.state == "completed" else {
+            throw Self.problem(.conflict, "job '\(id)' is \(job.state); its outputs are served once it completed")
+        }
+        guard paths.indices.contains(index) else {
+            throw Self.problem(.notFound, "job '\(id)' has \(paths.count) output(s), numbered from 0")
+        }
+        let path = paths[index]
+        guard let status = try? SourceInspector.status(of: path), status.isRegularFile else {
+            throw Self.problem(.gone, "the output \(path.readableString) is no longer there")
+        }
+        let size = status.fingerprint.size
+        let tag =
+            "\"\(String(status.fingerprint.inode, radix: 16))-\(String(size, radix: 16))-"
+            + "\(String(status.fingerprint.modifiedNanoseconds, radix: 16))\""
+        var headers = HTTPFields()
+        headers[.eTag] = tag
+        headers[.acceptRanges] = "bytes"
+        headers[.contentType] = "application/octet-stream"
+        let name = path.lastComponent.map { FilePath(root: nil, [$0]).readableString } ?? "output"
+        headers[.contentDisposition] = "attachment; filename=\"\(name.replacingOccurrences(of: "\"", with: "_"))\""
+        if request.headers[.ifNoneMatch] == tag {
+            return Response(status: .notModified, headers: headers)
+        }
+        var range: ClosedRange<Int64>?
+        if let asked = request.headers[.range], request.headers[.ifRange].map({ $0 == tag }) ?? true {
+            guard let satisfiable = ByteRange.parse(asked, size: size) else {
+                headers[.contentRange] = "bytes */\(size)"
+                throw APIProblem(
+                    status: .rangeNotSatisfiable,
+                    message: "the range \(asked) is outside the output's \(size) bytes",
+                    headers: headers
+                )
+            }
+            range = satisfiable
+        }
+        let files = FileIO()
+        guard let range else {
+            headers[.contentLength] = String(size)
+            return Response(
+                status: .ok,
+                headers: headers,
+                body: try await files.loadFile(path: path.string, context: context)
+            )
+        }
+        headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
+        headers[.contentLength] = String(range.count)
+        let body = try await files.loadFile(
+            path: path.string,
+            range: Int(range.lowerBound)...Int(range.upperBound),
+            context: context
+        )
+        return Response(status: .partialContent, headers: headers, body: body)
+    }
+
+    /// `DELETE /api/jobs/ID`: stops an upload's job if it is queued or converting, then removes the upload, its
+    /// outputs in the spool and their sidecars.
+    private func delete(_ id: String) async throws -> Response {
+        guard let spool = self.spool else { throw Self.problem(.notFound, "no job '\(id)'") }
+        let recorded = try await self.journal.entry(id)
+        let live = await self.board.entry(id)
+        guard let source = recorded?.source ?? live.map({ FilePath($0.source) }) else {
+            throw Self.problem(.notFound, "no job '\(id)'")
+        }
+        guard spool.contains(source) else {
+            throw Self.problem(
+                .conflict,
+                "job '\(id)' converts a watched file, which is not deleted; cancel it with POST /api/jobs/\(id)/cancel"
+            )
+        }
+        if self.cancellations.cancel(id) {
+            // Killed at once; the job is over when the board says so, before its files go.
+            try await Self.waitUntilOver(id, board: self.board)
+        } else {
+            _ = await self.intake.withdraw(id)
+        }
+        spool.remove(id)
+        return try Self.json(API.Acknowledgement(state: "deleted", id: id))
+    }
+
+    /// Waits, up to 30 s, until a job whose conversion was cancelled is no longer running.
+    private static func waitUntilOver(_ id: String, board: JobStatusBoard) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if let entry = await board.entry(id), entry.state != "running" { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     private func cancel(_ id: String) async throws -> Response {
@@ -425,10 +547,19 @@ package struct StatusAPI: Sendable {
 package struct APIProblem: HTTPResponseError {
     package var status: HTTPResponse.Status
     package var message: String
+    /// More header fields of the answer (`Retry-After`).
+    package var headers: HTTPFields = [:]
 
     package func response(from request: Request, context: some RequestContext) throws -> Response {
-        try StatusAPI.json(API.Problem(error: self.message), status: self.status)
+        var response = try StatusAPI.json(API.Problem(error: self.message), status: self.status)
+        response.headers.append(contentsOf: self.headers)
+        return response
     }
+}
+
+extension HTTPResponse.Status {
+    /// 507: the server has no room to store what the request sends (a full spool).
+    static let insufficientStorage = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
 }
 
 /// Gives the router's own refusals (no route for the address, a method its route does not take) the API's JSON

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What hears that a job ended: for a watched file the intake (which then knows the version handled, and when a
-/// postponed file is tried again) and the source's disposal.
+/// postponed file is tried again) and the source's disposal; for an upload nothing but its ticket, since the spool keeps
+/// it for its retention.
 package protocol JobCompletionSink: Sendable {
     /// Takes a job's outcome.
     ///
@@ -32,6 +33,9 @@ package struct JobCompletions: JobCompletionSink {
             }
         case .command:
             // Its source is the user's to keep: nothing is moved, deleted or quarantined.
+            break
+        case .upload:
+            // The spool keeps the upload and its outputs for their retention (UploadSpool.sweep), for download.
             break
         }
         self.tickets.end(job.id, with: outcome)

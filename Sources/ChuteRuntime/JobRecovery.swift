@@ -11,7 +11,8 @@ import SystemPackage
 ///
 /// What becomes of each job:
 /// - `queued`, `running` or `interrupted`: nothing was published; the record goes and the file is taken again (its
-///   temporary output is removed as stale).
+///   temporary output is removed as stale). An upload, which no scan finds, keeps its record and is submitted again
+///   with the same id (``RecoveryAction/resubmit(jobID:)``); so is one whose output was not renamed into place.
 /// - `committing`: a rename keeps the inode, so the output is looked up by the recorded inode in its folder. Found,
 ///   it gets its sidecar and the job completes; not found, the rename never happened and the file runs again. A job
 ///   with several outputs (``OutputPart``) records the inode of each: all found, the set completes; none, the file
@@ -44,21 +45,32 @@ package enum JobRecovery {
     ) throws(ConversionFailure)
         -> RecoveryAction
     {
+        // Only its record knows an upload: it is not found again by a scan.
+        let again: RecoveryAction = job.origin == .upload ? .resubmit(jobID: job.id) : .rerun(jobID: job.id)
+        if case .resubmit = again, job.stage == .queued || job.stage == .converting {
+            summary.resubmitted.append(job.id)
+        }
         switch job.stage {
         case .queued:
             summary.queued += 1
-            return .rerun(jobID: job.id)
+            return again
         case .converting:
             summary.interrupted += 1
-            return .rerun(jobID: job.id)
+            return again
         case .committing(let record) where record.parts != nil:
-            return try Self.settleSet(job, record, summary: &summary)
+            let action = try Self.settleSet(job, record, summary: &summary)
+            if case .rerun = action, case .resubmit = again {
+                summary.resubmitted.append(job.id)
+                return again
+            }
+            return action
         case .committing(let record):
             guard let output = Self.file(withInode: record.outputInode, in: record.outputFolder),
                 var sidecar = record.sidecar
             else {
                 summary.unpublished += 1
-                return .rerun(jobID: job.id)
+                if case .resubmit = again { summary.resubmitted.append(job.id) }
+                return again
             }
             let size = (try? SourceInspector.status(of: output))?.fingerprint.size ?? 0
             sidecar.output = Sidecar.Output(path: output, size: size)

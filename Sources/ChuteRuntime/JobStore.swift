@@ -160,6 +160,9 @@ package enum JobOrigin: String, Sendable, Codable, Equatable {
     case watched
     /// `chute convert`: its source is left alone whatever the outcome.
     case command
+    /// A file uploaded through the API into the spool (``UploadSpool``): the spool keeps it, its outputs and sidecar
+    /// until `uploadRetention` after the job ended, and a restart submits it again with the same id.
+    case upload
 }
 
 /// How an earlier job ended for a source.
@@ -196,7 +199,7 @@ package struct UnfinishedJob: Sendable, Equatable {
     /// How far it got.
     package enum Stage: Sendable, Equatable {
         /// Accepted, not started.
-        case queued(JobOrigin)
+        case queued
         /// Converting, or stopped by shutdown while converting: nothing of it was published.
         case converting
         /// Its output was converted and synced under a temporary name, perhaps renamed into place since.
@@ -206,12 +209,14 @@ package struct UnfinishedJob: Sendable, Equatable {
     package var id: String
     package var source: FilePath
     package var rule: String
+    package var origin: JobOrigin
     package var stage: Stage
 
-    package init(id: String, source: FilePath, rule: String, stage: Stage) {
+    package init(id: String, source: FilePath, rule: String, origin: JobOrigin, stage: Stage) {
         self.id = id
         self.source = source
         self.rule = rule
+        self.origin = origin
         self.stage = stage
     }
 }
@@ -255,12 +260,17 @@ package enum RecoveryAction: Sendable, Equatable {
     case rerun(jobID: String)
     /// Its output is in place (and its sidecar written): it completed.
     case complete(jobID: String, output: FilePath, sidecar: FilePath?)
+    /// Nothing of it is in place, and only its record knows the file (an upload in the spool): it stays, `queued`,
+    /// and is submitted again with the same id, so that its ticket still answers.
+    case resubmit(jobID: String)
 }
 
 /// What ``JobRecovery`` settled, for the log.
 package struct RecoverySummary: Sendable, Equatable {
     /// Jobs accepted but not started: their files are taken again.
     package var queued = 0
+    /// Jobs of uploaded files that had not completed: they are submitted again, with the same ids.
+    package var resubmitted: [String] = []
     /// Jobs that were converting, or that shutdown cancelled: they run again.
     package var interrupted = 0
     /// Jobs whose output was renamed into place before the kill: completed now, with their sidecar.

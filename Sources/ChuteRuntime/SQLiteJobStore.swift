@@ -515,7 +515,7 @@ package final class SQLiteJobStore: JobStore {
                 let stage: UnfinishedJob.Stage
                 switch state {
                 case JobState.queued.rawValue:
-                    stage = .queued((row["origin"] as String?).flatMap(JobOrigin.init(rawValue:)) ?? .watched)
+                    stage = .queued
                 case JobState.committing.rawValue:
                     stage = .committing(
                         CommitRecord(
@@ -534,7 +534,13 @@ package final class SQLiteJobStore: JobStore {
                 default:
                     stage = .converting
                 }
-                return UnfinishedJob(id: row["id"], source: Self.path(row["source"]), rule: row["rule"], stage: stage)
+                return UnfinishedJob(
+                    id: row["id"],
+                    source: Self.path(row["source"]),
+                    rule: row["rule"],
+                    origin: (row["origin"] as String?).flatMap(JobOrigin.init(rawValue:)) ?? .watched,
+                    stage: stage
+                )
             }
         }
     }
@@ -547,6 +553,11 @@ package final class SQLiteJobStore: JobStore {
                 switch action {
                 case .rerun(let id):
                     try db.execute(sql: "DELETE FROM job WHERE id = ?", arguments: [id])
+                case .resubmit(let id):
+                    try db.execute(
+                        sql: "UPDATE job SET state = 'queued', updatedAt = ? WHERE id = ?",
+                        arguments: [now, id]
+                    )
                 case .complete(let id, let output, let sidecar):
                     try db.execute(
                         sql: """

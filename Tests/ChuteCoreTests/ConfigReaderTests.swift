@@ -190,7 +190,7 @@ private let unknownKeyCases: [(String, String)] = [
             + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
             + "maxDuration, "
-            + "historyRetention, api, digestAt, digestEvery"
+            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, api, digestAt, digestEvery"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -692,7 +692,7 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
                     + "maxDuration, "
-                    + "historyRetention, api, digestAt, digestEvery",
+                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, api, digestAt, digestEvery",
             ]
         )
     }
@@ -903,6 +903,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
                 Status API: socket .chute/api.sock beside the journal, no TCP
+                Uploads: at most 8 at once, each at most 16GB, kept for 1d after their jobs
                 Notifications: none
                 """
         )
@@ -955,6 +956,8 @@ private let badSettingsValueCases: [(String, String)] = [
             keepStructure: false
             onConflict: overwrite
             concurrency: 3
+            upload: true
+            uploadOutput: folder
             watch: scans
             minSize: 10KB
             maxSize: 2GB
@@ -1080,6 +1083,9 @@ private let badSettingsValueCases: [(String, String)] = [
           maxFrames: 50
           maxDuration: 4h
           historyRetention: 30d
+          uploadRetention: 12h
+          maxUploadSize: 2GB
+          maxUploads: 3
           api:
             socket: /run/chute/api.sock
             listen: 127.0.0.1:8750
@@ -1135,6 +1141,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "memoryLimit": "memory 3GB", "cpuTimeLimit": "CPU time 1.5m", "maxOutputSize": "output ≤ 8GB",
         "maxPixels": "pixels ≤ 50000000", "maxImageSide": "image side ≤ 20000", "maxFrames": "frames ≤ 500",
         "maxDuration": "duration ≤ 3h",
+        "upload": "uploads: taken through the API", "uploadOutput": "outputs written to the output folder",
     ]
     /// What the summary's settings show for each settings key.
     private static let settingsShown: [String: String] = [
@@ -1148,6 +1155,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "maxPixels": "pixels ≤ 40000000", "maxImageSide": "image side ≤ 30000", "maxFrames": "frames ≤ 50",
         "maxDuration": "duration ≤ 4h",
         "historyRetention": "kept in the history for 30d",
+        "uploadRetention": "kept for 12h after their jobs", "maxUploadSize": "each at most 2GB",
+        "maxUploads": "at most 3 at once",
         "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token",
         "digestAt": "from 07:45", "digestEvery": "digest every 12h",
     ]

@@ -265,7 +265,8 @@ import Testing
 
         let unfinished = try await journal.unfinishedJobs()
         #expect(unfinished.map(\.id) == [waiting.id, command.id, started.id])
-        #expect(unfinished.map(\.stage) == [.queued(.watched), .queued(.command), .converting])
+        #expect(unfinished.map(\.stage) == [.queued, .queued, .converting])
+        #expect(unfinished.map(\.origin) == [.watched, .command, .watched])
         #expect(try await journal.entry(waiting.id)?.state == "queued")
         #expect(try await journal.outcome(of: waiting.source, fingerprint: self.fingerprint) == nil)
 

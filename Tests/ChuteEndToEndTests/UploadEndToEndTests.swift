@@ -1,0 +1,285 @@
+import ChuteCore
+import ChuteTestSupport
+import Foundation
+import Glibc
+import SystemPackage
+import Testing
+
+/// Files uploaded to the real daemon over TCP with its bearer token, as an app or a script would with curl: each
+/// becomes a job of its rule, whose status is polled and whose outputs are downloaded; refusals say why and leave
+/// nothing behind; kills during and after an upload lose nothing and keep nothing half received.
+@Suite(.serialized, .timeLimit(.minutes(4)))
+struct UploadEndToEndTests {
+    private static let token = "upload-test-token"
+
+    /// A daemon with a rule that takes uploads (clips to 480p MP4, photos to 300 px JPEG) and one that does not,
+    /// listening on a free loopback port with a token.
+    private static func harness(settings: String = "", journal: String? = nil) throws -> (DaemonHarness, Int) {
+        let port = Int(try LoopbackListener.freePort())
+        let harness = try DaemonHarness(
+            rules: """
+                  - name: clips
+                    match: ["*.mov", "*.mp4", "*.mkv"]
+                    to: mp4
+                    shortSide: 480
+                    preset: ultrafast
+                    output: ./outbox
+                    upload: true
+                  - name: photos
+                    match: ["*.png", "*.jpg"]
+                    to: jpg
+                    width: 300
+                    output: ./outbox
+                    upload: true
+                  - name: watched-only
+                    match: "*.tif"
+                    to: png
+                    output: ./outbox
+                """,
+            settings: """
+                  api:
+                    listen: 127.0.0.1:\(port)
+                    tokenFile: ./token
+                  concurrency: {video: 1}
+                \(settings)
+                """
+        )
+        try "\(Self.token)\n".write(
+            toFile: harness.directory.appending("token").string,
+            atomically: true,
+            encoding: .utf8
+        )
+        return (harness, port)
+    }
+
+    /// curl's answer: the status, the body, and the response's header lines.
+    private struct Answer {
+        var status: Int
+        var body: String
+        var headers: [String]
+
+        var json: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(self.body.utf8))) as? [String: Any] ?? [:]
+        }
+    }
+
+    private static func curl(_ port: Int, _ path: String, _ arguments: [String], token: Bool = true) throws -> Answer {
+        let headers = FileManager.default.temporaryDirectory.appendingPathComponent("headers-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: headers) }
+        let result = try CommandLineTool.run(
+            ["curl", "-sS", "--max-time", "60", "-D", headers.path, "-w", "\n%{http_code}"]
+                + (token ? ["-H", "Authorization: Bearer \(Self.token)"] : []) + arguments
+                + ["http://127.0.0.1:\(port)\(path)"]
+        )
+        var lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let status = Int(lines.popLast() ?? "") ?? 0
+        let fields = ((try? String(contentsOf: headers, encoding: .utf8)) ?? "")
+            .split(separator: "\r\n").map(String.init)
+        return Answer(status: status, body: lines.joined(separator: "\n"), headers: fields)
+    }
+
+    /// The files in the spool, the partial bodies included.
+    private static func spoolFiles(_ harness: DaemonHarness) -> [String] {
+        harness.directory.files(below: ".chute/spool")
+    }
+
+    /// How many jobs the journal records.
+    private static func journalJobs(_ harness: DaemonHarness) throws -> Int {
+        let journal = harness.directory.appending(".chute/journal.sqlite")
+        let count = try CommandLineTool.run(["sqlite3", journal.string, "SELECT COUNT(*) FROM job"]).standardOutput
+        return Int(count.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    @Test func aClipUploadedWithCurlIsPolledToCompletedAndDownloadedWithRanges() async throws {
+        let (harness, port) = try Self.harness()
+        defer { harness.stop() }
+        let clip = harness.directory.appending("holiday.mov")
+        try MediaFixtures.makeClip(
+            at: clip,
+            width: 1920,
+            height: 1080,
+            seconds: 15,
+            codecArguments: ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"]
+        )
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+
+        let taken = try Self.curl(port, "/api/jobs?rule=clips&name=holiday.mov", ["-T", clip.string])
+        #expect(taken.status == 202, "\(taken.body)")
+        let id = try #require(taken.json["id"] as? String)
+        #expect(taken.headers.contains("Location: /api/jobs/\(id)"), "\(taken.headers)")
+        #expect(taken.json["status"] as? String == "pending")
+
+        var seen: [Int] = []
+        let done = try await waitUntil("the upload's job to complete", timeout: 180) { () -> [String: Any]? in
+            let polled = try Self.curl(port, "/api/jobs/\(id)", []).json
+            if let progress = polled["progress"] as? Int, seen.last != progress { seen.append(progress) }
+            let status = polled["status"] as? String
+            return status == "completed" || status == "failed" ? polled : nil
+        }
+        print("upload: progress seen \(seen), final \(done["status"] ?? "?")")
+        #expect(done["status"] as? String == "completed", "\(done)")
+        #expect(seen == seen.sorted(), "progress only rises: \(seen)")
+        #expect(seen.contains { (1...99).contains($0) }, "progress between start and end: \(seen)")
+        #expect(seen.last == 100)
+        let result = try #require(done["result"] as? [String])
+        #expect(result == ["/api/jobs/\(id)/outputs/0"])
+
+        let downloaded = harness.directory.appending("downloaded.mp4")
+        let whole = try Self.curl(port, result[0], ["-o", downloaded.string])
+        #expect(whole.status == 200)
+        let tag = try #require(whole.headers.first { $0.lowercased().hasPrefix("etag:") })
+        let probe = try CommandLineTool.run([
+            "ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height",
+            "-of", "csv=p=0", downloaded.string,
+        ]).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        print("upload: downloaded \(probe), \(tag)")
+        #expect(probe == "h264,854,480")
+
+        // A phone resuming the download: the bytes from 1000 on, and a 304 for a copy it has.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: downloaded.string))
+        let rest = harness.directory.appending("rest.bin")
+        let resumed = try Self.curl(port, result[0], ["-H", "Range: bytes=1000-", "-o", rest.string])
+        #expect(resumed.status == 206)
+        #expect(resumed.headers.contains("Content-Range: bytes 1000-\(bytes.count - 1)/\(bytes.count)"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: rest.string)) == bytes.dropFirst(1000))
+        let etag = String(tag.drop { $0 != ":" }.dropFirst()).trimmingCharacters(in: .whitespaces)
+        #expect(try Self.curl(port, result[0], ["-H", "If-None-Match: \(etag)", "-o", "/dev/null"]).status == 304)
+        #expect(try Self.curl(port, result[0], ["-H", "Range: bytes=\(bytes.count)-"]).status == 416)
+
+        // DELETE removes the upload, its output and its sidecar from the spool.
+        #expect(!Self.spoolFiles(harness).isEmpty)
+        let deleted = try Self.curl(port, "/api/jobs/\(id)", ["-X", "DELETE"])
+        #expect(deleted.status == 200, "\(deleted.body)")
+        #expect(Self.spoolFiles(harness).isEmpty, "\(Self.spoolFiles(harness))")
+        #expect(harness.directory.files(below: "outbox").isEmpty, "spooled outputs never go to the rule's folder")
+    }
+
+    @Test func refusalsSayWhyAndLeaveNothingBehind() async throws {
+        let (harness, port) = try Self.harness(settings: "  maxUploadSize: 1MB")
+        defer { harness.stop() }
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        let photo = harness.directory.appending("photo.png")
+        try Fixtures.makeImage(at: photo, width: 400, height: 300)
+        let big = harness.directory.appending("big.bin")
+        try Data(repeating: 7, count: 3_000_000).write(to: URL(fileURLWithPath: big.string))
+        let noise = harness.directory.appending("noise.png")
+        try Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(
+            to: URL(fileURLWithPath: noise.string)
+        )
+
+        var answers: [(String, Answer)] = []
+        answers.append(("no token", try Self.curl(port, "/api/jobs?rule=photos", ["-T", photo.string], token: false)))
+        answers.append(
+            ("not an upload rule", try Self.curl(port, "/api/jobs?rule=watched-only", ["-T", photo.string]))
+        )
+        answers.append(("unknown rule", try Self.curl(port, "/api/jobs?rule=nope", ["-T", photo.string])))
+        answers.append(("too large", try Self.curl(port, "/api/jobs?rule=photos&name=big.png", ["-T", big.string])))
+        // No Content-Length: cut off once the body grows past maxUploadSize.
+        answers.append(
+            (
+                "too large, chunked",
+                try Self.curl(
+                    port,
+                    "/api/jobs?rule=photos&name=big.png",
+                    ["-H", "Transfer-Encoding: chunked", "--data-binary", "@\(big.string)"]
+                )
+            )
+        )
+        answers.append(
+            ("not a picture", try Self.curl(port, "/api/jobs?rule=photos&name=n.png", ["-T", noise.string]))
+        )
+        answers.append(("wrong name", try Self.curl(port, "/api/jobs?rule=photos&name=n.gif", ["-T", photo.string])))
+        for (what, answer) in answers { print("upload refused (\(what)): \(answer.status) \(answer.body)") }
+        #expect(answers.map(\.1.status) == [401, 403, 404, 413, 413, 415, 415])
+        #expect(answers[1].1.body.contains("rules that do: 'clips', 'photos'"))
+        #expect(answers[3].1.body.contains("maxUploadSize"))
+        #expect(answers[5].1.body.contains("not in a format Chute recognises"))
+        #expect(answers[6].1.body.contains("it matches *.png, *.jpg"))
+        #expect(Self.spoolFiles(harness).isEmpty, "\(Self.spoolFiles(harness))")
+        #expect(try Self.journalJobs(harness) == 0)
+
+        // A client name is never a path: the upload lands in its own folder of the spool.
+        let taken = try Self.curl(port, "/api/jobs?rule=photos&name=..%2F..%2Fetc%2Fpasswd.png", ["-T", photo.string])
+        #expect(taken.status == 202, "\(taken.body)")
+        let id = try #require(taken.json["id"] as? String)
+        #expect(Self.spoolFiles(harness).contains("\(id)/in/passwd.png"), "\(Self.spoolFiles(harness))")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "mounting needs root"))
+    func aFullSpoolAnswers507AndKeepsNothing() async throws {
+        let (harness, port) = try Self.harness()
+        defer { harness.stop() }
+        let state = try harness.directory.makeDirectory(".chute")
+        try CommandLineTool.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", state.string])
+        defer { _ = try? CommandLineTool.run(["umount", "--lazy", state.string]) }
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        let big = harness.directory.appending("big.png")
+        try Data(repeating: 1, count: 4_000_000).write(to: URL(fileURLWithPath: big.string))
+
+        let answer = try Self.curl(port, "/api/jobs?rule=photos&name=big.png", ["-T", big.string])
+        print("upload to a full spool: \(answer.status) \(answer.body)")
+        #expect(answer.status == 507)
+        #expect(answer.body.contains("disk is full"))
+        #expect(Self.spoolFiles(harness).isEmpty, "\(Self.spoolFiles(harness))")
+    }
+
+    @Test func aKillDuringAnUploadKeepsNothingAndAKillAfterItsAnswerLosesNothing() async throws {
+        let (harness, port) = try Self.harness()
+        defer { harness.stop() }
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+
+        // 1. Killed while the body is still coming (curl sends it at 200 KB/s).
+        let photo = harness.directory.appending("photo.png")
+        try Fixtures.makeImage(at: photo, width: 2000, height: 1500)
+        let slow = Task {
+            try? Self.curl(port, "/api/jobs?rule=photos&name=slow.png", ["--limit-rate", "200k", "-T", photo.string])
+        }
+        try await waitUntil("part of the body in the spool") {
+            Self.spoolFiles(harness).contains { $0.hasSuffix("in/.chute-upload.partial") } ? true : nil
+        }
+        var daemon = try #require(harness.daemon)
+        daemon.send(SIGKILL)
+        _ = try await daemon.waitForExit(timeout: 30)
+        _ = await slow.value
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        #expect(Self.spoolFiles(harness).isEmpty, "\(Self.spoolFiles(harness))")
+        #expect(try Self.journalJobs(harness) == 0)
+
+        // 2. Killed right after the 202: the job runs after the restart, under the same id.
+        let clip = harness.directory.appending("clip.mkv")
+        try MediaFixtures.makeClip(
+            at: clip,
+            width: 1280,
+            height: 720,
+            seconds: 8,
+            codecArguments: ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"]
+        )
+        // The first clip keeps the one video lane busy: the second waits in the queue when the daemon is killed.
+        let first = try Self.curl(port, "/api/jobs?rule=clips&name=first.mkv", ["-T", clip.string])
+        let taken = try Self.curl(port, "/api/jobs?rule=clips&name=second.mkv", ["-T", clip.string])
+        #expect(first.status == 202 && taken.status == 202, "\(first.body) \(taken.body)")
+        let id = try #require(taken.json["id"] as? String)
+        daemon = try #require(harness.daemon)
+        daemon.send(SIGKILL)
+        _ = try await daemon.waitForExit(timeout: 30)
+        try await harness.start()
+        let restarted = try #require(harness.daemon)
+        try await restarted.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        let opened = try #require(restarted.logLines(containing: "Journal opened").first)
+        let done = try await waitUntil("the upload's job to end after the restart", timeout: 180) {
+            () -> [String: Any]? in
+            let polled = try Self.curl(port, "/api/jobs/\(id)", []).json
+            return ["completed", "failed"].contains(polled["status"] as? String ?? "") ? polled : nil
+        }
+        let resubmitted = restarted.logLines(containing: "Upload submitted again after a restart")
+        print("upload after a kill: \(opened); \(resubmitted.count) submitted again; status \(done["status"] ?? "?")")
+        #expect(done["status"] as? String == "completed", "\(done)")
+        #expect(!resubmitted.isEmpty, "\(opened)")
+        #expect(resubmitted.contains { $0.contains(id) }, "\(resubmitted)")
+    }
+}
