@@ -6,14 +6,16 @@ import Testing
 /// The small parts of uploads and downloads: the one byte range a resuming client asks for, and the file name an
 /// upload gets from the client's.
 @Suite struct UploadPartsTests {
-    @Test(arguments: [
-        ("bytes=0-99", 1000, 0...99),
-        ("bytes=900-", 1000, 900...999),
-        ("bytes=-100", 1000, 900...999),
-        ("bytes=-5000", 1000, 0...999),
-        ("bytes=990-2000", 1000, 990...999),
-        ("bytes=0-0", 1, 0...0),
-    ] as [(String, Int64, ClosedRange<Int64>)])
+    @Test(
+        arguments: [
+            ("bytes=0-99", 1000, 0...99),
+            ("bytes=900-", 1000, 900...999),
+            ("bytes=-100", 1000, 900...999),
+            ("bytes=-5000", 1000, 0...999),
+            ("bytes=990-2000", 1000, 990...999),
+            ("bytes=0-0", 1, 0...0),
+        ] as [(String, Int64, ClosedRange<Int64>)]
+    )
     func aSatisfiableRangeIsCutToTheFile(header: String, size: Int64, expected: ClosedRange<Int64>) {
         #expect(ByteRange.parse(header, size: size) == expected)
     }
