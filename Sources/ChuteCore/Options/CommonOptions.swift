@@ -95,7 +95,7 @@ package enum CommonOptions {
 }
 
 extension CommonOptions {
-    /// `password`: what opens an encrypted input.
+    /// `password`: what opens an encrypted PDF or office document.
     package static let password = RuleOption<String>(
         "password",
         .text(
@@ -103,9 +103,10 @@ extension CommonOptions {
                 text.isEmpty ? "an empty password opens nothing that needs one; leave the key out" : nil
             }
         ),
-        summary: "The user or owner password that opens an encrypted PDF. Without it an encrypted PDF (even one "
-            + "that opens without a password but restricts changes) fails as `encrypted`; with it the output is "
-            + "written unencrypted. Sidecars, logs and `chute check` never show it.",
+        summary: "The password that opens an encrypted PDF (its user or owner password) or a password-protected "
+            + "DOCX, XLSX or PPTX. Without it an encrypted PDF (even one that opens without a password but restricts "
+            + "changes) or document fails as `encrypted`, as it does with a password that does not open it; with it "
+            + "the output is written unencrypted. Sidecars, logs and `chute check` never show it.",
         stage: .decode,
         show: { _ in "password given" }
     )
