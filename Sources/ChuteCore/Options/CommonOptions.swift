@@ -19,6 +19,29 @@ package enum CommonOptions {
         show: { "height ≤ \($0)" }
     )
 
+    /// `shortSide`: the largest output short side, whichever way the picture is turned.
+    package static let shortSide = RuleOption<Int>(
+        "shortSide",
+        .integer(2...Int.max),
+        summary: "The picture's short side is at most this, in pixels, as it is shown (a photo after its EXIF "
+            + "orientation, a clip after its rotation): the height of a landscape picture, the width of a portrait "
+            + "one (`shortSide: 720` is \"720p\" either way). With `width`, `height` or `longSide`, the smallest box "
+            + "wins; nothing is upscaled (unless `upscale`, for video). Not for contact sheets.",
+        stage: .resize,
+        show: { "short side ≤ \($0)" }
+    )
+
+    /// `longSide`: the largest output long side, whichever way the picture is turned.
+    package static let longSide = RuleOption<Int>(
+        "longSide",
+        .integer(2...Int.max),
+        summary: "The picture's long side is at most this, in pixels, as it is shown: the width of a landscape "
+            + "picture, the height of a portrait one. With `width`, `height` or `shortSide`, the smallest box wins; as "
+            + "for `shortSide`.",
+        stage: .resize,
+        show: { "long side ≤ \($0)" }
+    )
+
     /// `strip`: remove the metadata that says where and who; the same as `metadata: strip`.
     package static let strip = RuleOption<Bool>(
         "strip",
