@@ -51,7 +51,9 @@ struct CompoundFile {
         // The DIFAT: the header's 109 entries, then a chain of sectors whose last entry points at the next one.
         var fatSectors = (0..<Self.headerDIFATEntries).map { UInt32(Self.integer(bytes, at: 0x4C + 4 * $0, width: 4)) }
         var difat = UInt32(Self.integer(bytes, at: 0x44, width: 4))
-        for _ in 0..<Self.integer(bytes, at: 0x48, width: 4) where difat < Self.endOfChain {
+        // A chain cannot have more sectors than the file: a longer count is damage (or a loop).
+        let difatCount = min(Self.integer(bytes, at: 0x48, width: 4), bytes.count / sectorSize)
+        for _ in 0..<difatCount where difat < Self.endOfChain {
             let sector = try Self.sector(of: bytes, difat, size: sectorSize)
             fatSectors += (0..<(perSector - 1)).map { UInt32(Self.integer(sector, at: 4 * $0, width: 4)) }
             difat = UInt32(Self.integer(sector, at: sectorSize - 4, width: 4))
@@ -134,11 +136,13 @@ struct CompoundFile {
         let headerless = sectorSize == 64
         var data: [UInt8] = []
         var sector = start
-        var visited = 0
+        var visited: Set<UInt32> = []
         while sector < Self.endOfChain - 2 {
-            // A chain longer than the table has a loop.
-            guard visited <= fat.count, Int(sector) < fat.count else {
+            guard Int(sector) < fat.count else {
                 throw Malformed(description: "a sector chain of the compound file leaves its allocation table")
+            }
+            guard visited.insert(sector).inserted else {
+                throw Malformed(description: "a sector chain of the compound file loops")
             }
             let offset = (Int(sector) + (headerless ? 0 : 1)) * sectorSize
             guard offset + sectorSize <= bytes.count || (headerless && offset < bytes.count) else {
@@ -146,7 +150,6 @@ struct CompoundFile {
             }
             data += bytes[offset..<min(bytes.count, offset + sectorSize)]
             sector = fat[Int(sector)]
-            visited += 1
         }
         return data
     }
