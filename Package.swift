@@ -160,6 +160,9 @@ let package = Package(
             dependencies: [
                 "ChuteCore", "ChuteCatalog", "CLibreOfficeKit", "CFontconfig", "CPoppler",
                 .product(name: "SystemPackage", package: "swift-system"),
+                // SHA-1/SHA-2 and AES-CBC, for the password encryption of DOCX, XLSX and PPTX files.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,11 +1,14 @@
-/// The video that a phone appends to a JPEG still to make a motion photo, found from the still's own description.
+/// The video that a phone appends to a JPEG still to make a motion photo, found from the still's own description,
+/// or that it puts in a HEIC or AVIF still's own box.
 ///
 /// Google's format (Pixel, and most Android phones since) declares the video in the JPEG's XMP: a
 /// `Container:Directory` item whose `Item:Semantic` is `MotionPhoto` gives the video's `Item:Length`, counted back
 /// from the end of the file; the older `GCamera:MicroVideoOffset` gives the same number. Samsung ends the file with
 /// its SEF trailer (`SEFH` directory, its length, `SEFT`), written after the video, whose entries point back at the
 /// data before it. Either way the appended bytes follow the JPEG's end-of-image marker, so the file no longer ends
-/// with one.
+/// with one. A HEIC or AVIF motion photo (Google's format 1.0, as Android phones write it) keeps its video in a
+/// top-level `mpvd` box after the image's boxes, which its XMP's `Container:Directory` counts as the video item's
+/// padding.
 package enum MotionPhoto {
     /// Where the appended data lies.
     package enum Trailer: Sendable, Equatable {
@@ -59,6 +62,36 @@ package enum MotionPhoto {
             guard offset >= 0, offset <= Int64(bytes.count) else { return nil }
             return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
         }
+    }
+
+    /// The box type of a HEIC or AVIF motion photo's video.
+    private static let videoBox = Array("mpvd".utf8)
+
+    /// Whether a HEIC or AVIF file holds a motion photo's video: a top-level `mpvd` box whose content is an ISO
+    /// media file (it starts with an `ftyp` box).
+    package static func holdsVideo(inHEIF bytes: [UInt8]) -> Bool {
+        var offset = 0
+        for _ in 0..<Completeness.maximumBoxes {
+            guard offset + 8 <= bytes.count else { return false }
+            var length = Int(Completeness.integer(bytes[offset..<(offset + 4)], littleEndian: false))
+            var header = 8
+            if length == 1 {
+                guard offset + 16 <= bytes.count else { return false }
+                length = Int(clamping: Completeness.integer(bytes[(offset + 8)..<(offset + 16)], littleEndian: false))
+                header = 16
+            } else if length == 0 {
+                length = bytes.count - offset
+            }
+            guard length >= header else { return false }
+            if Array(bytes[(offset + 4)..<(offset + 8)]) == Self.videoBox {
+                let content = offset + header
+                return content + 8 <= bytes.count && Array(bytes[(content + 4)..<(content + 8)]) == Array("ftyp".utf8)
+            }
+            let (end, overflow) = offset.addingReportingOverflow(length)
+            guard !overflow else { return false }
+            offset = end
+        }
+        return false
     }
 
     /// Judges whether the appended data is all there: a Google video must be a whole ISO media file (an `ftyp`

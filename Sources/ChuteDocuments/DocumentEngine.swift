@@ -78,7 +78,7 @@ package struct DocumentEngine: ConversionEngine {
         }
         defer { try? FileManager.default.removeItem(atPath: job.string) }
 
-        let (type, copy, encoding) = try Self.copyInput(of: request, into: job)
+        let (type, copy, encoding, decrypted) = try Self.copyInput(of: request, into: job)
         guard let target = DocumentFormat(name: request.format.name) else {
             throw ConversionFailure(.internalError, "the document engine does not write \(request.format.name)")
         }
@@ -103,12 +103,6 @@ package struct DocumentEngine: ConversionEngine {
             kind = document.kind
             progress(JobProgress(fraction: 0.5))
             try document.save(to: written, format: target.rawValue)
-        } catch where error.code == .load && type == .doc && Self.isEncryptedOfficeFile(copy) {
-            throw ConversionFailure(
-                .encrypted,
-                "the document is password-protected (an encrypted Office file): Chute has no password to give "
-                    + "LibreOffice; save it without one (\(error.description))"
-            )
         } catch {
             throw error.failure
         }
@@ -116,6 +110,9 @@ package struct DocumentEngine: ConversionEngine {
         var report = ConversionReport(outputBytes: 0)
         report.details["inputType"] = type.rawValue
         report.details["documentKind"] = kind.rawValue
+        if decrypted {
+            report.details["encryption"] = "removed (opened with the rule's password)"
+        }
         if let encoding {
             report.details["textEncoding"] = encoding.rawValue
             if encoding == .windows1252 {
@@ -155,15 +152,18 @@ package struct DocumentEngine: ConversionEngine {
     /// extension of its sniffed type. Plain text is copied as UTF-8 whatever its encoding
     /// (``TextEncoding/detect(_:isPrefix:)``), with a byte order mark, by which LibreOffice reads it as UTF-8.
     ///
-    /// - Returns: the type, the copy's path, and the encoding of plain text.
+    /// A DOCX, XLSX or PPTX encrypted with a password is decrypted with the rule's `password` first
+    /// (``decryptedPackage(of:password:)``): LibreOffice gets the document's own package.
+    ///
+    /// - Returns: the type, the copy's path, the encoding of plain text, and whether the input was decrypted.
     /// - Throws: `unsupportedInput` when the content is not recognised, saying what it is
     ///   (``ConversionFailure/unexpectedContent(_:expected:)``); `corruptInput` when the file is empty, or plain text
-    ///   named as another kind of document (`.odt`, `.docx`); what
-    ///   ``InputOpening/open(_:)`` throws; `internalError` when the copy fails.
+    ///   named as another kind of document (`.odt`, `.docx`); `encrypted` for a password-protected document without
+    ///   the password that opens it; what ``InputOpening/open(_:)`` throws; `internalError` when the copy fails.
     private static func copyInput(
         of request: ConversionRequest,
         into folder: FilePath
-    ) throws(ConversionFailure) -> (MediaType, FilePath, TextEncoding?) {
+    ) throws(ConversionFailure) -> (MediaType, FilePath, TextEncoding?, Bool) {
         let (descriptor, size) = try InputOpening.open(request)
         defer { close(descriptor) }
         guard size > 0 else { throw ConversionFailure(.corruptInput, "empty file") }
@@ -177,13 +177,28 @@ package struct DocumentEngine: ConversionEngine {
         // An Office Open XML file whose kind shows only after a large first member (a thumbnail) is told by all of
         // its members.
         guard
-            let type = MediaType.sniff(bytes.prefix(MediaType.headerLength))
+            var type = MediaType.sniff(bytes.prefix(MediaType.headerLength))
                 ?? MediaType.officeDocument(inZip: Array(bytes))
         else {
             throw ConversionFailure.unexpectedContent(
                 bytes,
                 expected: "a word-processing document, web page, plain text, spreadsheet or presentation"
             )
+        }
+        var decrypted = false
+        if type == .doc,
+            let package = try Self.decryptedPackage(
+                of: Array(bytes),
+                password: request.options[CommonOptions.password]
+            )
+        {
+            guard let inner = MediaType.officeDocument(inZip: package) else {
+                throw ConversionFailure(
+                    .corruptInput,
+                    "the decrypted document is no DOCX, XLSX or PPTX package: it is damaged"
+                )
+            }
+            (bytes, type, decrypted) = (Data(package), inner, true)
         }
         var encoding: TextEncoding?
         if type == .text, let named = request.input.extension.flatMap(MediaType.usual(forExtension:)),
@@ -216,16 +231,44 @@ package struct DocumentEngine: ConversionEngine {
         guard FileManager.default.createFile(atPath: copy.string, contents: bytes) else {
             throw ConversionFailure(.internalError, "cannot copy the input into the worker's folder")
         }
-        return (type, copy, encoding)
+        return (type, copy, encoding, decrypted)
     }
 
-    /// Whether an OLE2 file is an Office document encrypted with a password: Word, Excel and PowerPoint store an
-    /// encrypted DOCX, XLSX or PPTX as the streams `EncryptionInfo` and `EncryptedPackage` of an OLE2 file, whose
-    /// directory names them in UTF-16.
-    private static func isEncryptedOfficeFile(_ path: FilePath) -> Bool {
-        guard let bytes = FileManager.default.contents(atPath: path.string) else { return false }
-        let name = "EncryptedPackage".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
-        return bytes.range(of: Data(name)) != nil
+    /// The ZIP package of a DOCX, XLSX or PPTX encrypted with a password, decrypted with `password`; `nil` for an
+    /// OLE2 file that is not one (a Word 97 document, which LibreOffice reads itself).
+    ///
+    /// Word, Excel and PowerPoint store an encrypted DOCX, XLSX or PPTX as the streams `EncryptionInfo` and
+    /// `EncryptedPackage` of an OLE2 compound file (see ``OfficeEncryption``).
+    ///
+    /// - Throws: `encrypted` without a password, or with one that does not open the document; `unsupportedInput`
+    ///   for an encryption Chute cannot undo; `corruptInput` for a damaged file.
+    private static func decryptedPackage(of bytes: [UInt8], password: String?) throws(ConversionFailure) -> [UInt8]? {
+        let file: CompoundFile
+        do {
+            file = try CompoundFile(bytes)
+        } catch {
+            // LibreOffice says what is wrong with a damaged Word 97 file.
+            return nil
+        }
+        guard file.hasStream(named: "EncryptedPackage") else { return nil }
+        guard let password else {
+            throw ConversionFailure(
+                .encrypted,
+                "the document is password-protected (an encrypted DOCX, XLSX or PPTX): give its password as the "
+                    + "rule's `password`"
+            )
+        }
+        let info: [UInt8]?
+        let package: [UInt8]?
+        do throws(CompoundFile.Malformed) {
+            (info, package) = (try file.stream(named: "EncryptionInfo"), try file.stream(named: "EncryptedPackage"))
+        } catch {
+            throw ConversionFailure(.corruptInput, "the encrypted document is damaged: \(error)")
+        }
+        guard let info, let package else {
+            throw ConversionFailure(.corruptInput, "the encrypted document has no EncryptionInfo stream")
+        }
+        return try OfficeEncryption(info: info).decrypt(package, password: password)
     }
 
     /// Removes the UTF-8 byte order mark that LibreOffice's text export writes first: plain text is written

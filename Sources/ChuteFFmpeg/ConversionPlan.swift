@@ -223,7 +223,7 @@ struct ConversionPlan {
                 }
             }
             filters += try geometry.orientationFilters(size: &size)
-            let box = MediaOptions.box(for: size, options: options)
+            let box = PictureBox(options).limits(for: size)
             let target = Self.fit(
                 size,
                 width: box.width,
@@ -241,7 +241,7 @@ struct ConversionPlan {
             }
             keptMatrix = nil
         } else {
-            let box = MediaOptions.box(for: display, options: options)
+            let box = PictureBox(options).limits(for: display)
             let target = Self.fit(
                 display,
                 width: box.width,

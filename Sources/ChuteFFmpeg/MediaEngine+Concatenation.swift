@@ -59,7 +59,7 @@ extension MediaEngine {
 
     /// The keys of the options that shape the picture, applied when the clips are re-encoded to one shape.
     private static let pictureKeys: Set<String> = [
-        CommonOptions.width.key, CommonOptions.height.key, MediaOptions.shortSide.key, MediaOptions.longSide.key,
+        CommonOptions.width.key, CommonOptions.height.key, CommonOptions.shortSide.key, CommonOptions.longSide.key,
         MediaOptions.upscale.key, MediaOptions.videoCodec.key, MediaOptions.crf.key, MediaOptions.videoBitrate.key,
         MediaOptions.preset.key,
     ]
@@ -375,7 +375,7 @@ extension MediaEngine {
             let display =
                 source.displayMatrix?.swapsDimensions == true
                 ? (source.height, source.width) : (source.width, source.height)
-            let box = MediaOptions.box(for: display, options: request.options)
+            let box = PictureBox(request.options).limits(for: display)
             size = ConversionPlan.fit(
                 display,
                 width: box.width,

@@ -47,8 +47,8 @@ extension MediaOptions {
     static let streamCopy: [String: StreamCopy] = [
         CommonOptions.width.key: .video(Self.fitsBox),
         CommonOptions.height.key: .video(Self.fitsBox),
-        Self.shortSide.key: .video(Self.fitsBox),
-        Self.longSide.key: .video(Self.fitsBox),
+        CommonOptions.shortSide.key: .video(Self.fitsBox),
+        CommonOptions.longSide.key: .video(Self.fitsBox),
         Self.upscale.key: .video(Self.fitsBox),
         Self.videoCodec.key: .video { source, options in
             options[Self.videoCodec]?.codec.map { $0.codecID == source.codecID } ?? true
@@ -104,7 +104,7 @@ extension MediaOptions {
     /// Whether a video's picture already fits the rule's box (`width`, `height`, `shortSide`, `longSide`,
     /// `upscale`).
     private static let fitsBox: StreamCopy.Condition = { source, options in
-        let box = Self.box(for: source.displaySize, options: options)
+        let box = PictureBox(options).limits(for: source.displaySize)
         return ConversionPlan.fits(
             source.displaySize,
             width: box.width,

@@ -89,7 +89,7 @@ extension ImageEngine {
                         ?? ImageOperation.fittedSize(
                             width: frame.width,
                             height: frame.height,
-                            box: (options[CommonOptions.width], options[CommonOptions.height])
+                            box: PictureBox(options).limits(for: (frame.width, frame.height))
                         ) ?? (frame.width, frame.height)
                     canvas = size
                     try frame.fit(into: size, background: background)

@@ -171,8 +171,12 @@ package struct ImageEngine: ConversionEngine {
                 format: request.format,
                 to: images
             )
-            // ImageMagick reads only the still: a motion photo's video is lost whatever the policy, so it is listed.
+            // ImageMagick and libheif read only the still: a motion photo's video is lost whatever the policy, so it
+            // is listed.
             if type == .jpeg, MotionPhoto.trailer(in: bytes)?.holdsVideo == true {
+                removed.insert(.motionPhotoVideo)
+            }
+            if type == .heif || type == .avif, MotionPhoto.holdsVideo(inHEIF: bytes) {
                 removed.insert(.motionPhotoVideo)
             }
             if policy != .keep || !removed.isEmpty {

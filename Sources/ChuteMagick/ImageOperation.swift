@@ -21,8 +21,9 @@ enum ImageOperation: Equatable {
     case flip
     /// Mirror left to right.
     case flop
-    /// Shrink to fit the box, keeping the aspect ratio; never enlarge.
-    case fit(width: Int?, height: Int?)
+    /// Shrink to fit the box, keeping the aspect ratio; never enlarge. `shortSide` and `longSide` bound the sides
+    /// they mean for the picture as it is then, upright.
+    case fit(PictureBox)
     /// Add bands of a colour on two sides, centring the image, to reach a ratio.
     case pad(AspectRatio, background: ImageColor)
     /// Keep the largest box of a ratio, placed by gravity.
@@ -94,9 +95,9 @@ enum ImageOperation: Equatable {
         if options[ImageOptions.flop] == true {
             steps.append(.flop)
         }
-        let (width, height) = (options[CommonOptions.width], options[CommonOptions.height])
-        if width != nil || height != nil {
-            steps.append(.fit(width: width, height: height))
+        let box = PictureBox(options)
+        if !box.isEmpty {
+            steps.append(.fit(box))
         }
         if let ratio = options[ImageOptions.aspect].flatMap(AspectRatio.init) {
             steps.append(
@@ -172,8 +173,9 @@ enum ImageOperation: Equatable {
             try images.flip()
         case .flop:
             try images.flop()
-        case .fit(let width, let height):
-            if let size = Self.fittedSize(width: images.width, height: images.height, box: (width, height)) {
+        case .fit(let box):
+            let limits = box.limits(for: (images.width, images.height))
+            if let size = Self.fittedSize(width: images.width, height: images.height, box: limits) {
                 try images.resize(width: size.width, height: size.height)
             }
         case .pad(let ratio, let background):

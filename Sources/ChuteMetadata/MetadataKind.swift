@@ -24,7 +24,8 @@ package enum MetadataKind: String, Sendable, Codable, CaseIterable, Comparable {
     case vendor
     /// Bytes after the end of the image (appended images or videos, trailers).
     case trailer
-    /// The video of a motion photo (Google's or Samsung's), appended after the image: listed instead of `trailer`.
+    /// The video of a motion photo (Google's or Samsung's), appended after a JPEG (listed instead of `trailer`) or in
+    /// a HEIC or AVIF file's `mpvd` box.
     case motionPhotoVideo
 
     package static func < (lhs: Self, rhs: Self) -> Bool {

@@ -441,4 +441,52 @@ struct ImageOperationsEndToEndTests {
             #expect(info.format == coder && info.width == 100 && info.height == 75, "\(name): \(info)")
         }
     }
+
+    /// Issue 27: `shortSide` and `longSide` bound a photo's short or long side as it is shown, after its EXIF
+    /// orientation: a landscape photo, a portrait one and one stored landscape but turned upright by its orientation
+    /// (6); `chute check` says which side each rule bounds.
+    @Test func shortSideAndLongSideBoundAPhotoWhicheverWayItIsTurned() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: short
+                    match: ["short-*.jpg"]
+                    to: jpg
+                    shortSide: 120
+                    output: ./outbox
+                  - name: long
+                    match: ["long-*.jpg"]
+                    to: jpg
+                    longSide: 200
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        let check = try ChuteProcess(["check", harness.configPath.string])
+        let exit = try await check.waitForExit()
+        let summary = check.output.joined(separator: "\n")
+        print("chute check (\(exit.status)):\n\(summary)\n\(check.log.joined(separator: "\n"))")
+        #expect(exit.status == 0)
+        #expect(summary.contains("short side ≤ 120") && summary.contains("long side ≤ 200"), "\(summary)")
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        for side in ["short", "long"] {
+            try Fixtures.makeImage(at: staging.appending("\(side)-landscape.jpg"), width: 400, height: 300)
+            try Fixtures.makeImage(at: staging.appending("\(side)-portrait.jpg"), width: 300, height: 400)
+            try MetadataFixtures.makeJPEG(at: staging.appending("\(side)-turned.jpg"), size: "400x300", orientation: 6)
+        }
+        let expected = [
+            "short-landscape": (160, 120), "short-portrait": (120, 160), "short-turned": (120, 160),
+            "long-landscape": (200, 150), "long-portrait": (150, 200), "long-turned": (150, 200),
+        ]
+        try harness.moveIn(expected.keys.map { "\($0).jpg" }, from: staging)
+
+        let sidecars = try await harness.waitForSidecars(expected.count)
+        for (stem, size) in expected.sorted(by: { $0.key < $1.key }) {
+            let sidecar = try #require(sidecars["\(stem).jpg\(Sidecar.fileSuffix)"], "no sidecar for \(stem)")
+            #expect(sidecar.status == .completed, "\(stem): \(String(describing: sidecar.error))")
+            let output = try Fixtures.identify(harness.outbox.appending("\(stem).jpg"))
+            print("\(stem): \(output.width)x\(output.height), orientation \(output.orientation)")
+            #expect(output.width == size.0 && output.height == size.1, "\(stem): \(output.width)x\(output.height)")
+        }
+    }
 }

@@ -62,4 +62,40 @@ struct MotionPhotoEndToEndTests {
             )
         }
     }
+
+    /// Issue 27: an Android motion-photo HEIC (the corpus's, whose video is a top-level `mpvd` box after the image's
+    /// boxes) becomes a JPEG without the video, and the sidecar lists `motionPhotoVideo` under `metadataRemoved`; a
+    /// HEIC without such a box lists nothing.
+    @Test(.enabled(if: Corpus.isPresent, "the shared corpus (../shared/corpus) is absent"))
+    func aHEICMotionPhotosVideoIsListedAsRemoved() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: photos
+                    match: ["*.heic"]
+                    to: jpg
+                    output: ./outbox
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        let sources = ["motion.heic": "image/heic_android_motionphoto.heic", "still.heic": "image/heic_xiaomi.heic"]
+        for (name, path) in sources {
+            try FileManager.default.copyItem(
+                atPath: Corpus.folder.appending(path).string,
+                toPath: staging.appending(name).string
+            )
+        }
+        try harness.moveIn(Array(sources.keys), from: staging)
+
+        let sidecars = try await harness.waitForSidecars(sources.count, timeout: 120)
+        let motion = try #require(sidecars["motion.jpg\(Sidecar.fileSuffix)"])
+        let still = try #require(sidecars["still.jpg\(Sidecar.fileSuffix)"])
+        print("motion.heic: \(motion.status) metadataRemoved=\(motion.details["metadataRemoved"] ?? "none")")
+        print("still.heic: \(still.status) metadataRemoved=\(still.details["metadataRemoved"] ?? "none")")
+        #expect(motion.status == .completed, "\(String(describing: motion.error))")
+        #expect(motion.details["metadataRemoved"] == "motionPhotoVideo", "\(motion.details)")
+        #expect(still.status == .completed, "\(String(describing: still.error))")
+        #expect(still.details["metadataRemoved"] == nil, "\(still.details)")
+    }
 }

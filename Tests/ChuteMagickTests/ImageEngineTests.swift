@@ -512,7 +512,7 @@ import Testing
 
         #expect(
             ImageOperation.plan(options, format: jpg, metadata: .strip, orientation: 6) == [
-                .orient(exif: 6), .makeSRGB, .fit(width: nil, height: 600), .metadata(.strip),
+                .orient(exif: 6), .makeSRGB, .fit(PictureBox(["height": 600])), .metadata(.strip),
                 .flatten(onto: "white"), .quality(70),
             ]
         )

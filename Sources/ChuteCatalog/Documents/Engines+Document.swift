@@ -19,9 +19,9 @@ extension Engines {
             TargetFormat(name: "html", aliases: ["htm"], category: .document, engine: .document, coder: "html"),
             TargetFormat(name: "txt", aliases: ["text"], category: .document, engine: .document, coder: "txt"),
         ],
-        options: [],
+        options: [CommonOptions.password.spec],
         // `pdf` is the PDF engine's format, which it writes from PDFs; documents become PDFs here.
-        alsoWrites: [EngineDescriptor.AlsoWrites(["pdf"], from: [.document], options: [])],
+        alsoWrites: [EngineDescriptor.AlsoWrites(["pdf"], from: [.document], options: [CommonOptions.password.key])],
         worker: "chute-document-worker"
     )
 }

@@ -327,7 +327,8 @@ extension Engines {
         ],
         options: [
             ImageOptions.quality.spec, CommonOptions.width.spec, CommonOptions.height.spec,
-            ImageOptions.crop.spec, ImageOptions.gravity.spec, ImageOptions.rotate.spec, ImageOptions.flip.spec,
+            CommonOptions.shortSide.spec, CommonOptions.longSide.spec, ImageOptions.crop.spec,
+            ImageOptions.gravity.spec, ImageOptions.rotate.spec, ImageOptions.flip.spec,
             ImageOptions.flop.spec, ImageOptions.background.spec, ImageOptions.aspect.spec,
             ImageOptions.aspectMode.spec, ImageOptions.watermark.spec, ImageOptions.watermarkImage.spec,
             ImageOptions.watermarkPosition.spec, ImageOptions.watermarkOpacity.spec, ImageOptions.watermarkSize.spec,

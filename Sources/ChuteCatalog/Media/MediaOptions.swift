@@ -70,35 +70,13 @@ package enum MediaOptions {
         default: "`false`",
         stage: .resize,
         check: { upscale, context in
-            let box = [CommonOptions.width, CommonOptions.height, MediaOptions.shortSide, MediaOptions.longSide]
-            guard upscale, box.allSatisfy({ context.options[$0] == nil }) else { return nil }
+            guard upscale, PictureBox(context.options).isEmpty else { return nil }
             return OptionProblem(
                 "'upscale' needs 'width', 'height', 'shortSide' or 'longSide' to grow towards",
                 at: .key
             )
         },
         show: { $0 ? "upscale" : "no upscale" }
-    )
-
-    /// `shortSide`: the largest output short side, whichever way the picture is turned.
-    package static let shortSide = RuleOption<Int>(
-        "shortSide",
-        .integer(2...Int.max),
-        summary: "The picture's short side is at most this, in pixels, as shown: the height of a landscape clip, the "
-            + "width of a portrait one (`shortSide: 720` is \"720p\" either way). With `width`, `height` or "
-            + "`longSide`, the smallest box wins.",
-        stage: .resize,
-        show: { "short side ≤ \($0)" }
-    )
-
-    /// `longSide`: the largest output long side, whichever way the picture is turned.
-    package static let longSide = RuleOption<Int>(
-        "longSide",
-        .integer(2...Int.max),
-        summary: "The picture's long side is at most this, in pixels, as shown: the width of a landscape clip, the "
-            + "height of a portrait one. With `width`, `height` or `shortSide`, the smallest box wins.",
-        stage: .resize,
-        show: { "long side ≤ \($0)" }
     )
 
     /// `videoCodec`: the codec of a video target.
@@ -275,22 +253,6 @@ package enum MediaOptions {
         context.options[Self.videoCodec]?.codec ?? TargetProfile(context.format).videoCodecs.first
     }
 
-    /// The box a rule sets for a picture shown `size`: `width` and `height` as they are, with `shortSide` and
-    /// `longSide` put on the side they mean for this picture (the short side of a portrait picture is its width),
-    /// the smaller limit winning where two bound one side. A square's sides are both short and long.
-    package static func box(
-        for size: (width: Int, height: Int),
-        options: ConversionOptions
-    ) -> (width: Int?, height: Int?) {
-        let portrait = size.height > size.width
-        let short = options[Self.shortSide]
-        let long = options[Self.longSide]
-        let square = size.width == size.height
-        let widthLimits = [options[CommonOptions.width], portrait || square ? short : long, square ? long : nil]
-        let heightLimits = [options[CommonOptions.height], portrait ? long : short, square ? long : nil]
-        return (widthLimits.compactMap { $0 }.min(), heightLimits.compactMap { $0 }.min())
-    }
-
     /// The audio codec a rule ends up with: its own, else the target's; `nil` for PCM (wav, aiff, au…).
     package static func audioCodec(in context: OptionContext) -> AudioCodec? {
         context.options[Self.audioCodec] ?? TargetProfile(context.format).audioCodecs.first
@@ -302,9 +264,9 @@ extension MediaOptions {
     /// metadata. Options that edit each clip's time or picture (trim, crop, speed, loudness, …) would apply to every
     /// clip alike, which a rule that joins clips hardly means.
     package static let groupKeys: Set<String> = [
-        CommonOptions.width.key, CommonOptions.height.key, Self.shortSide.key, Self.longSide.key, Self.upscale.key,
-        Self.videoCodec.key, Self.crf.key, Self.videoBitrate.key, Self.preset.key, Self.audioCodec.key,
-        Self.audioBitrate.key, Self.channels.key, Self.sampleRate.key, CommonOptions.metadata.key,
+        CommonOptions.width.key, CommonOptions.height.key, CommonOptions.shortSide.key, CommonOptions.longSide.key,
+        Self.upscale.key, Self.videoCodec.key, Self.crf.key, Self.videoBitrate.key, Self.preset.key,
+        Self.audioCodec.key, Self.audioBitrate.key, Self.channels.key, Self.sampleRate.key, CommonOptions.metadata.key,
         CommonOptions.strip.key,
     ]
 
@@ -360,8 +322,8 @@ extension Engines {
             TargetFormat(name: "ogv", category: .video, engine: .video, coder: "ogv"),
         ],
         options: [
-            CommonOptions.width.spec, CommonOptions.height.spec, MediaOptions.shortSide.spec,
-            MediaOptions.longSide.spec, MediaOptions.upscale.spec, MediaOptions.videoCodec.spec,
+            CommonOptions.width.spec, CommonOptions.height.spec, CommonOptions.shortSide.spec,
+            CommonOptions.longSide.spec, MediaOptions.upscale.spec, MediaOptions.videoCodec.spec,
             MediaOptions.crf.spec, MediaOptions.videoBitrate.spec,
             MediaOptions.preset.spec, MediaOptions.maxFrameRate.spec, MediaOptions.audioCodec.spec,
             MediaOptions.audioBitrate.spec, MediaOptions.channels.spec, MediaOptions.sampleRate.spec,

@@ -19,6 +19,29 @@ package enum CommonOptions {
         show: { "height ≤ \($0)" }
     )
 
+    /// `shortSide`: the largest output short side, whichever way the picture is turned.
+    package static let shortSide = RuleOption<Int>(
+        "shortSide",
+        .integer(2...Int.max),
+        summary: "The picture's short side is at most this, in pixels, as it is shown (a photo after its EXIF "
+            + "orientation, a clip after its rotation): the height of a landscape picture, the width of a portrait "
+            + "one (`shortSide: 720` is \"720p\" either way). With `width`, `height` or `longSide`, the smallest box "
+            + "wins; nothing is upscaled (unless `upscale`, for video). Not for contact sheets.",
+        stage: .resize,
+        show: { "short side ≤ \($0)" }
+    )
+
+    /// `longSide`: the largest output long side, whichever way the picture is turned.
+    package static let longSide = RuleOption<Int>(
+        "longSide",
+        .integer(2...Int.max),
+        summary: "The picture's long side is at most this, in pixels, as it is shown: the width of a landscape "
+            + "picture, the height of a portrait one. With `width`, `height` or `shortSide`, the smallest box wins; as "
+            + "for `shortSide`.",
+        stage: .resize,
+        show: { "long side ≤ \($0)" }
+    )
+
     /// `strip`: remove the metadata that says where and who; the same as `metadata: strip`.
     package static let strip = RuleOption<Bool>(
         "strip",
@@ -95,7 +118,7 @@ package enum CommonOptions {
 }
 
 extension CommonOptions {
-    /// `password`: what opens an encrypted input.
+    /// `password`: what opens an encrypted PDF or office document.
     package static let password = RuleOption<String>(
         "password",
         .text(
@@ -103,9 +126,10 @@ extension CommonOptions {
                 text.isEmpty ? "an empty password opens nothing that needs one; leave the key out" : nil
             }
         ),
-        summary: "The user or owner password that opens an encrypted PDF. Without it an encrypted PDF (even one "
-            + "that opens without a password but restricts changes) fails as `encrypted`; with it the output is "
-            + "written unencrypted. Sidecars, logs and `chute check` never show it.",
+        summary: "The password that opens an encrypted PDF (its user or owner password) or a password-protected "
+            + "DOCX, XLSX or PPTX. Without it an encrypted PDF (even one that opens without a password but restricts "
+            + "changes) or document fails as `encrypted`, as it does with a password that does not open it; with it "
+            + "the output is written unencrypted. Sidecars, logs and `chute check` never show it.",
         stage: .decode,
         show: { _ in "password given" }
     )
