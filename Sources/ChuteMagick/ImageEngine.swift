@@ -121,6 +121,7 @@ package struct ImageEngine: ConversionEngine {
         if layout == nil {
             let (sniffed, reader) = try Self.inspect(bytes, request: request, library: library, report: &report)
             (type, coder) = (sniffed, reader)
+            report.captured = Self.captureTime(of: bytes, type: sniffed)
             if reader != nil {
                 // A camera RAW's size is known only once LibRaw opens it: ``decodeRaw`` reports its own headers.
                 progress(JobProgress(fraction: 0.1))

@@ -544,7 +544,7 @@ package actor Intake {
             root: root,
             facts: facts,
             now: now,
-            date: now.formatted(.iso8601.year().month().day())
+            date: now
         )
         switch decision {
         case .ignored(let reason):
@@ -782,15 +782,13 @@ extension Intake {
         let matcher = self.matcher
         let allowsHardLinks = self.watches[root]?.allowHardLinks == true
         let now = Date()
-        let date = now.formatted(.iso8601.year().month().day())
         let candidates = await Blocking.run {
             GroupListing.candidates(
                 in: folder,
                 root: root,
                 matcher: matcher,
                 allowsHardLinks: allowsHardLinks,
-                now: now,
-                date: date
+                now: now
             )
         }
         let byRule = Dictionary(grouping: candidates, by: \.rule.name)
@@ -924,7 +922,8 @@ extension Intake {
             plan: RuleMatcher.groupPlan(
                 rule: first.rule,
                 folder: key.folder,
-                date: Date().formatted(.iso8601.year().month().day())
+                date: Date(),
+                firstModified: members.first?.fingerprint.modified ?? Date()
             ),
             fingerprint: SourceFingerprint(
                 device: key.device,
