@@ -339,7 +339,7 @@ package struct ImageEngine: ConversionEngine {
             try images.read(bytes, coder: coder)
             // Damaged pixel data is only a warning to ImageMagick, which fills in grey; an output that looks
             // complete but is not would be worse than a failed job.
-            report.warnings += try images.takeWarnings(.decode, after: "MagickReadImageBlob") {
+            report.warnings += try images.takeWarnings(.decode, after: "MagickReadImageBlob", coder: coder) {
                 $0.isError || $0.isCorruptPixelData
             }
         }
@@ -397,7 +397,11 @@ package struct ImageEngine: ConversionEngine {
         try Self.withMagick(library) { () throws(MagickError) in
             try images.setRawGeometry(width: layout.width, height: layout.height, depth: layout.depth)
             try images.read(bytes, coder: layout.samples.coder)
-            report.warnings += try images.takeWarnings(.decode, after: "MagickReadImageBlob") {
+            report.warnings += try images.takeWarnings(
+                .decode,
+                after: "MagickReadImageBlob",
+                coder: layout.samples.coder
+            ) {
                 $0.isError || $0.isCorruptPixelData
             }
             try images.selectImage(at: 0)
