@@ -105,4 +105,57 @@ struct TakenNameEndToEndTests {
         try await harness.start(environment: ["TZ": "Europe/Paris"])
         #expect(try await harness.waitForSidecars(7).count == 7)
     }
+
+    /// A group's `{taken}` is its first file's (in natural order): a folder of photos becomes an animation, a folder
+    /// of clips one joined clip, each named after when its first file was taken.
+    @Test func aGroupIsNamedAfterItsFirstFile() async throws {
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: albums
+                    match: "*.jpg"
+                    to: gif
+                    rename: "{taken:yyyy-MM-dd_HHmm}-{stem}.{ext}"
+                    output: ./outbox
+                    groupBy: folder
+                  - name: reels
+                    match: "*.mp4"
+                    to: mkv
+                    rename: "{taken:yyyy-MM-dd_HHmm}-{stem}.{ext}"
+                    output: ./outbox
+                    groupBy: folder
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start(environment: ["TZ": "Europe/Paris"])
+        let album = try harness.directory.makeDirectory("staging/holiday")
+        // Natural order puts 2.jpg first although 10.jpg was taken earlier.
+        for (name, taken) in [("2.jpg", "2022:08:01 12:00:00"), ("10.jpg", "2021:01:01 08:00:00")] {
+            let path = album.appending(name)
+            try Fixtures.makeImage(at: path, width: 64, height: 48)
+            try CommandLineTool.run([
+                "exiftool", "-q", "-overwrite_original", "-DateTimeOriginal=\(taken)", path.string,
+            ])
+        }
+        let reel = try harness.directory.makeDirectory("staging/party")
+        for (name, created) in [("1.mp4", "2020-05-06T18:30:00Z"), ("2.mp4", "2020-05-06T19:00:00Z")] {
+            try MediaFixtures.makeClip(
+                at: reel.appending(name),
+                seconds: 1,
+                codecArguments: MediaFixtures.h264AAC + ["-metadata", "creation_time=\(created)"]
+            )
+        }
+        try CommandLineTool.run(["cp", "-r", album.string, reel.string, harness.inbox.string])
+
+        let sidecars = try await harness.waitForSidecars(2)
+        print("group sidecars: \(sidecars.mapValues { "\($0.status) taken=\($0.details["taken"] ?? "-")" })")
+        let gif = sidecars["2022-08-01_1200-holiday.gif" + Sidecar.fileSuffix]
+        #expect(gif?.status == .completed, "\(sidecars.keys)")
+        #expect(gif?.details["taken"] == "2022-08-01 12:00:00 (EXIF DateTimeOriginal)")
+        // 18:30 UTC is 20:30 in Paris.
+        let joined = sidecars["2020-05-06_2030-party.mkv" + Sidecar.fileSuffix]
+        #expect(joined?.status == .completed, "\(sidecars.keys) \(String(describing: joined?.error))")
+        for name in ["2022-08-01_1200-holiday.gif", "2020-05-06_2030-party.mkv"] {
+            #expect(FileManager.default.fileExists(atPath: harness.outbox.appending(name).string), "\(name)")
+        }
+    }
 }
