@@ -108,7 +108,7 @@ extension ImageEngine {
     /// When the picture was taken, from its EXIF (``EXIF/captureTime``): a JPEG's, PNG's or WebP's EXIF block, the
     /// directories of a TIFF or of a camera RAW that is TIFF inside, a HEIF or AVIF file's EXIF item; `nil` for the
     /// other types, and when the EXIF says nothing.
-    static func captureTime(of bytes: [UInt8], type: MediaType) -> CaptureTime? {
+    package static func captureTime(of bytes: [UInt8], type: MediaType) -> CaptureTime? {
         let container: MetadataRemoval.Container
         switch type {
         case .jpeg: container = .jpeg

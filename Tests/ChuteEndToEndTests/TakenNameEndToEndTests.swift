@@ -106,14 +106,20 @@ struct TakenNameEndToEndTests {
         #expect(try await harness.waitForSidecars(7).count == 7)
     }
 
-    /// A group's `{taken}` is its first file's (in natural order): a folder of photos becomes an animation, a folder
-    /// of clips one joined clip, each named after when its first file was taken.
+    /// A group's `{taken}` is its first file's (in natural order): a folder of photos becomes an animation or a PDF
+    /// album, a folder of clips one joined clip, each named after when its first file was taken.
     @Test func aGroupIsNamedAfterItsFirstFile() async throws {
         let harness = try DaemonHarness(
             afterSentinels: """
                   - name: albums
                     match: "*.jpg"
                     to: gif
+                    rename: "{taken:yyyy-MM-dd_HHmm}-{stem}.{ext}"
+                    output: ./outbox
+                    groupBy: folder
+                  - name: books
+                    match: "*.png"
+                    to: pdf
                     rename: "{taken:yyyy-MM-dd_HHmm}-{stem}.{ext}"
                     output: ./outbox
                     groupBy: folder
@@ -136,6 +142,14 @@ struct TakenNameEndToEndTests {
                 "exiftool", "-q", "-overwrite_original", "-DateTimeOriginal=\(taken)", path.string,
             ])
         }
+        let book = try harness.directory.makeDirectory("staging/book")
+        for (name, taken) in [("a.png", "2019:03:04 05:06:07"), ("b.png", "2018:01:01 00:00:00")] {
+            let path = book.appending(name)
+            try Fixtures.makeImage(at: path, width: 64, height: 48)
+            try CommandLineTool.run([
+                "exiftool", "-q", "-overwrite_original", "-EXIF:DateTimeOriginal=\(taken)", path.string,
+            ])
+        }
         let reel = try harness.directory.makeDirectory("staging/party")
         for (name, created) in [("1.mp4", "2020-05-06T18:30:00Z"), ("2.mp4", "2020-05-06T19:00:00Z")] {
             try MediaFixtures.makeClip(
@@ -144,9 +158,9 @@ struct TakenNameEndToEndTests {
                 codecArguments: MediaFixtures.h264AAC + ["-metadata", "creation_time=\(created)"]
             )
         }
-        try CommandLineTool.run(["cp", "-r", album.string, reel.string, harness.inbox.string])
+        try CommandLineTool.run(["cp", "-r", album.string, book.string, reel.string, harness.inbox.string])
 
-        let sidecars = try await harness.waitForSidecars(2)
+        let sidecars = try await harness.waitForSidecars(3)
         print("group sidecars: \(sidecars.mapValues { "\($0.status) taken=\($0.details["taken"] ?? "-")" })")
         let gif = sidecars["2022-08-01_1200-holiday.gif" + Sidecar.fileSuffix]
         #expect(gif?.status == .completed, "\(sidecars.keys)")
@@ -154,7 +168,9 @@ struct TakenNameEndToEndTests {
         // 18:30 UTC is 20:30 in Paris.
         let joined = sidecars["2020-05-06_2030-party.mkv" + Sidecar.fileSuffix]
         #expect(joined?.status == .completed, "\(sidecars.keys) \(String(describing: joined?.error))")
-        for name in ["2022-08-01_1200-holiday.gif", "2020-05-06_2030-party.mkv"] {
+        let pdf = sidecars["2019-03-04_0506-book.pdf" + Sidecar.fileSuffix]
+        #expect(pdf?.status == .completed, "\(sidecars.keys) \(String(describing: pdf?.error))")
+        for name in ["2022-08-01_1200-holiday.gif", "2019-03-04_0506-book.pdf", "2020-05-06_2030-party.mkv"] {
             #expect(FileManager.default.fileExists(atPath: harness.outbox.appending(name).string), "\(name)")
         }
     }
