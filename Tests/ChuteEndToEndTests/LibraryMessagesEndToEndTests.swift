@@ -13,7 +13,7 @@ struct LibraryMessagesEndToEndTests {
         let harness = try DaemonHarness(
             rules: """
                   - name: pictures
-                    match: ["*.tif", "*.png", "*.jpg"]
+                    match: ["*.tif", "*.png", "*.jpg", "*.bmp"]
                     to: jpg
                     output: ./outbox
                   - name: clips
@@ -28,7 +28,7 @@ struct LibraryMessagesEndToEndTests {
         let staging = try harness.directory.makeDirectory("staging")
         for (corpus, name) in [
             ("broken/tif_ossfuzz_crash.tif", "strip.tif"), ("broken/png_truncated_image.png", "cut-png.png"),
-            ("broken/m4a_truncated.m4a", "cut-m4a.m4a"),
+            ("broken/m4a_truncated.m4a", "cut-m4a.m4a"), ("broken/bmp_shortfile.bmp", "short.bmp"),
         ] {
             try FileManager.default.copyItem(
                 atPath: Corpus.folder.appending(corpus).string,
@@ -42,7 +42,7 @@ struct LibraryMessagesEndToEndTests {
         try MediaFixtures.makeClip(at: clip, seconds: 2, codecArguments: MediaFixtures.h264AAC)
         // The CLI writes the MP4 index (`moov`) at the end: the first half of the file has none.
         try Fixtures.truncatedCopy(of: clip, to: staging.appending("cut-mp4.mp4"), keeping: 0.5)
-        let names = ["strip.tif", "cut-png.png", "cut-jpg.jpg", "cut-mp4.mp4", "cut-m4a.m4a"]
+        let names = ["strip.tif", "cut-png.png", "cut-jpg.jpg", "cut-mp4.mp4", "cut-m4a.m4a", "short.bmp"]
         try harness.moveIn(names, from: staging)
 
         let sidecars = try await harness.waitForSidecars(names.count)
@@ -56,6 +56,11 @@ struct LibraryMessagesEndToEndTests {
             ("cut-jpg.jpg", "the JPEG is cut short or damaged (libjpeg, through ", "Premature end of JPEG file"),
             ("cut-mp4.mkv", "the file is cut short or damaged: it has no index", "moov atom not found"),
             ("cut-m4a.mkv", "the file is cut short or damaged: it has no index", "moov atom not found"),
+            (
+                "short.jpg",
+                "the file is not a valid BMP, whatever its name says, or its header is damaged (ImageMagick, ",
+                "improper image header"
+            ),
         ]
         for (output, sentence, library) in expected {
             let error = try #require(sidecars[output + Sidecar.fileSuffix]?.error, "no error for \(output)")
