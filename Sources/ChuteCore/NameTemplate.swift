@@ -62,7 +62,7 @@ package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The pattern of `{date}` and `{taken}` without one.
-    package static let defaultTimePattern = "yyyy-MM-dd"
+    private static let defaultTimePattern = "yyyy-MM-dd"
 
     /// The letters of the Unicode date field symbols (UTS #35), which a pattern may use outside quotes.
     private static let patternLetters = Set("GyYuUrQqMLlwWdDFgEecabBhHkKjJmsSAzZOvVXx")
@@ -80,7 +80,8 @@ package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
     /// Parses a template.
     ///
     /// - Throws: ``NameTemplateError`` for an unknown placeholder, an unclosed brace, a `/`, or a date pattern that
-    ///   is empty, unclosed in its quotes, uses a letter that is no date field, or follows another placeholder.
+    ///   is empty, unclosed in its quotes, uses a letter that is no date field, or is given to a placeholder other
+    ///   than `{date}` and `{taken}`.
     package init(_ template: String) throws(NameTemplateError) {
         guard !template.contains("/") else {
             throw NameTemplateError(template: template, reason: "a file name cannot contain '/'")

@@ -51,14 +51,12 @@ package struct OutputPlan: Sendable, Equatable {
     /// The full planned output path.
     package var path: FilePath { self.directory.appending(self.name) }
 
-    /// The plan with its name rendered with `time` as `{taken}`; the same plan when its name is final.
-    package func taken(at time: Date, localZone: TimeZone = .current) -> OutputPlan {
+    /// The plan with its name rendered with `time` as `{taken}`, in the daemon's time zone; the same plan when its
+    /// name is final.
+    package func taken(at time: Date) -> OutputPlan {
         guard var pending = self.pendingName else { return self }
         pending.values.taken = time
-        var plan = OutputPlan(
-            directory: self.directory,
-            name: pending.template.render(pending.values, localZone: localZone)
-        )
+        var plan = OutputPlan(directory: self.directory, name: pending.template.render(pending.values))
         plan.pendingName = pending
         return plan
     }
