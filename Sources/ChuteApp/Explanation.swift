@@ -62,6 +62,13 @@ package enum Explanation {
             lines += passedOver.map { "passed over: \($0)" }
             lines.append("rule '\(rule.name)' matches (first match wins)")
             lines.append("output: \(plan.path)")
+            if plan.pendingName != nil {
+                lines.append(
+                    "name: {taken} is when it was taken (EXIF DateTimeOriginal or CreateDate, QuickTime "
+                        + "creation_time), read as it converts, in \(TimeZone.current.identifier); shown with its "
+                        + "modification time, which it falls back to"
+                )
+            }
             let sidecar = rule.sidecarPath(for: plan.path)
             lines.append(
                 rule.writesSidecar(completed: true) ? "sidecar: \(sidecar)" : "sidecar: only if it fails, \(sidecar)"
@@ -173,7 +180,7 @@ package enum Explanation {
             root: root,
             facts: facts,
             now: now,
-            date: now.formatted(.iso8601.year().month().day())
+            date: now
         )
         return .decided(decision, facts: facts)
     }

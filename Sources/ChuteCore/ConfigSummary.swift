@@ -1,3 +1,4 @@
+import Foundation
 import SystemPackage
 
 /// The one-screen summary that `chute check` prints for a valid configuration.
@@ -182,6 +183,9 @@ package enum ConfigSummary {
             output += rule.keepStructure ? ", keeping sub-folders" : ", flattened"
         }
         output += ", on conflict \(rule.onConflict.rawValue), on duplicate \(rule.onDuplicate.rawValue)"
+        if rule.rename.usesCaptureTime {
+            output += ", {taken} the capture time in \(TimeZone.current.identifier) (else the modification time)"
+        }
         let ownership = [
             rule.ownership.owner.map { "owner \($0)" }, rule.ownership.group.map { "group \($0)" },
             rule.ownership.mode.map { "mode " + String($0, radix: 8) },

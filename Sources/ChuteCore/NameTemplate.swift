@@ -1,10 +1,13 @@
+import Foundation
 import SystemPackage
 
-/// An output file-name template such as `{stem}.{ext}` or `{date}-{stem}-small.{ext}`.
+/// An output file-name template such as `{stem}.{ext}` or `{taken:yyyy-MM-dd}-{stem}-small.{ext}`.
 ///
 /// Placeholders: `{stem}` the source name without its extension, `{ext}` the target format's extension,
 /// `{name}` the whole source name, `{sourceExt}` the source extension (lower-cased), `{rule}` the rule name,
-/// `{date}` the job's start date (`YYYY-MM-DD`, UTC). Anything else in braces is an error when the rule is read.
+/// `{date}` the job's start date (UTC), `{taken}` the photo's or clip's capture time (in the daemon's time zone).
+/// `{date}` and `{taken}` take a Unicode date pattern after a colon, `{taken:yyyyMMdd-HHmmss}`; without one they
+/// are `yyyy-MM-dd`. Anything else in braces is an error when the rule is read.
 package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
     /// The template as written.
     package let template: String
@@ -13,21 +16,72 @@ package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
     private enum Part: Hashable {
         case text(String)
         case placeholder(Placeholder)
+        /// `{date}` or `{taken}`, with its date pattern.
+        case time(Placeholder, pattern: String)
     }
 
     /// The placeholders a template may use.
     package enum Placeholder: String, Sendable, CaseIterable {
-        case stem, ext, name, sourceExt, rule, date
+        case stem, ext, name, sourceExt, rule, date, taken
+
+        /// Whether it is a time, which takes a date pattern.
+        var isTime: Bool { self == .date || self == .taken }
     }
+
+    /// What a template is rendered from, for one source.
+    package struct Values: Sendable, Hashable {
+        /// The source's file name (a group's folder name).
+        package var sourceName: FilePath.Component
+        /// The target format.
+        package var format: TargetFormat
+        /// The rule's name.
+        package var rule: String
+        /// The job's start, `{date}`.
+        package var date: Date
+        /// The capture time, `{taken}`: the source's modification time until its worker reports the capture time.
+        package var taken: Date
+        /// Whether the source is a folder (a group, ``RuleGrouping``): its whole name is the stem, since a dot in a
+        /// folder's name (`2024.11.25`) starts no extension.
+        package var isFolder: Bool
+
+        package init(
+            sourceName: FilePath.Component,
+            format: TargetFormat,
+            rule: String,
+            date: Date,
+            taken: Date,
+            isFolder: Bool = false
+        ) {
+            self.sourceName = sourceName
+            self.format = format
+            self.rule = rule
+            self.date = date
+            self.taken = taken
+            self.isFolder = isFolder
+        }
+    }
+
+    /// The pattern of `{date}` and `{taken}` without one.
+    private static let defaultTimePattern = "yyyy-MM-dd"
+
+    /// The letters of the Unicode date field symbols (UTS #35), which a pattern may use outside quotes.
+    private static let patternLetters = Set("GyYuUrQqMLlwWdDFgEecabBhHkKjJmsSAzZOvVXx")
 
     /// `{stem}.{ext}`: the source's name with the target's extension.
     package static let `default` = try! NameTemplate("{stem}.{ext}")
 
     package var description: String { self.template }
 
+    /// Whether the template uses `{taken}`: the name is then known only once the worker has read the capture time.
+    package var usesCaptureTime: Bool {
+        self.parts.contains { if case .time(.taken, _) = $0 { true } else { false } }
+    }
+
     /// Parses a template.
     ///
-    /// - Throws: ``NameTemplateError`` for an unknown placeholder, an unclosed brace, or a `/`.
+    /// - Throws: ``NameTemplateError`` for an unknown placeholder, an unclosed brace, a `/`, or a date pattern that
+    ///   is empty, unclosed in its quotes, uses a letter that is no date field, or is given to a placeholder other
+    ///   than `{date}` and `{taken}`.
     package init(_ template: String) throws(NameTemplateError) {
         guard !template.contains("/") else {
             throw NameTemplateError(template: template, reason: "a file name cannot contain '/'")
@@ -39,12 +93,28 @@ package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
             guard let close = rest[open...].firstIndex(of: "}") else {
                 throw NameTemplateError(template: template, reason: "'{' is never closed")
             }
-            let key = String(rest[rest.index(after: open)..<close])
+            let inside = rest[rest.index(after: open)..<close]
+            let colon = inside.firstIndex(of: ":")
+            let key = String(inside[..<(colon ?? inside.endIndex)])
             guard let placeholder = Placeholder(rawValue: key) else {
                 let known = Placeholder.allCases.map { "{\($0.rawValue)}" }.joined(separator: ", ")
-                throw NameTemplateError(template: template, reason: "unknown placeholder {\(key)}; known: \(known)")
+                throw NameTemplateError(template: template, reason: "unknown placeholder {\(inside)}; known: \(known)")
             }
-            parts.append(.placeholder(placeholder))
+            if let colon {
+                let pattern = String(inside[inside.index(after: colon)...])
+                guard placeholder.isTime else {
+                    throw NameTemplateError(
+                        template: template,
+                        reason: "{\(key)} takes no format; only {date} and {taken} take a date pattern"
+                    )
+                }
+                try Self.check(pattern, of: placeholder, in: template)
+                parts.append(.time(placeholder, pattern: pattern))
+            } else if placeholder.isTime {
+                parts.append(.time(placeholder, pattern: Self.defaultTimePattern))
+            } else {
+                parts.append(.placeholder(placeholder))
+            }
             rest = rest[rest.index(after: close)...]
         }
         if !rest.isEmpty { parts.append(.text(String(rest))) }
@@ -58,41 +128,79 @@ package struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
         self.parts = parts
     }
 
+    /// Checks a date pattern: not empty, its quotes closed, and every letter outside quotes a date field.
+    private static func check(
+        _ pattern: String,
+        of placeholder: Placeholder,
+        in template: String
+    ) throws(NameTemplateError) {
+        guard !pattern.isEmpty else {
+            throw NameTemplateError(
+                template: template,
+                reason: "{\(placeholder.rawValue):} has an empty date pattern; leave out the ':' for yyyy-MM-dd"
+            )
+        }
+        var quoted = false
+        for character in pattern {
+            if character == "'" {
+                quoted.toggle()
+            } else if !quoted, character.isASCII, character.isLetter, !Self.patternLetters.contains(character) {
+                throw NameTemplateError(
+                    template: template,
+                    reason: "'\(character)' in {\(placeholder.rawValue):\(pattern)} is no date field (Unicode date "
+                        + "patterns: yyyy year, MM month, dd day, HH hour, mm minute, ss second; quote text as 'T')"
+                )
+            }
+        }
+        guard !quoted else {
+            throw NameTemplateError(
+                template: template,
+                reason: "a quote in {\(placeholder.rawValue):\(pattern)} is never closed"
+            )
+        }
+    }
+
     /// Renders the template for one source file.
     ///
     /// The source's name is used as its bytes: a name that is not valid UTF-8 (`caf\xe9.jpg`) gives an output name
     /// with the same bytes (`caf\xe9.jpg`), so two names that differ in such a byte never get the same output.
     ///
     /// - Parameters:
-    ///   - sourceName: the source's file name.
-    ///   - format: the target format.
-    ///   - rule: the rule's name.
-    ///   - date: the job's start date as `YYYY-MM-DD`.
-    ///   - isFolder: whether the source is a folder (a group, ``RuleGrouping``): its whole name is the stem, since a
-    ///     dot in a folder's name (`2024.11.25`) starts no extension.
+    ///   - values: the source's name, the target, the rule, the job's start and the capture time.
+    ///   - localZone: the zone `{taken}` is given in: the daemon's (`TZ`). `{date}` is in UTC.
     /// - Returns: the output file name, made safe by ``SafeName/sanitized(bytes:)``.
-    package func render(
-        sourceName: FilePath.Component,
-        format: TargetFormat,
-        rule: String,
-        date: String,
-        isFolder: Bool = false
-    ) -> FilePath.Component {
-        let (stem, sourceExt) = isFolder ? (sourceName.bytes, []) : sourceName.stemAndExtensionBytes
+    package func render(_ values: Values, localZone: TimeZone = .current) -> FilePath.Component {
+        let (stem, sourceExt) =
+            values.isFolder ? (values.sourceName.bytes, []) : values.sourceName.stemAndExtensionBytes
         var result: [UInt8] = []
         for part in self.parts {
             switch part {
             case .text(let text): result += text.utf8
             case .placeholder(.stem): result += stem
-            case .placeholder(.ext): result += format.name.utf8
-            case .placeholder(.name): result += sourceName.bytes
+            case .placeholder(.ext): result += values.format.name.utf8
+            case .placeholder(.name): result += values.sourceName.bytes
             case .placeholder(.sourceExt): result += SafeName.lowercased(sourceExt)
-            case .placeholder(.rule): result += rule.utf8
-            case .placeholder(.date): result += date.utf8
+            case .placeholder(.rule): result += values.rule.utf8
+            case .placeholder(.date), .placeholder(.taken): break  // parsed as `.time`
+            case .time(let placeholder, let pattern):
+                let (time, zone) =
+                    placeholder == .taken ? (values.taken, localZone) : (values.date, TimeZone(identifier: "UTC")!)
+                result += Self.format(time, pattern: pattern, in: zone).utf8
             }
         }
         // Sanitised bytes are never empty, `.`, `..`, and hold no `/` or NUL.
         return FilePath.Component(bytes: SafeName.sanitized(bytes: result))!
+    }
+
+    /// `time` in `zone` as the date pattern says, with the Gregorian calendar and POSIX names (`Jul`, not the
+    /// locale's), so that a name does not change with the daemon's language.
+    private static func format(_ time: Date, pattern: String, in zone: TimeZone) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.calendar = Calendar(identifier: .gregorian)
+        formatter.timeZone = zone
+        formatter.dateFormat = pattern
+        return formatter.string(from: time)
     }
 
     /// Splits `IMG_1.HEIC` into (`IMG_1`, `HEIC`); a name without a dot (or only a leading one) has no extension.

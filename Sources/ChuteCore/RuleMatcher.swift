@@ -22,16 +22,44 @@ package struct OutputPlan: Sendable, Equatable {
     /// The target folder, including the source's sub-folder path when the rule keeps the structure.
     package var directory: FilePath
     /// The output file name before any collision renaming, with the bytes of the source's name
-    /// (``NameTemplate/render(sourceName:format:rule:date:isFolder:)``).
+    /// (``NameTemplate/render(_:localZone:)``). With `{taken}` in the rule's template, it is rendered with the
+    /// source's modification time until the worker reports the capture time (``taken(at:)``).
     package var name: FilePath.Component
+    /// The template and its values when the template uses `{taken}`, to render the name again with the capture
+    /// time; `nil` when the name is final.
+    package var pendingName: PendingName?
+
+    /// A name that waits for the capture time.
+    package struct PendingName: Sendable, Equatable {
+        package var template: NameTemplate
+        package var values: NameTemplate.Values
+    }
 
     package init(directory: FilePath, name: FilePath.Component) {
         self.directory = directory
         self.name = name
     }
 
+    /// The plan of `template` rendered with `values` in `directory`, its name pending when the template uses
+    /// `{taken}`.
+    package init(directory: FilePath, template: NameTemplate, values: NameTemplate.Values) {
+        self.directory = directory
+        self.name = template.render(values)
+        self.pendingName = template.usesCaptureTime ? PendingName(template: template, values: values) : nil
+    }
+
     /// The full planned output path.
     package var path: FilePath { self.directory.appending(self.name) }
+
+    /// The plan with its name rendered with `time` as `{taken}`, in the daemon's time zone; the same plan when its
+    /// name is final.
+    package func taken(at time: Date) -> OutputPlan {
+        guard var pending = self.pendingName else { return self }
+        pending.values.taken = time
+        var plan = OutputPlan(directory: self.directory, name: pending.template.render(pending.values))
+        plan.pendingName = pending
+        return plan
+    }
 }
 
 /// The verdict on one file.
@@ -98,13 +126,13 @@ package struct RuleMatcher: Sendable {
     ///   - facts: size, times and sniffed type; `nil` skips the filters that need them (for `explain` on a
     ///     file that does not exist).
     ///   - now: the current time, for age filters.
-    ///   - date: the job's date as `YYYY-MM-DD`, for name templates.
+    ///   - date: the job's start, `{date}` in name templates.
     package func decide(
         path: FilePath,
         root: FilePath,
         facts: FileFacts?,
         now: Date,
-        date: String
+        date: Date
     ) -> MatchDecision {
         guard let component = path.lastComponent else { return .ignored(reason: "not a file path") }
         let name = component.string
@@ -158,8 +186,16 @@ package struct RuleMatcher: Sendable {
             rule.to = format
             let directory =
                 rule.keepStructure ? rule.output.appending(folderComponents) : rule.output
-            let outputName = rule.rename.render(sourceName: component, format: rule.to, rule: rule.name, date: date)
-            return .matched(rule, OutputPlan(directory: directory, name: outputName), passedOver: reasons)
+            // `{taken}` is the modification time until the worker reads the capture time, and for `explain`.
+            let values = NameTemplate.Values(
+                sourceName: component,
+                format: rule.to,
+                rule: rule.name,
+                date: date,
+                taken: facts?.modified ?? date
+            )
+            let plan = OutputPlan(directory: directory, template: rule.rename, values: values)
+            return .matched(rule, plan, passedOver: reasons)
         }
         return reasons.isEmpty ? .noRule : .filtered(reasons: reasons)
     }
@@ -176,13 +212,22 @@ package struct RuleMatcher: Sendable {
 
     /// Where the output of the group `folder` goes for `rule` (a rule a member matched, with its format resolved):
     /// the rule's output folder, under the folder's name rendered as the rule's `rename` says.
-    package static func groupPlan(rule: Rule, folder: FilePath, date: String) -> OutputPlan {
+    ///
+    /// - Parameters:
+    ///   - date: the job's start, `{date}`.
+    ///   - firstModified: the modification time of the group's first file, `{taken}` until the worker reads that
+    ///     file's capture time.
+    package static func groupPlan(rule: Rule, folder: FilePath, date: Date, firstModified: Date) -> OutputPlan {
         // A folder always has a last component: the watched folder itself is no group.
-        let name = folder.lastComponent ?? "_"
-        return OutputPlan(
-            directory: rule.output,
-            name: rule.rename.render(sourceName: name, format: rule.to, rule: rule.name, date: date, isFolder: true)
+        let values = NameTemplate.Values(
+            sourceName: folder.lastComponent ?? "_",
+            format: rule.to,
+            rule: rule.name,
+            date: date,
+            taken: firstModified,
+            isFolder: true
         )
+        return OutputPlan(directory: rule.output, template: rule.rename, values: values)
     }
 
     private static func filterReason(_ filters: RuleFilters, facts: FileFacts, now: Date) -> String? {

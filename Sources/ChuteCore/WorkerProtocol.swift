@@ -136,6 +136,9 @@ package struct ConversionReport: Sendable, Codable, Equatable {
     /// The CPU time the worker spent on the job, in seconds of one core (every thread's, user and system), which the
     /// scheduler learns its cost estimates from; `nil` from a worker that did not measure it.
     package var cpuSeconds: Double?
+    /// When the input was taken, from its metadata (a group's from its first file), for the name template's
+    /// `{taken}`; `nil` when it says nothing, or from an engine that does not read it.
+    package var captured: CaptureTime?
 
     package init(
         outputBytes: Int64,

@@ -76,9 +76,16 @@ struct FFmpegError: Error, CustomStringConvertible {
         }
     }
 
+    /// ``plainReason`` followed by FFmpeg's own message in parentheses, `the file is cut short: … (FFmpeg:
+    /// avformat_open_input failed: …)`; without a plain reason, `context` and the message.
+    private func explained(or context: String) -> String {
+        self.plainReason.map { "\($0) (FFmpeg: \(self))" } ?? "\(context): \(self)"
+    }
+
     /// The failure as a worker reports it.
     ///
-    /// A damaged or truncated input is `corruptInput`; a container or codec Chute does not read is
+    /// A damaged or truncated input is `corruptInput`, said in plain words first where ``plainReason`` knows the
+    /// case; a container or codec Chute does not read is
     /// `unsupportedInput`; a frame beyond the pixel limit, or memory running out, is `limitExceeded`; a missing encoder is
     /// `engineUnavailable`; a failed write or verification is `outputFailed` (`diskFull` for `ENOSPC`); the rest is
     /// `internalError`.
@@ -95,11 +102,11 @@ struct FFmpegError: Error, CustomStringConvertible {
             if self.status == chute_averror_demuxer_not_found() {
                 return ConversionFailure(.unsupportedInput, "cannot open the input: \(self)")
             }
-            return ConversionFailure(.corruptInput, "cannot open the input: \(self)")
+            return ConversionFailure(.corruptInput, self.explained(or: "cannot open the input"))
         case .unsupportedStream:
             return ConversionFailure(.unsupportedInput, "\(self)")
         case .decode:
-            return ConversionFailure(.corruptInput, "cannot decode the input: \(self)")
+            return ConversionFailure(.corruptInput, self.explained(or: "cannot decode the input"))
         case .limitExceeded:
             return ConversionFailure(.limitExceeded, "\(self)")
         case .filter:

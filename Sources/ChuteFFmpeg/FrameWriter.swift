@@ -203,6 +203,7 @@ enum FrameWriter {
             )
         }
         var report = ConversionReport(outputBytes: 0, warnings: warnings)
+        report.captured = container.captureTime
         report.details = [
             "mode": isSticker ? "sticker" : "poster",
             "inputFormat": container.formatName,

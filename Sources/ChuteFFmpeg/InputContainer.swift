@@ -1,4 +1,5 @@
 import CFFmpeg
+import ChuteCore
 
 /// Owns one `AVFormatContext` opened for reading, with the limits that keep hostile files in their box.
 ///
@@ -176,6 +177,23 @@ struct InputContainer: ~Copyable {
         let method = self.context.pointee.duration_estimation_method
         guard duration != chute_nopts_value(), duration > 0, method != AVFMT_DURATION_FROM_BITRATE else { return nil }
         return Double(duration) / Double(AV_TIME_BASE)
+    }
+
+    /// When the clip was taken: the container's `creation_time` (QuickTime's and MP4's `mvhd`, Matroska's
+    /// `DateUTC`), else the first stream's; `nil` when none is there, or only the epoch that muxers write for
+    /// "unknown".
+    ///
+    /// The corresponding C function is `av_dict_get`.
+    var captureTime: CaptureTime? {
+        let dictionaries =
+            [self.context.pointee.metadata] + (0..<self.streamCount).map { self.stream(at: $0).pointee.metadata }
+        for dictionary in dictionaries {
+            guard let entry = av_dict_get(dictionary, "creation_time", nil, 0), let value = entry.pointee.value else {
+                continue
+            }
+            if let time = CaptureTime(utc: String(cString: value), origin: "QuickTime creation_time") { return time }
+        }
+        return nil
     }
 
     /// Reads the next packet into `packet`.

@@ -16,6 +16,8 @@ extension MediaEngine {
         let signature: [StreamParameters]
         /// Whether the rule's options, on this clip alone, would copy its main streams into the target.
         let copiesAlone: Bool
+        /// When it was taken (``InputContainer/captureTime``).
+        let captured: CaptureTime?
     }
 
     /// What a stream's packets need a decoder to be set up with, so that packets of streams with equal parameters
@@ -140,6 +142,8 @@ extension MediaEngine {
         try output.keep()
         report.outputBytes = output.currentSize ?? 0
         report.details["inputFiles"] = String(inputs.count)
+        // A group's `{taken}` is its first clip's.
+        report.captured = first.captured
         progress(JobProgress(fraction: 1))
         return report
     }
@@ -345,7 +349,8 @@ extension MediaEngine {
                 frameRate: frameRate,
                 colour: colour,
                 signature: signature,
-                copiesAlone: plan.map { ($0.video?.isCopy ?? true) && $0.audio.allSatisfy(\.isCopy) } ?? false
+                copiesAlone: plan.map { ($0.video?.isCopy ?? true) && $0.audio.allSatisfy(\.isCopy) } ?? false,
+                captured: container.captureTime
             )
         } catch {
             throw error.conversionFailure

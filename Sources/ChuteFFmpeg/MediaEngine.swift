@@ -227,6 +227,7 @@ package struct MediaEngine: ConversionEngine {
 
         let elapsed = clock.now - started
         var report = ConversionReport(outputBytes: 0, warnings: warnings)
+        report.captured = container.captureTime
         report.details = Self.details(
             plan: plan,
             transcoded: transcoded.details,

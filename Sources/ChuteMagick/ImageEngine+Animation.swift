@@ -4,7 +4,7 @@ import SystemPackage
 
 extension ImageEngine {
     /// Reads one image of a group as a single input is read (its types, limits and warnings), keeping its first
-    /// frame, turned upright, in sRGB.
+    /// frame, turned upright, in sRGB; the group's first image gives the report its capture time.
     static func groupImage(
         _ input: FilePath,
         request: ConversionRequest,
@@ -18,6 +18,10 @@ extension ImageEngine {
         guard !bytes.isEmpty else { throw ConversionFailure(.corruptInput, "empty file") }
         var decoded = ConversionReport(outputBytes: 0)
         let (type, coder) = try Self.inspect(bytes, request: one, library: library, report: &decoded)
+        if input == request.inputs?.first {
+            // A group's `{taken}` is its first file's.
+            report.captured = Self.captureTime(of: bytes, type: type)
+        }
         let frame = try Self.decode(
             bytes,
             layout: nil,

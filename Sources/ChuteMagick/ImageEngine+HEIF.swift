@@ -18,6 +18,19 @@ extension ImageEngine {
         }.get()
     }
 
+    /// The EXIF of a HEIF or AVIF file's primary image as a JPEG holds it (``HEIFMetadata/jpegExifProfile``), read
+    /// from its boxes without decoding a pixel; `nil` when it has none or libheif cannot read it.
+    static func heifEXIF(of bytes: [UInt8]) -> [UInt8]? {
+        bytes.withUnsafeBytes { buffer in
+            do throws(HeifError) {
+                let context = try HeifContext(reading: buffer)
+                return try HEIFMetadata(of: context.primaryImage()).jpegExifProfile
+            } catch {
+                return nil
+            }
+        }
+    }
+
     /// Runs libheif calls, their error turned into the job's (``HeifError/conversionFailure``).
     private static func withLibheif<Value: ~Copyable>(
         _ body: () throws(HeifError) -> Value

@@ -105,6 +105,24 @@ extension ImageEngine {
         return (try? MetadataRemoval.removing(.keep, from: bytes, container: container))?.orientation
     }
 
+    /// When the picture was taken, from its EXIF (``EXIF/captureTime``): a JPEG's, PNG's or WebP's EXIF block, the
+    /// directories of a TIFF or of a camera RAW that is TIFF inside, a HEIF or AVIF file's EXIF item; `nil` for the
+    /// other types, and when the EXIF says nothing.
+    package static func captureTime(of bytes: [UInt8], type: MediaType) -> CaptureTime? {
+        let container: MetadataRemoval.Container
+        switch type {
+        case .jpeg: container = .jpeg
+        case .png: container = .png
+        case .webp: container = .webp
+        case .tiff: return (try? EXIF(bytes))?.captureTime
+        case _ where Self.tiffStructuredRawTypes.contains(type): return (try? EXIF(bytes))?.captureTime
+        case _ where Self.heifTypes.contains(type):
+            return Self.heifEXIF(of: bytes).flatMap { try? EXIF($0) }?.captureTime
+        default: return nil
+        }
+        return (try? MetadataRemoval.removing(.keep, from: bytes, container: container))?.captureTime
+    }
+
     /// Reads back the headers of a losslessly edited file and compares the first frame's size.
     private static func verify(
         _ bytes: [UInt8],

@@ -121,6 +121,7 @@ package struct ImageEngine: ConversionEngine {
         if layout == nil {
             let (sniffed, reader) = try Self.inspect(bytes, request: request, library: library, report: &report)
             (type, coder) = (sniffed, reader)
+            report.captured = Self.captureTime(of: bytes, type: sniffed)
             if reader != nil {
                 // A camera RAW's size is known only once LibRaw opens it: ``decodeRaw`` reports its own headers.
                 progress(JobProgress(fraction: 0.1))
@@ -342,7 +343,7 @@ package struct ImageEngine: ConversionEngine {
             try images.read(bytes, coder: coder)
             // Damaged pixel data is only a warning to ImageMagick, which fills in grey; an output that looks
             // complete but is not would be worse than a failed job.
-            report.warnings += try images.takeWarnings(.decode, after: "MagickReadImageBlob") {
+            report.warnings += try images.takeWarnings(.decode, after: "MagickReadImageBlob", coder: coder) {
                 $0.isError || $0.isCorruptPixelData
             }
         }
@@ -400,7 +401,11 @@ package struct ImageEngine: ConversionEngine {
         try Self.withMagick(library) { () throws(MagickError) in
             try images.setRawGeometry(width: layout.width, height: layout.height, depth: layout.depth)
             try images.read(bytes, coder: layout.samples.coder)
-            report.warnings += try images.takeWarnings(.decode, after: "MagickReadImageBlob") {
+            report.warnings += try images.takeWarnings(
+                .decode,
+                after: "MagickReadImageBlob",
+                coder: layout.samples.coder
+            ) {
                 $0.isError || $0.isCorruptPixelData
             }
             try images.selectImage(at: 0)

@@ -31,11 +31,14 @@ struct MagickError: Error, CustomStringConvertible {
     var severity: UInt32
     /// ImageMagick's message, empty when it gave none.
     var message: String
+    /// The ImageMagick coder of a failed read (`TIFF`, `PNG`, …), which names the format and its library in
+    /// ``plainReason``; `nil` for the other calls.
+    var coder: String?
 
-    var description: String {
-        let message = self.message.isEmpty ? "ImageMagick gave no reason" : self.message
-        return "\(self.function) failed: \(message)"
-    }
+    var description: String { "\(self.function) failed: \(self.reason)" }
+
+    /// ImageMagick's message, or that it gave none.
+    private var reason: String { self.message.isEmpty ? "ImageMagick gave no reason" : self.message }
 
     /// Whether ImageMagick refused the work because of a resource limit (memory, disk, pixel cache, list length,
     /// width or height).
@@ -50,7 +53,8 @@ struct MagickError: Error, CustomStringConvertible {
     /// The failure as a worker reports it.
     ///
     /// Resource limits become `limitExceeded` and name the limits; a decoder that is missing or forbidden by the
-    /// policy makes the input `unsupportedInput`; any other decoding problem is `corruptInput`; a failed read-back
+    /// policy makes the input `unsupportedInput`; any other decoding problem is `corruptInput`, said in plain words
+    /// first where ``plainReason`` knows the case, with the library's own message after it; a failed read-back
     /// of the output is `outputFailed`; the rest is `internalError`.
     ///
     /// - Parameter library: the runtime whose limits a resource failure names.
@@ -63,10 +67,14 @@ struct MagickError: Error, CustomStringConvertible {
         }
         switch self.code {
         case .decode:
-            if self.severity == MissingDelegateError.rawValue || self.severity == PolicyError.rawValue {
-                return ConversionFailure(.unsupportedInput, "cannot decode the input: \(self)")
+            // The library's own words stay after the plain sentence: `… (libtiff, through MagickReadImageBlob: …)`.
+            let message = self.plainReason.map {
+                "\($0.sentence) (\($0.library), through \(self.function): \(self.reason))"
             }
-            return ConversionFailure(.corruptInput, "cannot decode the input: \(self)")
+            if self.severity == MissingDelegateError.rawValue || self.severity == PolicyError.rawValue {
+                return ConversionFailure(.unsupportedInput, message ?? "cannot decode the input: \(self)")
+            }
+            return ConversionFailure(.corruptInput, message ?? "cannot decode the input: \(self)")
         case .process:
             return ConversionFailure(.internalError, "cannot process the image: \(self)")
         case .encode:

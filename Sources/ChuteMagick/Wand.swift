@@ -68,9 +68,19 @@ struct Wand: ~Copyable {
             headersOnly
             ? MagickPingImageBlob(self.handle, start, bytes.count)
             : MagickReadImageBlob(self.handle, start, bytes.count)
-        try self.check(status, .decode, function)
+        guard status == MagickTrue else {
+            var error = self.takeError(.decode, function)
+            error.coder = coder
+            throw error
+        }
         guard self.imageCount > 0 else {
-            throw MagickError(code: .decode, function: function, severity: 0, message: "no image in the input")
+            throw MagickError(
+                code: .decode,
+                function: function,
+                severity: 0,
+                message: "no image in the input",
+                coder: coder
+            )
         }
     }
 
@@ -698,17 +708,25 @@ struct Wand: ~Copyable {
     /// - Parameters:
     ///   - code: the stage, for the error.
     ///   - function: the C function whose work recorded the diagnostics.
+    ///   - coder: the coder that read the image, for the error of a read (``MagickError/coder``).
     ///   - isFatal: which diagnostics fail the stage.
     /// - Returns: the messages of the others, the warnings.
     /// - Throws: ``MagickError`` for the first diagnostic that `isFatal` selects.
     func takeWarnings(
         _ code: MagickError.Code,
         after function: String,
+        coder: String? = nil,
         failingOn isFatal: (Diagnostic) -> Bool
     ) throws(MagickError) -> [String] {
         let diagnostics = self.takeDiagnostics()
         if let fatal = diagnostics.first(where: isFatal) {
-            throw MagickError(code: code, function: function, severity: fatal.severity, message: fatal.message)
+            throw MagickError(
+                code: code,
+                function: function,
+                severity: fatal.severity,
+                message: fatal.message,
+                coder: coder
+            )
         }
         return diagnostics.map(\.message)
     }

@@ -15,6 +15,8 @@ package struct EXIF {
 
     /// The tag of IFD0's and IFD1's pointer to the GPS IFD (`GPSInfo`).
     private static let gpsPointer = 0x8825
+    /// The tag of IFD0's pointer to the Exif IFD (`ExifIFDPointer`), which holds the capture time.
+    private static let exifPointer = 0x8769
     /// The tag of the orientation in IFD0.
     private static let orientationTag = 0x0112
     /// The tags of IFD1's embedded JPEG thumbnail: its offset and its length.
@@ -46,6 +48,23 @@ package struct EXIF {
             let value = self.inlineInteger(in: entry), (1...8).contains(value)
         else { return nil }
         return value
+    }
+
+    /// When the picture was taken: the Exif IFD's `DateTimeOriginal` with `OffsetTimeOriginal`, else its
+    /// `DateTimeDigitized` (exiftool's `CreateDate`) with `OffsetTimeDigitized`; `nil` when neither is there and
+    /// readable.
+    package var captureTime: CaptureTime? {
+        guard let ifd0 = self.firstIFD, let pointer = try? self.entry(Self.exifPointer, in: ifd0),
+            let exif = self.inlineInteger(in: pointer), exif >= 8
+        else { return nil }
+        for (tag, offsetTag, name) in [
+            (0x9003, 0x9011, "EXIF DateTimeOriginal"), (0x9004, 0x9012, "EXIF CreateDate"),
+        ] {
+            guard let entry = try? self.entry(tag, in: exif), let text = self.text(in: entry) else { continue }
+            let offset = (try? self.entry(offsetTag, in: exif)).flatMap { self.text(in: $0) }
+            if let time = CaptureTime(exif: text, offset: offset, origin: name) { return time }
+        }
+        return nil
     }
 
     /// Whether IFD0 or IFD1 points to a GPS IFD.
@@ -99,6 +118,18 @@ package struct EXIF {
         case 4: return self.integer(at: entry + 8, width: 4)
         default: return nil
         }
+    }
+
+    /// The text of an `ASCII` entry, up to its first NUL: inline when it has at most 4 bytes, else at the offset the
+    /// entry holds; `nil` when it is not ASCII or runs past the block.
+    private func text(in entry: Int) -> String? {
+        guard self.integer(at: entry + 2, width: 2) == 2, let count = self.integer(at: entry + 4, width: 4),
+            count <= 64
+        else { return nil }
+        let start = count <= 4 ? entry + 8 : self.integer(at: entry + 8, width: 4) ?? -1
+        guard start >= 0, self.base + start + count <= self.bytes.count else { return nil }
+        let text = self.bytes[(self.base + start)..<(self.base + start + count)].prefix { $0 != 0 }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The integer of `width` bytes at `offset` from the TIFF header, in the block's byte order.

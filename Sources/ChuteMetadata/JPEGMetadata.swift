@@ -22,16 +22,22 @@ package enum JPEGMetadata {
     {
         let (pieces, trailer) = try Self.pieces(of: bytes)
         var orientation: Int?
+        var captureTime: CaptureTime?
+        var sawEXIF = false
         var xmpHasLocation = false
         for case .segment(let marker, _, let payload) in pieces where marker == 0xE1 {
             let data = Array(bytes[payload])
-            if data.hasBytes(Self.exifHeader, at: 0), orientation == nil {
+            if data.hasBytes(Self.exifHeader, at: 0), !sawEXIF {
+                sawEXIF = true
                 orientation = MetadataRemoval.orientation(ofEXIF: data)
+                captureTime = (try? EXIF(data))?.captureTime
             } else if let packet = Self.xmpPacket(data) {
                 xmpHasLocation = xmpHasLocation || XMPLocation.mentionsLocation(packet)
             }
         }
-        guard policy != .keep else { return MetadataRemoval(bytes: bytes, removed: [], orientation: orientation) }
+        guard policy != .keep else {
+            return MetadataRemoval(bytes: bytes, removed: [], orientation: orientation, captureTime: captureTime)
+        }
 
         var output: [UInt8] = [0xFF, 0xD8]
         output.reserveCapacity(bytes.count)
@@ -60,7 +66,7 @@ package enum JPEGMetadata {
         if !trailer.isEmpty {
             removed.insert(MotionPhoto.trailer(in: bytes)?.holdsVideo == true ? .motionPhotoVideo : .trailer)
         }
-        return MetadataRemoval(bytes: output, removed: removed, orientation: orientation)
+        return MetadataRemoval(bytes: output, removed: removed, orientation: orientation, captureTime: captureTime)
     }
 
     /// What to do with one segment.

@@ -8,11 +8,14 @@ package struct MetadataRemoval: Sendable, Equatable {
     package var removed: Set<MetadataKind>
     /// The EXIF orientation of the input (2 to 8), or `nil` when it had none or said "upright" (1).
     package var orientation: Int?
+    /// When the input was taken, from its EXIF (``EXIF/captureTime``), or `nil` when it says nothing.
+    package var captureTime: CaptureTime?
 
-    package init(bytes: [UInt8], removed: Set<MetadataKind>, orientation: Int?) {
+    package init(bytes: [UInt8], removed: Set<MetadataKind>, orientation: Int?, captureTime: CaptureTime? = nil) {
         self.bytes = bytes
         self.removed = removed
         self.orientation = orientation
+        self.captureTime = captureTime
     }
 
     /// The container formats whose metadata can be removed without decoding the image.

@@ -19,6 +19,8 @@ package enum PNGMetadata {
         output.reserveCapacity(bytes.count)
         var removed: Set<MetadataKind> = []
         var orientation: Int?
+        var captureTime: CaptureTime?
+        var sawEXIF = false
         var offset = Self.signature.count
         while true {
             guard let length = bytes.bigEndian(at: offset, width: 4), length <= Int(Int32.max),
@@ -27,8 +29,10 @@ package enum PNGMetadata {
             let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
             let data = (offset + 8)..<(offset + 8 + length)
             let end = data.upperBound + 4
-            if type == "eXIf", orientation == nil {
+            if type == "eXIf", !sawEXIF {
+                sawEXIF = true
                 orientation = MetadataRemoval.orientation(ofEXIF: Array(bytes[data]))
+                captureTime = (try? EXIF(Array(bytes[data])))?.captureTime
             }
             let (kinds, replacement) =
                 switch policy {
@@ -49,7 +53,12 @@ package enum PNGMetadata {
             if type == "IEND" { break }
         }
         if offset < bytes.count, policy != .keep { removed.insert(.trailer) }
-        return MetadataRemoval(bytes: policy == .keep ? bytes : output, removed: removed, orientation: orientation)
+        return MetadataRemoval(
+            bytes: policy == .keep ? bytes : output,
+            removed: removed,
+            orientation: orientation,
+            captureTime: captureTime
+        )
     }
 
     /// What `strip` removes with a chunk; empty when the chunk stays.

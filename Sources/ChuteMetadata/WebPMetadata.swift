@@ -33,8 +33,12 @@ package enum WebPMetadata {
             chunks.append((type, Array(bytes[(offset + 8)..<(offset + 8 + size)])))
             offset += 8 + size + size % 2
         }
-        let orientation = chunks.first { $0.type == "EXIF" }.flatMap { MetadataRemoval.orientation(ofEXIF: $0.data) }
-        guard policy != .keep else { return MetadataRemoval(bytes: bytes, removed: [], orientation: orientation) }
+        let exif = chunks.first { $0.type == "EXIF" }?.data
+        let orientation = exif.flatMap { MetadataRemoval.orientation(ofEXIF: $0) }
+        let captureTime = exif.flatMap { try? EXIF($0) }?.captureTime
+        guard policy != .keep else {
+            return MetadataRemoval(bytes: bytes, removed: [], orientation: orientation, captureTime: captureTime)
+        }
 
         var removed: Set<MetadataKind> = []
         var clearedFlags: UInt8 = 0
@@ -81,6 +85,6 @@ package enum WebPMetadata {
         var size: [UInt8] = []
         size.appendLittleEndian(output.count - 8, width: 4)
         output.replaceSubrange(4..<8, with: size)
-        return MetadataRemoval(bytes: output, removed: removed, orientation: orientation)
+        return MetadataRemoval(bytes: output, removed: removed, orientation: orientation, captureTime: captureTime)
     }
 }

@@ -64,9 +64,10 @@ package struct PDFEngine: ConversionEngine {
             report.details["inputFiles"] = String(inputs.count)
         } else {
             let source = try PDFFiles.readInput(request, limit: Self.inputByteLimit)
-            if MediaType.sniff(source.prefix(MediaType.headerLength))?.category == .image,
+            if let type = MediaType.sniff(source.prefix(MediaType.headerLength)), type.category == .image,
                 request.format.category == .pdf
             {
+                report.captured = ImageEngine.captureTime(of: source, type: type)
                 document = try Self.run { () throws(PDFError) in try PDFDocument() }
                 report.warnings += try Self.appendImage(source, to: document, request: request)
             } else {
@@ -228,7 +229,11 @@ package struct PDFEngine: ConversionEngine {
             one.inputs = nil
             do throws(ConversionFailure) {
                 let bytes = try PDFFiles.readInput(one, limit: Self.inputByteLimit)
-                if MediaType.sniff(bytes.prefix(MediaType.headerLength))?.category == .image {
+                if let type = MediaType.sniff(bytes.prefix(MediaType.headerLength)), type.category == .image {
+                    if index == 0 {
+                        // An album's `{taken}` is its first photo's.
+                        report.captured = ImageEngine.captureTime(of: bytes, type: type)
+                    }
                     report.warnings += try Self.appendImage(bytes, to: merged, request: one)
                 } else {
                     let document = try Self.open(bytes, password: request.options[CommonOptions.password])

@@ -101,8 +101,7 @@ package enum GroupListing {
         root: FilePath,
         matcher: RuleMatcher,
         allowsHardLinks: Bool,
-        now: Date,
-        date: String
+        now: Date
     ) -> [Candidate] {
         var candidates: [Candidate] = []
         var pending = [folder]
@@ -124,7 +123,7 @@ package enum GroupListing {
                     modified: status.fingerprint.modified,
                     sniffed: sniffed
                 )
-                let decision = matcher.decide(path: path, root: root, facts: facts, now: now, date: date)
+                let decision = matcher.decide(path: path, root: root, facts: facts, now: now, date: now)
                 if case .matched(let rule, _, _) = decision, rule.grouping == .folder {
                     candidates.append(Candidate(path: path, status: status, sniffed: sniffed, rule: rule))
                 }

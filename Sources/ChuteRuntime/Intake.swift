@@ -511,7 +511,7 @@ package actor Intake: JobCompletionSink {
             root: root,
             facts: facts,
             now: now,
-            date: now.formatted(.iso8601.year().month().day())
+            date: now
         )
         switch decision {
         case .ignored(let reason):
@@ -671,15 +671,13 @@ extension Intake {
         let matcher = self.matcher
         let allowsHardLinks = self.watches[root]?.allowHardLinks == true
         let now = Date()
-        let date = now.formatted(.iso8601.year().month().day())
         let candidates = await Blocking.run {
             GroupListing.candidates(
                 in: folder,
                 root: root,
                 matcher: matcher,
                 allowsHardLinks: allowsHardLinks,
-                now: now,
-                date: date
+                now: now
             )
         }
         let byRule = Dictionary(grouping: candidates, by: \.rule.name)
@@ -813,7 +811,8 @@ extension Intake {
             plan: RuleMatcher.groupPlan(
                 rule: first.rule,
                 folder: key.folder,
-                date: Date().formatted(.iso8601.year().month().day())
+                date: Date(),
+                firstModified: members.first?.fingerprint.modified ?? Date()
             ),
             fingerprint: SourceFingerprint(
                 device: key.device,

@@ -239,9 +239,11 @@ package struct JobRunner: Sendable {
 
     /// Whether an earlier output is where this job's output would land: in its planned folder, under its planned
     /// name or a free variant of it (`a-1.jpg` for `a.jpg`). Only then is an identical source a re-upload to skip.
+    /// A name with `{taken}` is known only once converted; identical content has the same capture time, so there
+    /// the folder decides.
     static func output(_ earlier: FilePath, isWhere plan: OutputPlan) -> Bool {
         guard earlier.removingLastComponent() == plan.directory, let name = earlier.lastComponent else { return false }
-        if name == plan.name { return true }
+        if name == plan.name || plan.pendingName != nil { return true }
         // On bytes, as the free variants are made: `STEM-N.EXT`.
         let (stem, ext) = plan.name.stemAndExtensionBytes
         let suffix = ext.isEmpty ? [] : [UInt8(ascii: ".")] + ext
@@ -341,15 +343,17 @@ package struct JobRunner: Sendable {
     }
 
     /// Puts a converted output in place: checks that the source did not change during the conversion, records the
-    /// output's inode and sidecar in the journal, renames the output under its planned (or a free) name, and writes
-    /// the sidecar. The parts of a job with several outputs (``OutputPart``) are recorded and renamed as one set, with
-    /// one sidecar named after the set (``OutputCommitter/commit(_:beside:as:policy:)``). The source is left where it
-    /// is: ``SourceDisposer`` applies the rule's `source` policy once it has been left alone for a while after the
-    /// job.
+    /// output's inode and sidecar in the journal, renames the output under its planned (or a free) name, its
+    /// `{taken}` the capture time that the worker reported, and writes the sidecar. The parts of a job with several
+    /// outputs (``OutputPart``) are recorded and renamed as one set, with one sidecar named after the set
+    /// (``OutputCommitter/commit(_:beside:as:policy:)``). The source is left where it is: ``SourceDisposer``
+    /// applies the rule's `source` policy once it has been left alone for a while after the job.
     ///
     /// - Returns: `.completed`, or `.failed` with its sidecar written and the temporary files removed.
     package func commit(_ pending: PendingCommit) async -> JobOutcome {
         var record = pending.record
+        // From here on, the sidecar of a failure too is named after the output's final name.
+        Self.settleName(of: &record)
         let job = record.job
         let logger = pending.logger
         // A job with several outputs commits its parts as one set: all are renamed into place, or none.
@@ -474,6 +478,23 @@ package struct JobRunner: Sendable {
             removeTemporaries()
             return await self.fail(record, error, logger)
         }
+    }
+
+    /// Renders the job's output name with the capture time that its worker reported, when the name has `{taken}`
+    /// (``OutputPlan/taken(at:)``), and records that time in the sidecar's details (`taken`); without one, the name
+    /// keeps the source's modification time, and a warning says so.
+    private static func settleName(of record: inout Record) {
+        guard record.job.plan.pendingName != nil else { return }
+        if let captured = record.report?.captured, let time = captured.instant() {
+            record.job.plan = record.job.plan.taken(at: time)
+            record.report?.details["taken"] = captured.description
+            return
+        }
+        let source = record.job.isGroup ? "the group's first file" : "the source"
+        record.warnings.append(
+            "\(source) has no capture time (EXIF DateTimeOriginal or CreateDate, QuickTime creation_time): {taken} in "
+                + "the name is its modification time"
+        )
     }
 
     /// The first of `paths` that `onConflict: overwrite` must not replace: the job's own source or a member of its

@@ -102,7 +102,7 @@ package struct UploadSpool: Sendable {
             root: root,
             facts: facts,
             now: now,
-            date: now.formatted(.iso8601.year().month().day())
+            date: now
         )
         switch decision {
         case .ignored(let reason):

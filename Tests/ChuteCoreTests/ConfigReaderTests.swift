@@ -238,7 +238,7 @@ private let badRuleValueCases: [(String, String)] = [
     (
         "rename: \"{stem}.{extension}\"",
         "rules.yaml:8:13: invalid name template '{stem}.{extension}': unknown placeholder {extension}; "
-            + "known: {stem}, {ext}, {name}, {sourceExt}, {rule}, {date}"
+            + "known: {stem}, {ext}, {name}, {sourceExt}, {rule}, {date}, {taken}"
     ),
     ("rename: \"\"", "rules.yaml:8:13: 'rename' must not be empty"),
     ("watch: []", "rules.yaml:8:12: 'watch' must not be an empty list"),
@@ -1126,7 +1126,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "rawDepth": "raw depth 16", "start": "start at 1:30", "end": "end at 2:00", "duration": "lasting 20",
         "trimExact": "trim on keyframes", "metadata": "metadata location", "tiles": "2x3 tiles (columns x rows)",
         "speed": "speed 2×", "mute": "mute", "loudness": "loudness -16 LUFS", "coverArt": "coverArt drop",
-        "pages": "pages 1-3,x2", "split": "split into 1,2-z", "compress": "compress", "lossless": "images stored losslessly",
+        "pages": "pages 1-3,x2", "split": "split into 1,2-z", "compress": "compress",
+        "lossless": "images stored losslessly",
         "password": "password given",
         "dpi": "96 dpi", "pageSize": "pages a4 sized", "margin": "margin 12mm", "frameDelay": "each frame 200ms",
         "rename": "{stem}-small.{ext}",

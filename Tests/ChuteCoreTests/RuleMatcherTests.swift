@@ -46,7 +46,7 @@ import Testing
     )
         -> MatchDecision
     {
-        matcher.decide(path: path, root: root, facts: facts, now: self.now, date: "2027-01-15")
+        matcher.decide(path: path, root: root, facts: facts, now: self.now, date: self.now)
     }
 
     @Test func theFirstMatchingRuleWinsAndKeepsTheSubFolders() throws {

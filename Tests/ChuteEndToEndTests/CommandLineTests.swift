@@ -291,6 +291,45 @@ struct CommandLineTests {
         #expect(several.output.split(separator: "\n").last == "2 file(s). rule 'photos': 1, no rule matches: 1")
     }
 
+    /// `chute check` and `chute explain` take `{taken}` and say what it will be: the capture time in the daemon's zone,
+    /// shown by `explain` with the file's modification time, which it falls back to.
+    @Test func checkAndExplainDescribeTheCaptureTime() async throws {
+        let directory = try TemporaryDirectory(prefix: "explain")
+        defer { directory.remove() }
+        try directory.makeDirectory("in")
+        let config = try self.writeConfig(
+            """
+            watch:
+              - path: ./in
+            rules:
+              - name: photos
+                match: "*.png"
+                to: jpg
+                rename: "{taken:yyyyMMdd-HHmm}-{stem}.{ext}"
+                output: ./out
+            """,
+            in: directory
+        )
+        let photo = directory.appending("in/a.png")
+        try Fixtures.makeImage(at: photo, width: 16, height: 16)
+        // 2020-02-03 04:05:06 UTC, 05:05 in Paris.
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: 1_580_702_706)],
+            ofItemAtPath: photo.string
+        )
+        var results: [(status: Int32, output: String)] = []
+        for arguments in [["check", config.string], ["explain", "--config", config.string, photo.string]] {
+            let process = try ChuteProcess(arguments, environment: ["TZ": "Europe/Paris"])
+            let exit = try await process.waitForExit()
+            results.append((exit.status, process.output.joined(separator: "\n")))
+        }
+        print("check: \(results[0].output)\nexplain: \(results[1].output)")
+        #expect(results.allSatisfy { $0.status == 0 }, "\(results)")
+        #expect(results[0].output.contains("{taken} the capture time in Europe/Paris (else the modification time)"))
+        #expect(results[1].output.contains("output: \(directory.appending("out/20200203-0505-a.jpg"))"))
+        #expect(results[1].output.contains("name: {taken} is when it was taken"))
+    }
+
     @Test func explainWarnsWhenTheEngineCannotReadTheContent() async throws {
         let directory = try TemporaryDirectory(prefix: "explain")
         defer { directory.remove() }

@@ -256,13 +256,14 @@ struct UploadEndToEndTests {
             at: clip,
             width: 1280,
             height: 720,
-            seconds: 8,
+            seconds: 20,
             codecArguments: ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"]
         )
-        // The first clip keeps the one video lane busy: the second waits in the queue when the daemon is killed.
+        // The first two clips keep the one video lane busy: the third waits in the queue when the daemon is killed.
         let first = try Self.curl(port, "/api/jobs?rule=clips&name=first.mkv", ["-T", clip.string])
-        let taken = try Self.curl(port, "/api/jobs?rule=clips&name=second.mkv", ["-T", clip.string])
-        #expect(first.status == 202 && taken.status == 202, "\(first.body) \(taken.body)")
+        let second = try Self.curl(port, "/api/jobs?rule=clips&name=second.mkv", ["-T", clip.string])
+        let taken = try Self.curl(port, "/api/jobs?rule=clips&name=third.mkv", ["-T", clip.string])
+        #expect([first, second, taken].map(\.status) == [202, 202, 202], "\(first.body) \(taken.body)")
         let id = try #require(taken.json["id"] as? String)
         daemon = try #require(harness.daemon)
         daemon.send(SIGKILL)

@@ -87,7 +87,9 @@ struct MetadataRemovalTests {
 
         let result = try MetadataRemoval.removing(.keep, from: bytes, container: .jpeg)
 
-        #expect(result == MetadataRemoval(bytes: bytes, removed: [], orientation: 3))
+        // The fixture's camera wrote DateTimeOriginal without a zone.
+        let taken = CaptureTime(exif: "2024:06:01 10:00:00", offset: nil, origin: "EXIF DateTimeOriginal")
+        #expect(result == MetadataRemoval(bytes: bytes, removed: [], orientation: 3, captureTime: taken))
     }
 
     @Test func stripLeavesAPNGsImageDataAndProfile() throws {
