@@ -212,6 +212,8 @@ package struct ChuteApplication {
             spool: spool,
             submitter: submitter,
             settings: self.config.settings,
+            queuedJobs: { await queue.counts.queued },
+            cancellations: cancellations,
             rules: { intake.rules },
             reads: { engine, type in Engines.registry.engine(engine)?.reads(type) ?? false },
             receiving: receiving,

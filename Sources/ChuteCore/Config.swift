@@ -212,6 +212,12 @@ package struct Settings: Sendable, Equatable {
     package var maxUploadSize: Int64 = 16_000_000_000
     /// `maxUploads` (int, default 8): how many uploads the API takes at once; one more is answered 429.
     package var maxUploads = 8
+    /// `maxQueued` (int, default 1000): no upload is taken while this many jobs wait in the queue (429, so that a
+    /// load balancer tries another instance); files dropped in watched folders wait on disk and are not limited.
+    package var maxQueued = 1000
+    /// `requestTimeout` (duration, default 10m): how long `POST /api/convert` waits for its job before it cancels it
+    /// and answers 503.
+    package var requestTimeout: Duration = .seconds(600)
     /// `api` (mapping): where the daemon's status API listens (``APISettings``).
     package var api = APISettings()
     /// `digestAt` (`HH:MM`, default `08:00`) and `digestEvery` (duration, default none): when the notification

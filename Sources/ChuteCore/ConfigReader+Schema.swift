@@ -40,7 +40,8 @@ extension ConfigReader.Walker {
             "concurrency",
         ]
         + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
-        + ["historyRetention", "uploadRetention", "maxUploadSize", "maxUploads", "api", "digestAt", "digestEvery"]
+        + ["historyRetention", "uploadRetention", "maxUploadSize", "maxUploads", "maxQueued", "requestTimeout", "api"]
+        + ["digestAt", "digestEvery"]
     /// The keys of one `notify:` entry: `url` (a webhook) or `ntfy` (a topic), and `on`.
     static let notifyKeys = ["url", "ntfy", "on"]
 
@@ -813,6 +814,16 @@ extension ConfigReader.Walker {
         }
         if let entry = fields["maxUploads"] {
             settings.maxUploads = self.positiveInteger(entry) ?? settings.maxUploads
+        }
+        if let entry = fields["maxQueued"] {
+            settings.maxQueued = self.positiveInteger(entry) ?? settings.maxQueued
+        }
+        if let entry = fields["requestTimeout"], let timeout = self.duration(entry) {
+            if timeout > .zero {
+                settings.requestTimeout = timeout
+            } else {
+                self.report("'requestTimeout' must be longer than 0", at: entry.value)
+            }
         }
         if let entry = fields["concurrency"] {
             let engines = self.registry.engines.map(\.kind)

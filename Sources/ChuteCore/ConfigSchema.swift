@@ -216,7 +216,7 @@ package enum ConfigSchema {
         "api": Self.closed(["socket": Self.string, "listen": Self.string, "tokenFile": Self.string]),
         "cpuBudget": Self.positiveInteger, "memoryBudget": Self.byteSize, "agingLimit": Self.duration,
         "historyRetention": Self.duration, "uploadRetention": Self.duration, "maxUploadSize": Self.byteSize,
-        "maxUploads": Self.positiveInteger,
+        "maxUploads": Self.positiveInteger, "maxQueued": Self.positiveInteger, "requestTimeout": Self.duration,
         "digestAt": .object(["type": .string("string"), "pattern": .string("^[0-9]{1,2}:[0-9]{2}$")]),
         "digestEvery": Self.duration,
     ]) { first, _ in first }

@@ -295,7 +295,9 @@ package enum ConfigSummary {
                     ?? ", no TCP"),
             "Uploads: at most \(settings.maxUploads) at once, each at most "
                 + "\(ValueParsing.describe(bytes: settings.maxUploadSize)), kept for "
-                + ValueParsing.describe(settings.uploadRetention) + " after their jobs",
+                + ValueParsing.describe(settings.uploadRetention) + " after their jobs, none taken while "
+                + "\(settings.maxQueued) jobs wait, a conversion answered within "
+                + ValueParsing.describe(settings.requestTimeout),
         ]
     }
 }

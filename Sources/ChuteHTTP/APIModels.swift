@@ -104,6 +104,12 @@ package enum API {
         package var size: Int64
     }
 
+    /// `POST /api/convert`'s answer for a job with several outputs (300): where each is.
+    package struct Choices: Codable, Sendable {
+        package var id: String
+        package var result: [String]
+    }
+
     /// `POST /api/retry`.
     package struct RetryReport: Codable, Sendable {
         package var retried: [String]

@@ -74,6 +74,8 @@ package struct StatusAPI: Sendable {
             // PUT too: `curl -T FILE` sends one.
             router.post("/api/jobs") { request, _ in try await uploads.upload(request) }
             router.put("/api/jobs") { request, _ in try await uploads.upload(request) }
+            router.post("/api/convert") { request, context in try await uploads.convert(request, context: context) }
+            router.put("/api/convert") { request, context in try await uploads.convert(request, context: context) }
         }
         router.get("/api/jobs/:id/outputs/:index") { request, context in
             try await self.download(

@@ -14,7 +14,7 @@ import SystemPackage
 ///
 /// Only a rule with `upload: true` takes uploads (403 otherwise). A body larger than `maxUploadSize` is refused: from
 /// its `Content-Length` before it is read, or as soon as it grows past it (413); at most `maxUploads` bodies are taken
-/// at once (429, with `Retry-After`); a full disk answers 507. The content is sniffed and matched by the rule as a
+/// at once, and none while `maxQueued` jobs wait in the queue (429, with `Retry-After`); a full disk answers 507. The content is sniffed and matched by the rule as a
 /// dropped file's would be, and a file the rule does not take is refused at once (415, with the reason). An upload
 /// refused, cut short by its client, or stopped by a kill leaves no job and, once swept, no file.
 package struct Uploads: Sendable {
@@ -24,6 +24,10 @@ package struct Uploads: Sendable {
     private let reads: @Sendable (EngineKind, ChuteCore.MediaType) -> Bool
     private let maxUploadSize: Int64
     private let maxUploads: Int
+    private let maxQueued: Int
+    private let requestTimeout: Duration
+    private let queuedJobs: @Sendable () async -> Int
+    private let cancellations: JobCancellations
     private let logger: Logger
     /// The uploads whose bodies are being received, by job id: counted against `maxUploads`, and left alone by the
     /// spool's sweep.
@@ -56,10 +60,14 @@ package struct Uploads: Sendable {
     ///   - rules: the rules in force (a reload changes them).
     ///   - reads: whether an engine reads a sniffed type (the engine registry's answer).
     ///   - receiving: where the uploads being received are counted, which the spool's sweep leaves alone.
+    ///   - queuedJobs: how many jobs wait in the queue now, against `maxQueued`.
+    ///   - cancellations: where a synchronous conversion past `requestTimeout` is cancelled.
     package init(
         spool: UploadSpool,
         submitter: JobSubmitter,
         settings: Settings,
+        queuedJobs: @escaping @Sendable () async -> Int,
+        cancellations: JobCancellations,
         rules: @escaping @Sendable () -> [Rule],
         reads: @escaping @Sendable (EngineKind, ChuteCore.MediaType) -> Bool,
         receiving: Receiving,
@@ -71,6 +79,10 @@ package struct Uploads: Sendable {
         self.reads = reads
         self.maxUploadSize = settings.maxUploadSize
         self.maxUploads = settings.maxUploads
+        self.maxQueued = settings.maxQueued
+        self.requestTimeout = settings.requestTimeout
+        self.queuedJobs = queuedJobs
+        self.cancellations = cancellations
         self.receiving = receiving
         self.logger = logger
     }
@@ -82,9 +94,98 @@ package struct Uploads: Sendable {
     ///
     /// - Returns: 202 with the job's id, its status (`pending`) and its address, also in `Location`.
     func upload(_ request: Request) async throws -> Response {
+        let (job, _) = try await self.take(request, route: "/api/jobs")
+        let location = "/api/jobs/\(job.id)"
+        var response = try StatusAPI.json(
+            API.Upload(
+                id: job.id,
+                status: "pending",
+                location: location,
+                rule: job.rule.name,
+                size: job.fingerprint.size
+            ),
+            status: .accepted
+        )
+        response.headers[HTTPField.Name.location] = location
+        return response
+    }
+
+    /// `POST /api/convert?rule=NAME[&name=FILE]`: the body is the file, and the answer's body is its output once
+    /// converted, after which the upload is removed. A job with several outputs is answered 300 with their addresses
+    /// (kept for `uploadRetention`); a failed one 422 with why. Past `requestTimeout` the job is cancelled and the
+    /// answer is 503.
+    func convert(_ request: Request, context: some RequestContext) async throws -> Response {
+        let (job, ticket) = try await self.take(request, route: "/api/convert")
+        let timeout = self.requestTimeout
+        let outcome: JobOutcome? = await withTaskGroup(of: JobOutcome?.self) { group in
+            group.addTask { try? await ticket.outcome() }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let outcome else {
+            if !self.cancellations.cancel(job.id) { _ = await self.submitter.withdraw(job.id) }
+            self.spool.remove(job.id)
+            throw StatusAPI.problem(
+                .serviceUnavailable,
+                "the job did not end within requestTimeout (\(ValueParsing.describe(timeout))); it was cancelled"
+            )
+        }
+        switch outcome {
+        case .completed(let output, let others) where others.isEmpty:
+            return try await self.answer(with: output, of: job, context: context)
+        case .completed(_, let others):
+            let addresses = (0...others.count).map { "/api/jobs/\(job.id)/outputs/\($0)" }
+            return try StatusAPI.json(API.Choices(id: job.id, result: addresses), status: .multipleChoices)
+        case .failed(let failure), .postponed(let failure):
+            self.spool.remove(job.id)
+            throw APIProblem(
+                status: .unprocessableContent,
+                message: "\(failure.message) (\(failure.code.rawValue))"
+            )
+        case .cancelled, .cancelledOnRequest, .vanished, .skipped:
+            self.spool.remove(job.id)
+            throw StatusAPI.problem(.serviceUnavailable, "the job was cancelled before it converted anything")
+        }
+    }
+
+    /// The answer whose body is `output`, streamed from the spool, which is removed once it was sent.
+    private func answer(with output: FilePath, of job: Job, context: some RequestContext) async throws -> Response {
+        guard let status = try? SourceInspector.status(of: output), status.isRegularFile else {
+            self.spool.remove(job.id)
+            throw StatusAPI.problem(.internalServerError, "the output is gone from the spool")
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/octet-stream"
+        headers[.contentLength] = String(status.fingerprint.size)
+        let name = output.lastComponent.map { FilePath(root: nil, [$0]).readableString } ?? "output"
+        headers[.contentDisposition] = "attachment; filename=\"\(name.replacingOccurrences(of: "\"", with: "_"))\""
+        headers[HTTPField.Name("Chute-Job-Id")!] = job.id
+        let body = try await FileIO().loadFile(path: output.string, context: context)
+        let spool = self.spool
+        let id = job.id
+        // An output in the rule's folder (`uploadOutput: folder`) stays; the upload in the spool goes once sent.
+        return Response(
+            status: .ok,
+            headers: headers,
+            body: ResponseBody { writer in
+                defer { spool.remove(id) }
+                try await body.write(writer)
+            }
+        )
+    }
+
+    /// Receives an upload and submits its job: the checks, limits and refusals of ``upload(_:)``.
+    ///
+    /// - Returns: the job and its ticket.
+    private func take(_ request: Request, route: String) async throws -> (Job, JobTicket) {
         let query = request.uri.queryParameters
         guard let ruleName = query.get("rule") else {
-            throw StatusAPI.problem(.badRequest, "say which rule converts the file: POST /api/jobs?rule=NAME")
+            throw StatusAPI.problem(.badRequest, "say which rule converts the file: POST \(route)?rule=NAME")
         }
         let rules = self.rules()
         guard let rule = rules.first(where: { $0.name == ruleName }) else {
@@ -107,15 +208,13 @@ package struct Uploads: Sendable {
                 "send the file itself as the body (curl -T FILE or --data-binary @FILE), with ?name=FILE for its name"
             )
         }
+        let queued = await self.queuedJobs()
+        guard queued < self.maxQueued else {
+            throw Self.busy("\(queued) jobs wait in the queue (maxQueued)")
+        }
         let id = UUID().uuidString.lowercased()
         guard self.receiving.enter(id, limit: self.maxUploads) else {
-            var headers = HTTPFields()
-            headers[.retryAfter] = String(Self.retryAfterSeconds)
-            throw APIProblem(
-                status: .tooManyRequests,
-                message: "\(self.maxUploads) uploads are being received (maxUploads); try again in a few seconds",
-                headers: headers
-            )
+            throw Self.busy("\(self.maxUploads) uploads are being received (maxUploads)")
         }
         defer { self.receiving.leave(id) }
         let name = UploadSpool.fileName(query.get("name"))
@@ -131,7 +230,7 @@ package struct Uploads: Sendable {
             self.spool.remove(id)
             throw StatusAPI.problem(.unsupportedMediaType, refusal.message)
         case .success(let job):
-            guard await self.submitter.submit(job) != nil else {
+            guard let ticket = await self.submitter.submit(job) else {
                 self.spool.remove(id)
                 throw StatusAPI.problem(.serviceUnavailable, "the daemon is shutting down; try again later")
             }
@@ -142,14 +241,19 @@ package struct Uploads: Sendable {
                     "bytes": "\(job.fingerprint.size)",
                 ]
             )
-            let location = "/api/jobs/\(id)"
-            var response = try StatusAPI.json(
-                API.Upload(id: id, status: "pending", location: location, rule: rule.name, size: job.fingerprint.size),
-                status: .accepted
-            )
-            response.headers[HTTPField.Name.location] = location
-            return response
+            return (job, ticket)
         }
+    }
+
+    /// 429, with `Retry-After`: a load balancer tries another instance.
+    private static func busy(_ why: String) -> APIProblem {
+        var headers = HTTPFields()
+        headers[.retryAfter] = String(Self.retryAfterSeconds)
+        return APIProblem(
+            status: .tooManyRequests,
+            message: "\(why); try again in \(Self.retryAfterSeconds) seconds",
+            headers: headers
+        )
     }
 
     /// Writes the body to the upload's partial file in the spool, then renames it to `name` once whole.

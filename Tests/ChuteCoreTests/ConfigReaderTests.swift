@@ -190,7 +190,7 @@ private let unknownKeyCases: [(String, String)] = [
             + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
             + "maxDuration, "
-            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, api, digestAt, digestEvery"
+            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -692,7 +692,7 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
                     + "maxDuration, "
-                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, api, digestAt, digestEvery",
+                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery",
             ]
         )
     }
@@ -903,7 +903,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
                 Status API: socket .chute/api.sock beside the journal, no TCP
-                Uploads: at most 8 at once, each at most 16GB, kept for 1d after their jobs
+                Uploads: at most 8 at once, each at most 16GB, kept for 1d after their jobs, none taken while 1000 jobs wait, a conversion answered within 10m
                 Notifications: none
                 """
         )
@@ -1086,6 +1086,8 @@ private let badSettingsValueCases: [(String, String)] = [
           uploadRetention: 12h
           maxUploadSize: 2GB
           maxUploads: 3
+          maxQueued: 40
+          requestTimeout: 90s
           api:
             socket: /run/chute/api.sock
             listen: 127.0.0.1:8750
@@ -1157,7 +1159,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "maxDuration": "duration ≤ 4h",
         "historyRetention": "kept in the history for 30d",
         "uploadRetention": "kept for 12h after their jobs", "maxUploadSize": "each at most 2GB",
-        "maxUploads": "at most 3 at once",
+        "maxUploads": "at most 3 at once", "maxQueued": "none taken while 40 jobs wait",
+        "requestTimeout": "answered within 1.5m",
         "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token",
         "digestAt": "from 07:45", "digestEvery": "digest every 12h",
     ]

@@ -207,6 +207,79 @@ struct UploadEndToEndTests {
         #expect(Self.spoolFiles(harness).contains("\(id)/in/passwd.png"), "\(Self.spoolFiles(harness))")
     }
 
+    @Test func convertAnswersEachOfTwentyPhotosFromFourClientsWithItsJPEG() async throws {
+        let (harness, port) = try Self.harness()
+        defer { harness.stop() }
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        let photos = try harness.directory.makeDirectory("photos")
+        for index in 0..<20 {
+            try Fixtures.makeImage(at: photos.appending("p\(index).png"), width: 640 + index * 8, height: 480)
+        }
+        let answers = try await withThrowingTaskGroup(of: [(Int, Int, String)].self) { group in
+            for client in 0..<4 {
+                group.addTask {
+                    try (0..<5).map { round in
+                        let index = client * 5 + round
+                        let out = photos.appending("p\(index).jpg")
+                        let answer = try Self.curl(
+                            port,
+                            "/api/convert?rule=photos&name=p\(index).png",
+                            ["--data-binary", "@\(photos.appending("p\(index).png").string)", "-o", out.string]
+                        )
+                        let info = try Fixtures.identify(out)
+                        return (answer.status, info.width, info.format)
+                    }
+                }
+            }
+            var all: [(Int, Int, String)] = []
+            for try await some in group { all += some }
+            return all
+        }
+        print("convert: \(answers.count) answers, statuses \(Set(answers.map(\.0))), formats \(Set(answers.map(\.2)))")
+        #expect(answers.count == 20)
+        #expect(answers.allSatisfy { $0.0 == 200 && $0.1 == 300 && $0.2 == "JPEG" })
+        try await waitUntil("the spool to be empty once every answer was sent") {
+            Self.spoolFiles(harness).isEmpty ? true : nil
+        }
+        #expect(harness.directory.files(below: "outbox").isEmpty)
+    }
+
+    @Test func aFullQueueAnswers429AndASlowConversionIsCancelledAfterRequestTimeout() async throws {
+        let (harness, port) = try Self.harness(settings: "  maxQueued: 1\n  requestTimeout: 1s")
+        defer { harness.stop() }
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        let clip = harness.directory.appending("long.mkv")
+        try MediaFixtures.makeClip(
+            at: clip,
+            width: 1280,
+            height: 720,
+            seconds: 40,
+            codecArguments: ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"]
+        )
+        // The first clip runs (one video lane), the second waits in the queue: the queue is full.
+        let first = try Self.curl(port, "/api/jobs?rule=clips&name=a.mkv", ["-T", clip.string])
+        let second = try Self.curl(port, "/api/jobs?rule=clips&name=b.mkv", ["-T", clip.string])
+        let refused = try Self.curl(port, "/api/jobs?rule=clips&name=c.mkv", ["-T", clip.string])
+        print("queue full: \(first.status) \(second.status) \(refused.status) \(refused.body)")
+        #expect(first.status == 202 && second.status == 202)
+        #expect(refused.status == 429)
+        #expect(refused.headers.contains("Retry-After: 5"), "\(refused.headers)")
+        #expect(refused.body.contains("maxQueued"))
+        for answer in [first, second] {
+            let id = try #require(answer.json["id"] as? String)
+            #expect(try Self.curl(port, "/api/jobs/\(id)", ["-X", "DELETE"]).status == 200)
+        }
+
+        // Past requestTimeout, POST /api/convert cancels its job and answers 503.
+        let slow = try Self.curl(port, "/api/convert?rule=clips&name=slow.mkv", ["-T", clip.string])
+        print("convert past requestTimeout: \(slow.status) \(slow.body)")
+        #expect(slow.status == 503)
+        #expect(slow.body.contains("requestTimeout"))
+        try await waitUntil("nothing left in the spool") { Self.spoolFiles(harness).isEmpty ? true : nil }
+    }
+
     @Test(.enabled(if: geteuid() == 0, "mounting needs root"))
     func aFullSpoolAnswers507AndKeepsNothing() async throws {
         let (harness, port) = try Self.harness()
