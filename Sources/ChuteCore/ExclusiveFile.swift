@@ -14,30 +14,35 @@ package enum ExclusiveFile {
     ///
     /// - Throws: `outputFailed`, saying whether the name was taken; `diskFull` for `ENOSPC` and `EDQUOT`.
     package static func write(_ bytes: some ContiguousBytes, at path: FilePath) throws(ConversionFailure) {
-        let descriptor = path.withPlatformString { name in
-            retryingOnInterrupt { open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
-        }
-        guard descriptor >= 0 else {
-            let error = Errno(rawValue: errno)
-            if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
+        let descriptor: Int32
+        do throws(SystemCallError) {
+            descriptor = try SystemCall.check("open") {
+                path.withPlatformString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+            }
+        } catch {
+            if error.cause == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
             throw ConversionFailure.creating("cannot create output", error)
         }
         var failure: ConversionFailure?
         bytes.withUnsafeBytes { buffer in
             var written = 0
             while written < buffer.count {
-                let count = retryingOnInterrupt {
-                    Glibc.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                }
-                guard count >= 0 else {
-                    failure = ConversionFailure.writing("cannot write output", Errno(rawValue: errno))
+                do throws(SystemCallError) {
+                    written += try SystemCall.check("write") {
+                        Glibc.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                    }
+                } catch {
+                    failure = ConversionFailure.writing("cannot write output", error)
                     return
                 }
-                written += count
             }
         }
-        if failure == nil, retryingOnInterrupt({ fsync(descriptor) }) != 0 {
-            failure = ConversionFailure.writing("cannot flush output", Errno(rawValue: errno))
+        if failure == nil {
+            do throws(SystemCallError) {
+                try SystemCall.check("fsync") { fsync(descriptor) }
+            } catch {
+                failure = ConversionFailure.writing("cannot flush output", error)
+            }
         }
         // close is not retried on EINTR: Linux has already released the descriptor.
         if close(descriptor) != 0, failure == nil {
@@ -47,14 +52,5 @@ package enum ExclusiveFile {
             _ = path.withPlatformString { unlink($0) }
             throw failure
         }
-    }
-
-    /// Runs a system call again while it fails with `EINTR`.
-    private static func retryingOnInterrupt<Result: FixedWidthInteger>(_ body: () -> Result) -> Result {
-        var result: Result
-        repeat {
-            result = body()
-        } while result < 0 && errno == EINTR
-        return result
     }
 }

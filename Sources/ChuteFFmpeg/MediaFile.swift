@@ -53,14 +53,13 @@ final class MediaFile {
     ///
     /// - Throws: `outputFailed`, saying whether the name was taken.
     static func create(at path: FilePath) throws(ConversionFailure) -> MediaFile {
-        let descriptor = path.withPlatformString { name in
-            Self.retryingOnInterrupt {
-                Glibc.open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let descriptor: CInt
+        do throws(SystemCallError) {
+            descriptor = try SystemCall.check("open") {
+                path.withPlatformString { Glibc.open($0, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
             }
-        }
-        guard descriptor >= 0 else {
-            let error = Errno(rawValue: errno)
-            if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
+        } catch {
+            if error.cause == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
             throw ConversionFailure.creating("cannot create output", error)
         }
         return MediaFile(descriptor: descriptor, path: path, size: 0, isNew: true)
@@ -75,10 +74,10 @@ final class MediaFile {
     /// The first bytes of the file, at most `count`. The corresponding C function is `pread`.
     func header(count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { buffer in
-            Self.retryingOnInterrupt { pread(self.descriptor, buffer.baseAddress, buffer.count, 0) }
+        let read = try? SystemCall.check("pread") {
+            bytes.withUnsafeMutableBytes { pread(self.descriptor, $0.baseAddress, $0.count, 0) }
         }
-        bytes.removeSubrange(max(0, read)...)
+        bytes.removeSubrange((read ?? 0)...)
         return bytes
     }
 
@@ -87,18 +86,11 @@ final class MediaFile {
     ///
     /// - Throws: `outputFailed`; the file is then still removed with the last reference.
     func keep() throws(ConversionFailure) {
-        guard Self.retryingOnInterrupt({ fsync(self.descriptor) }) == 0 else {
-            throw ConversionFailure.writing("cannot flush output", Errno(rawValue: errno))
+        do throws(SystemCallError) {
+            try SystemCall.check("fsync") { fsync(self.descriptor) }
+        } catch {
+            throw ConversionFailure.writing("cannot flush output", error)
         }
         self.isKept = true
-    }
-
-    /// Calls `body`, a system call that returns -1 and sets `errno` on failure, again for as long as it fails with
-    /// `EINTR`.
-    static func retryingOnInterrupt<Result: FixedWidthInteger>(_ body: () -> Result) -> Result {
-        while true {
-            let result = body()
-            if result >= 0 || errno != EINTR { return result }
-        }
     }
 }

@@ -21,12 +21,13 @@ struct OutputFile: ~Copyable {
     /// - Parameter path: the output.
     /// - Throws: `outputFailed`, saying whether the name was taken.
     init(creatingAt path: FilePath) throws(ConversionFailure) {
-        let descriptor = path.withPlatformString { name in
-            retryingOnInterrupt { open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
-        }
-        guard descriptor >= 0 else {
-            let error = Errno(rawValue: errno)
-            if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
+        let descriptor: CInt
+        do throws(SystemCallError) {
+            descriptor = try SystemCall.check("open") {
+                path.withPlatformString { open($0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644) }
+            }
+        } catch {
+            if error.cause == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
             throw ConversionFailure.creating("cannot create output", error)
         }
         self.descriptor = descriptor
@@ -45,11 +46,13 @@ struct OutputFile: ~Copyable {
     func write(_ bytes: UnsafeRawBufferPointer) throws(ConversionFailure) {
         var written = 0
         while written < bytes.count {
-            let count = retryingOnInterrupt {
-                Glibc.write(self.descriptor, bytes.baseAddress! + written, bytes.count - written)
+            do throws(SystemCallError) {
+                written += try SystemCall.check("write") {
+                    Glibc.write(self.descriptor, bytes.baseAddress! + written, bytes.count - written)
+                }
+            } catch {
+                throw ConversionFailure.writing("cannot write output", error)
             }
-            guard count >= 0 else { throw ConversionFailure.writing("cannot write output", Errno(rawValue: errno)) }
-            written += count
         }
     }
 
@@ -58,9 +61,11 @@ struct OutputFile: ~Copyable {
     ///
     /// - Throws: `outputFailed`, after removing the file.
     consuming func finish() throws(ConversionFailure) {
-        guard retryingOnInterrupt({ fsync(self.descriptor) }) == 0 else {
+        do throws(SystemCallError) {
+            try SystemCall.check("fsync") { fsync(self.descriptor) }
+        } catch {
             // Leaving through a throw runs deinit, which closes and unlinks.
-            throw ConversionFailure.writing("cannot flush output", Errno(rawValue: errno))
+            throw ConversionFailure.writing("cannot flush output", error)
         }
         // `discard self` would end the file's life here, but Swift only allows it for types whose stored properties
         // are all trivial, and FilePath is not; the flag does the same job.
