@@ -145,36 +145,4 @@ package enum SystemCall {
             throw error as? Errno ?? .ioError
         }
     }
-
-    /// Writes `data` to `path` through a temporary name beside it (`temporaryName`), synced and renamed into place,
-    /// so that a reader sees the old file or the whole new one. The corresponding C functions are `open`, `write`,
-    /// `fsync` and `rename`.
-    ///
-    /// - Parameter beforeRename: called with the synced temporary file before it is renamed (to set its owner).
-    /// - Throws: `Errno` when a step fails; the temporary file is then removed.
-    package static func writeAtomically(
-        _ data: Data,
-        to path: FilePath,
-        temporaryName: String,
-        beforeRename: (FilePath) -> Void = { _ in }
-    ) throws(Errno) {
-        let temporary = path.removingLastComponent().appending(temporaryName)
-        do {
-            let descriptor = try FileDescriptor.open(
-                temporary,
-                .writeOnly,
-                options: [.create, .truncate, .noFollow, .closeOnExec],
-                permissions: [.ownerReadWrite, .groupRead, .otherRead]
-            )
-            try descriptor.closeAfter {
-                _ = try descriptor.writeAll(data)
-                guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
-            }
-            beforeRename(temporary)
-            guard Self.rename(temporary, path) == 0 else { throw Errno(rawValue: errno) }
-        } catch {
-            Self.unlink(temporary)
-            throw error as? Errno ?? .ioError
-        }
-    }
 }

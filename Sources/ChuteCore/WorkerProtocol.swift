@@ -314,6 +314,19 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
         }
     }
 
+    /// A failed step of writing an engine's output (``TemporaryFile``), in the words its sidecar gives: `output
+    /// already exists`, `cannot create output` (``creating(_:_:)``), `cannot write output`, `cannot flush output` and
+    /// `cannot close output` (``writing(_:_:)``).
+    package static func writingOutput(_ error: SystemCallError) -> ConversionFailure {
+        switch error.call {
+        case "open" where error.cause == .fileExists: ConversionFailure(.outputFailed, "output already exists")
+        case "open": Self.creating("cannot create output", error)
+        case "fsync": Self.writing("cannot flush output", error)
+        case "close": Self.writing("cannot close output", error)
+        default: Self.writing("cannot write output", error)
+        }
+    }
+
     /// A system call's error as its `errno`, which is what the message names (the action says what was being done);
     /// any other error as it is.
     private static func cause(of error: any Error) -> any Error {

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The PDF engine's file I/O: the input read whole through the one descriptor ``InputOpening`` gives; outputs are
-/// written by ``ExclusiveFile``.
+/// written by ``TemporaryFile/writeOutput(_:at:)``.
 enum PDFFiles {
     /// Reads a job's input whole. The corresponding C function is `read`, repeated until end of file.
     ///

@@ -280,7 +280,7 @@ package enum OutputCommitter {
         do {
             var data = try encoder.encode(sidecar)
             data.append(UInt8(ascii: "\n"))
-            try SystemCall.writeAtomically(data, to: path, temporaryName: temporaryName) { temporary in
+            try TemporaryFile.write(data, replacing: path, temporaryName: temporaryName) { temporary in
                 _ = self.applyOwnership(ownership, to: temporary)
             }
         } catch {

@@ -74,13 +74,13 @@ package enum SourceDisposal {
 
             """
         let reasonPath = Self.reasonPath(of: moved)
-        do throws(Errno) {
+        do throws(SystemCallError) {
             let temporaryName = "\(OutputCommitter.temporaryPrefix)\(job.id).reason"
-            try SystemCall.writeAtomically(Data(reason.utf8), to: reasonPath, temporaryName: temporaryName)
+            try TemporaryFile.write(Data(reason.utf8), replacing: reasonPath, temporaryName: temporaryName)
         } catch {
             throw ConversionFailure(
                 .outputFailed,
-                "moved to \(LogText.escaped(moved)), but cannot write its reason file: \(error)"
+                "moved to \(LogText.escaped(moved)), but cannot write its reason file: \(error.cause)"
             )
         }
         return moved
