@@ -16,4 +16,10 @@ package struct SystemCallError: Error, Sendable, Hashable, CustomStringConvertib
     }
 
     package var description: String { "\(self.call) failed: \(self.cause)" }
+
+    /// The errno of `error` when it is a `SystemCallError`, else `error` itself: what a message for a person names
+    /// after saying what was being done ("cannot write output: No space left on device").
+    package static func cause(of error: any Error) -> any Error {
+        (error as? SystemCallError)?.cause ?? error
+    }
 }

@@ -284,7 +284,7 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
     /// Only for what precedes an output's commit: a sidecar that cannot be written after its output is in place must
     /// not postpone a job that would then write its output a second time.
     package static func creating(_ action: String, _ error: any Error) -> ConversionFailure {
-        let error = Self.cause(of: error)
+        let error = SystemCallError.cause(of: error)
         switch error as? Errno {
         case .readOnlyFileSystem?, .permissionDenied?:
             return ConversionFailure(.targetReadOnly, "the target cannot be written to now: \(action): \(error)")
@@ -300,7 +300,7 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
     ///   - action: what was being done, such as "cannot write output".
     ///   - error: the system call's error.
     package static func writing(_ action: String, _ error: any Error) -> ConversionFailure {
-        let error = Self.cause(of: error)
+        let error = SystemCallError.cause(of: error)
         switch error as? Errno {
         case .noSpace?, .diskQuotaExceeded?:
             return ConversionFailure(.diskFull, "disk full: \(action): \(error)")
@@ -325,12 +325,6 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
         case "close": Self.writing("cannot close output", error)
         default: Self.writing("cannot write output", error)
         }
-    }
-
-    /// A system call's error as its `errno`, which is what the message names (the action says what was being done);
-    /// any other error as it is.
-    private static func cause(of error: any Error) -> any Error {
-        (error as? SystemCallError)?.cause ?? error
     }
 }
 

@@ -324,9 +324,10 @@ package enum OutputCommitter {
         do {
             let descriptor = try FileDescriptor.open(directory, .readOnly, options: [.directory, .closeOnExec])
             defer { try? descriptor.close() }
-            guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
+            try SystemCall.check("fsync") { fsync(descriptor.rawValue) }
         } catch {
-            throw ConversionFailure(.outputFailed, "cannot sync the folder \(directory): \(error)")
+            let cause = SystemCallError.cause(of: error)
+            throw ConversionFailure(.outputFailed, "cannot sync the folder \(directory): \(cause)")
         }
     }
 }
