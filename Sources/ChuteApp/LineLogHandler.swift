@@ -182,11 +182,10 @@ package struct LineLogHandler: LogHandler {
             bytes.withUnsafeBytes { buffer in
                 var offset = 0
                 while offset < buffer.count {
-                    let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return  // standard error is gone: there is nowhere left to say so
+                    let written = try? SystemCall.check("write") {
+                        Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                     }
+                    guard let written else { return }  // standard error is gone: there is nowhere left to say so
                     offset += written
                 }
             }

@@ -23,21 +23,22 @@ package enum InputOpening {
     package static func open(_ request: ConversionRequest) throws(ConversionFailure) -> (descriptor: Int32, size: Int64)
     {
         let flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK
-        var descriptor: Int32
+        let descriptor: Int32
         var relative = request.input
-        if let root = request.root, relative.removePrefix(root), !relative.isEmpty {
-            repeat {
-                descriptor = root.withPlatformString { rootName in
-                    relative.withPlatformString { chute_open_beneath(rootName, $0, flags) }
+        do throws(SystemCallError) {
+            if let root = request.root, relative.removePrefix(root), !relative.isEmpty {
+                descriptor = try SystemCall.check("openat2") {
+                    root.withPlatformString { rootName in
+                        relative.withPlatformString { chute_open_beneath(rootName, $0, flags) }
+                    }
                 }
-            } while descriptor < 0 && errno == EINTR
-        } else {
-            repeat {
-                descriptor = request.input.withPlatformString { Glibc.open($0, flags) }
-            } while descriptor < 0 && errno == EINTR
-        }
-        guard descriptor >= 0 else {
-            let error = Errno(rawValue: errno)
+            } else {
+                descriptor = try SystemCall.check("open") {
+                    request.input.withPlatformString { Glibc.open($0, flags) }
+                }
+            }
+        } catch {
+            let error = error.cause
             switch error {
             case .tooManySymbolicLinkLevels, .improperLink, .notDirectory:
                 throw ConversionFailure(

@@ -10,8 +10,30 @@ import Glibc
 /// A file name need not be valid UTF-8 (a Latin-1 `caf\xe9.jpg` from an old Windows client, Samba or unzip):
 /// `FilePath.string` repairs such bytes into U+FFFD, which names a file that does not exist, so no path goes to the
 /// file system as a `String`, and no Foundation API that takes a path as a `String` or `URL` sees a user's file name.
-/// Each function returns what its C function returns and leaves `errno` set as it does.
+/// Each function returns what its C function returns and leaves `errno` set as it does; ``check(_:_:)`` turns such a
+/// result into a value or a ``SystemCallError``.
 package enum SystemCall {
+    /// Calls `body`, a C function that returns a negative value (-1) and sets `errno` when it fails, again for as long
+    /// as it fails with `EINTR` (swift-system: `valueOrErrno(retryOnInterrupt:_:)`; swift-nio: `syscall(blocking:)`).
+    ///
+    /// - Parameters:
+    ///   - call: the C function's name, for the error.
+    ///   - body: the call.
+    /// - Returns: what the call returned.
+    /// - Throws: ``SystemCallError`` with `call` and the `errno` read right after the call.
+    @discardableResult
+    package static func check<Value: FixedWidthInteger>(
+        _ call: String,
+        _ body: () -> Value
+    ) throws(SystemCallError) -> Value {
+        while true {
+            let value = body()
+            guard value < 0 else { return value }
+            let cause = Errno(rawValue: errno)
+            guard cause == .interrupted else { throw SystemCallError(call, cause: cause) }
+        }
+    }
+
     /// The corresponding C function is `unlink`.
     @discardableResult
     package static func unlink(_ path: FilePath) -> Int32 {
@@ -120,38 +142,6 @@ package enum SystemCall {
                 }
             }
         } catch {
-            throw error as? Errno ?? .ioError
-        }
-    }
-
-    /// Writes `data` to `path` through a temporary name beside it (`temporaryName`), synced and renamed into place,
-    /// so that a reader sees the old file or the whole new one. The corresponding C functions are `open`, `write`,
-    /// `fsync` and `rename`.
-    ///
-    /// - Parameter beforeRename: called with the synced temporary file before it is renamed (to set its owner).
-    /// - Throws: `Errno` when a step fails; the temporary file is then removed.
-    package static func writeAtomically(
-        _ data: Data,
-        to path: FilePath,
-        temporaryName: String,
-        beforeRename: (FilePath) -> Void = { _ in }
-    ) throws(Errno) {
-        let temporary = path.removingLastComponent().appending(temporaryName)
-        do {
-            let descriptor = try FileDescriptor.open(
-                temporary,
-                .writeOnly,
-                options: [.create, .truncate, .noFollow, .closeOnExec],
-                permissions: [.ownerReadWrite, .groupRead, .otherRead]
-            )
-            try descriptor.closeAfter {
-                _ = try descriptor.writeAll(data)
-                guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
-            }
-            beforeRename(temporary)
-            guard Self.rename(temporary, path) == 0 else { throw Errno(rawValue: errno) }
-        } catch {
-            Self.unlink(temporary)
             throw error as? Errno ?? .ioError
         }
     }

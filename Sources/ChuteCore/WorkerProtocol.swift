@@ -287,6 +287,7 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
     /// Only for what precedes an output's commit: a sidecar that cannot be written after its output is in place must
     /// not postpone a job that would then write its output a second time.
     package static func creating(_ action: String, _ error: any Error) -> ConversionFailure {
+        let error = SystemCallError.cause(of: error)
         switch error as? Errno {
         case .readOnlyFileSystem?, .permissionDenied?:
             return ConversionFailure(.targetReadOnly, "the target cannot be written to now: \(action): \(error)")
@@ -302,6 +303,7 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
     ///   - action: what was being done, such as "cannot write output".
     ///   - error: the system call's error.
     package static func writing(_ action: String, _ error: any Error) -> ConversionFailure {
+        let error = SystemCallError.cause(of: error)
         switch error as? Errno {
         case .noSpace?, .diskQuotaExceeded?:
             return ConversionFailure(.diskFull, "disk full: \(action): \(error)")
@@ -312,6 +314,19 @@ package struct ConversionFailure: Error, Sendable, Codable, Equatable, CustomStr
             )
         default:
             return ConversionFailure(.outputFailed, "\(action): \(error)")
+        }
+    }
+
+    /// A failed step of writing an engine's output (``TemporaryFile``), in the words its sidecar gives: `output
+    /// already exists`, `cannot create output` (``creating(_:_:)``), `cannot write output`, `cannot flush output` and
+    /// `cannot close output` (``writing(_:_:)``).
+    package static func writingOutput(_ error: SystemCallError) -> ConversionFailure {
+        switch error.call {
+        case "open" where error.cause == .fileExists: ConversionFailure(.outputFailed, "output already exists")
+        case "open": Self.creating("cannot create output", error)
+        case "fsync": Self.writing("cannot flush output", error)
+        case "close": Self.writing("cannot close output", error)
+        default: Self.writing("cannot write output", error)
         }
     }
 }

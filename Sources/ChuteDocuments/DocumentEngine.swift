@@ -294,7 +294,7 @@ package struct DocumentEngine: ConversionEngine {
         guard let bytes = FileManager.default.contents(atPath: written.string) else {
             throw ConversionFailure(.outputFailed, "LibreOffice wrote no output")
         }
-        try ExclusiveFile.write(bytes, at: output)
+        try TemporaryFile.writeOutput(bytes, at: output)
         return Int64(bytes.count)
     }
 

@@ -126,9 +126,10 @@ enum FFmpegLog {
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return }
+                let written = try? SystemCall.check("write") {
+                    write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+                }
+                guard let written, written > 0 else { return }
                 offset += written
             }
         }

@@ -1,5 +1,7 @@
 import CChuteLinux
 import CFFmpeg
+import ChuteCore
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -107,10 +109,14 @@ struct IOContext: ~Copyable {
         buffer,
         size in
         let cursor = Unmanaged<Cursor>.fromOpaque(opaque!).takeUnretainedValue()
-        let count = MediaFile.retryingOnInterrupt {
-            pread(cursor.file.descriptor, buffer, Int(size), off_t(cursor.position))
+        let count: Int
+        do throws(SystemCallError) {
+            count = try SystemCall.check("pread") {
+                pread(cursor.file.descriptor, buffer, Int(size), off_t(cursor.position))
+            }
+        } catch {
+            return chute_averror(error.cause.rawValue)
         }
-        guard count >= 0 else { return chute_averror(errno) }
         guard count > 0 else { return chute_averror_eof() }
         cursor.position += Int64(count)
         return Int32(count)
@@ -126,10 +132,14 @@ struct IOContext: ~Copyable {
             guard let buffer else { return 0 }
             var written = 0
             while written < Int(size) {
-                let count = MediaFile.retryingOnInterrupt {
-                    pwrite(cursor.file.descriptor, buffer + written, Int(size) - written, off_t(cursor.position))
+                let count: Int
+                do throws(SystemCallError) {
+                    count = try SystemCall.check("pwrite") {
+                        pwrite(cursor.file.descriptor, buffer + written, Int(size) - written, off_t(cursor.position))
+                    }
+                } catch {
+                    return chute_averror(error.cause.rawValue)
                 }
-                guard count >= 0 else { return chute_averror(errno) }
                 written += count
                 cursor.position += Int64(count)
             }

@@ -8,7 +8,7 @@ import Glibc
 /// An open input or output file, which libavformat reads or writes only through ``IOContext``'s callbacks.
 ///
 /// libavformat never sees a path: it cannot interpret `%d` in a name, reach for a protocol, or open a second file
-/// next to this one. An output file is created exclusively and removed when the last reference goes away, unless
+/// next to this one. An output file is a ``TemporaryFile``, removed when the last reference goes away unless
 /// ``keep()`` was called first; it is read back for verification through the same descriptor, never reopened by
 /// name.
 ///
@@ -21,23 +21,25 @@ final class MediaFile {
     let path: FilePath
     /// The size `fstat` reported when the file was opened (0 for a new output).
     let size: Int64
-    /// Whether the file was created here, and so is removed unless kept.
-    private let isNew: Bool
+    /// A new output's owner, which closes and removes it unless it is kept; `nil` for an input.
+    private var output: TemporaryFile?
     /// Set by ``keep()``.
     private var isKept = false
 
-    private init(descriptor: CInt, path: FilePath, size: Int64, isNew: Bool) {
+    private init(descriptor: CInt, path: FilePath, size: Int64, output: consuming TemporaryFile?) {
         self.descriptor = descriptor
         self.path = path
         self.size = size
-        self.isNew = isNew
+        self.output = output
     }
 
     deinit {
-        close(self.descriptor)
-        if self.isNew && !self.isKept {
-            _ = self.path.withPlatformString { unlink($0) }
+        guard let output = self.output.take() else {
+            close(self.descriptor)
+            return
         }
+        // Synced by keep() already; unkept, the output's own deinit closes and removes it.
+        if self.isKept { try? output.keep() }
     }
 
     /// Opens a job's input (``InputOpening``).
@@ -45,25 +47,19 @@ final class MediaFile {
     /// - Throws: as ``InputOpening/open(_:)`` does.
     static func open(reading request: ConversionRequest) throws(ConversionFailure) -> MediaFile {
         let (descriptor, size) = try InputOpening.open(request)
-        return MediaFile(descriptor: descriptor, path: request.input, size: size, isNew: false)
+        return MediaFile(descriptor: descriptor, path: request.input, size: size, output: nil)
     }
 
-    /// Creates an output, which must not exist, with mode 0644, open for writing and reading back.
-    /// The corresponding C function is `open` with `O_CREAT | O_EXCL | O_NOFOLLOW`.
+    /// Creates an output, which must not exist, open for writing and reading back (``TemporaryFile``).
     ///
     /// - Throws: `outputFailed`, saying whether the name was taken.
     static func create(at path: FilePath) throws(ConversionFailure) -> MediaFile {
-        let descriptor = path.withPlatformString { name in
-            Self.retryingOnInterrupt {
-                Glibc.open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            }
+        do throws(SystemCallError) {
+            let output = try TemporaryFile(creatingAt: path, readable: true)
+            return MediaFile(descriptor: output.descriptor.rawValue, path: path, size: 0, output: output)
+        } catch {
+            throw .writingOutput(error)
         }
-        guard descriptor >= 0 else {
-            let error = Errno(rawValue: errno)
-            if error == .fileExists { throw ConversionFailure(.outputFailed, "output already exists") }
-            throw ConversionFailure.creating("cannot create output", error)
-        }
-        return MediaFile(descriptor: descriptor, path: path, size: 0, isNew: true)
     }
 
     /// The file's size now, in bytes, or `nil` when it cannot be read. The corresponding C function is `fstat`.
@@ -75,10 +71,10 @@ final class MediaFile {
     /// The first bytes of the file, at most `count`. The corresponding C function is `pread`.
     func header(count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { buffer in
-            Self.retryingOnInterrupt { pread(self.descriptor, buffer.baseAddress, buffer.count, 0) }
+        let read = try? SystemCall.check("pread") {
+            bytes.withUnsafeMutableBytes { pread(self.descriptor, $0.baseAddress, $0.count, 0) }
         }
-        bytes.removeSubrange(max(0, read)...)
+        bytes.removeSubrange((read ?? 0)...)
         return bytes
     }
 
@@ -87,18 +83,11 @@ final class MediaFile {
     ///
     /// - Throws: `outputFailed`; the file is then still removed with the last reference.
     func keep() throws(ConversionFailure) {
-        guard Self.retryingOnInterrupt({ fsync(self.descriptor) }) == 0 else {
-            throw ConversionFailure.writing("cannot flush output", Errno(rawValue: errno))
+        do throws(SystemCallError) {
+            try self.output?.sync()
+        } catch {
+            throw .writingOutput(error)
         }
         self.isKept = true
-    }
-
-    /// Calls `body`, a system call that returns -1 and sets `errno` on failure, again for as long as it fails with
-    /// `EINTR`.
-    static func retryingOnInterrupt<Result: FixedWidthInteger>(_ body: () -> Result) -> Result {
-        while true {
-            let result = body()
-            if result >= 0 || errno != EINTR { return result }
-        }
     }
 }

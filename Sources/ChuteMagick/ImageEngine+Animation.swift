@@ -124,9 +124,9 @@ extension ImageEngine {
         report: inout ConversionReport
     ) throws(ConversionFailure) {
         let output = try Self.encode(picture, request: request, library: library, report: &report)
-        let file = try OutputFile(creatingAt: request.output)
-        try output.withUnsafeBytes { (bytes) throws(ConversionFailure) in try file.write(bytes) }
-        try file.finish()
+        try output.withUnsafeBytes { (bytes) throws(ConversionFailure) in
+            try TemporaryFile.writeOutput(bytes, at: request.output)
+        }
         report.outputBytes = Int64(output.count)
         report.details["inputFiles"] = String(inputs.count)
     }

@@ -39,9 +39,9 @@ extension ImageEngine {
                 let encoded = try Self.encode(piece, request: request, library: library, report: &report)
                 let part = OutputPart(label: tile.label, bytes: Int64(encoded.count))
                 let path = part.temporaryPath(beside: request.output)
-                let file = try OutputFile(creatingAt: path)
-                try encoded.withUnsafeBytes { (bytes) throws(ConversionFailure) in try file.write(bytes) }
-                try file.finish()
+                try encoded.withUnsafeBytes { (bytes) throws(ConversionFailure) in
+                    try TemporaryFile.writeOutput(bytes, at: path)
+                }
                 written.append(path)
                 report.parts.append(part)
                 progress(JobProgress(fraction: 0.5 + 0.5 * Double(index + 1) / Double(tiles.count)))

@@ -141,12 +141,7 @@ package struct ImageEngine: ConversionEngine {
                 )
             {
                 progress(JobProgress(fraction: 0.8))
-                let file = try OutputFile(creatingAt: request.output)
-                // Array.withUnsafeBytes only rethrows untyped errors, so the typed error travels out in a Result.
-                try output.withUnsafeBytes { bytes in
-                    Result { () throws(ConversionFailure) in try file.write(bytes) }
-                }.get()
-                try file.finish()
+                try TemporaryFile.writeOutput(output, at: request.output)
                 progress(JobProgress(fraction: 1))
                 report.outputBytes = Int64(output.count)
                 return report
@@ -191,9 +186,9 @@ package struct ImageEngine: ConversionEngine {
         let output = try Self.encode(images, request: request, library: library, report: &report)
         progress(JobProgress(fraction: 0.8))
 
-        let file = try OutputFile(creatingAt: request.output)
-        try output.withUnsafeBytes { (bytes) throws(ConversionFailure) in try file.write(bytes) }
-        try file.finish()
+        try output.withUnsafeBytes { (bytes) throws(ConversionFailure) in
+            try TemporaryFile.writeOutput(bytes, at: request.output)
+        }
         progress(JobProgress(fraction: 1))
         report.outputBytes = Int64(output.count)
         return report

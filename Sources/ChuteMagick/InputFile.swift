@@ -46,11 +46,13 @@ struct InputFile: ~Copyable {
                 }
                 bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, limit + 1 - bytes.count)))
             }
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                retryingOnInterrupt { read(self.descriptor, buffer.baseAddress! + filled, buffer.count - filled) }
-            }
-            guard count >= 0 else {
-                throw ConversionFailure(.internalError, "cannot read input: \(Errno(rawValue: errno))")
+            let count: Int
+            do throws(SystemCallError) {
+                count = try SystemCall.check("read") {
+                    bytes.withUnsafeMutableBytes { read(self.descriptor, $0.baseAddress! + filled, $0.count - filled) }
+                }
+            } catch {
+                throw ConversionFailure(.internalError, "cannot read input: \(error.cause)")
             }
             if count == 0 { break }
             filled += count

@@ -173,7 +173,7 @@ package struct PDFEngine: ConversionEngine {
                 report.details["bytesAfter"] = String(output.count)
             }
             try Self.verify(output, pages: pageCount)
-            try ExclusiveFile.write(output, at: request.output)
+            try TemporaryFile.writeOutput(output, at: request.output)
             report.outputBytes = Int64(output.count)
         }
         report.details["outputPages"] = String(pageCount)
@@ -300,7 +300,7 @@ package struct PDFEngine: ConversionEngine {
                 try Self.verify(output, pages: pages.count)
                 let part = OutputPart(label: labels[index], bytes: Int64(output.count))
                 let path = part.temporaryPath(beside: request.output)
-                try ExclusiveFile.write(output, at: path)
+                try TemporaryFile.writeOutput(output, at: path)
                 written.append(path)
                 report.parts.append(part)
                 progress(JobProgress(fraction: 0.5 + 0.5 * Double(index + 1) / Double(groups.count)))
@@ -357,7 +357,7 @@ package struct PDFEngine: ConversionEngine {
                 }
                 let part = OutputPart(label: labels[index], bytes: Int64(image.bytes.count))
                 let path = part.temporaryPath(beside: request.output)
-                try ExclusiveFile.write(image.bytes, at: path)
+                try TemporaryFile.writeOutput(image.bytes, at: path)
                 written.append(path)
                 report.parts.append(part)
                 progress(JobProgress(fraction: 0.2 + 0.8 * Double(index + 1) / Double(pages.count)))

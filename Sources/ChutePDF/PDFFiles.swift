@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The PDF engine's file I/O: the input read whole through the one descriptor ``InputOpening`` gives; outputs are
-/// written by ``ExclusiveFile``.
+/// written by ``TemporaryFile/writeOutput(_:at:)``.
 enum PDFFiles {
     /// Reads a job's input whole. The corresponding C function is `read`, repeated until end of file.
     ///
@@ -27,11 +27,13 @@ enum PDFFiles {
                 }
                 bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, limit + 1 - bytes.count)))
             }
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                retryingOnInterrupt { read(descriptor, buffer.baseAddress! + filled, buffer.count - filled) }
-            }
-            guard count >= 0 else {
-                throw ConversionFailure(.internalError, "cannot read input: \(Errno(rawValue: errno))")
+            let count: Int
+            do throws(SystemCallError) {
+                count = try SystemCall.check("read") {
+                    bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+                }
+            } catch {
+                throw ConversionFailure(.internalError, "cannot read input: \(error.cause)")
             }
             if count == 0 { break }
             filled += count
@@ -45,14 +47,5 @@ enum PDFFiles {
         for path in paths {
             _ = path.withPlatformString { unlink($0) }
         }
-    }
-
-    /// Runs a system call again while it fails with `EINTR`.
-    private static func retryingOnInterrupt<Result: FixedWidthInteger>(_ body: () -> Result) -> Result {
-        var result: Result
-        repeat {
-            result = body()
-        } while result < 0 && errno == EINTR
-        return result
     }
 }

@@ -423,36 +423,37 @@ package struct JobRunner: Sendable {
             }
         }
         do throws(ConversionFailure) {
-            // The path the sidecar is named after: the output, or the set's planned name (`photo.png`).
-            let (named, finals): (FilePath, [FilePath])
-            if parts.isEmpty {
-                let (final, warning) = try OutputCommitter.commit(
-                    pending.temporary,
-                    as: job.plan,
-                    policy: policy
-                )
-                (named, finals) = (final, [final])
-                if let warning { record.warnings.append(warning) }
-            } else {
+            // The renames, the folder's fsync and the sidecar's write can block for long on a slow or network mount:
+            // they run on a Dispatch thread (``Blocking``), never on the cooperative pool, between the journal's steps.
+            // `named` is the path the sidecar is named after: the output, or the set's planned name (`photo.png`).
+            let (named, finals, warnings) = try await Blocking.run {
+                [policy] () throws(ConversionFailure) -> (FilePath, [FilePath], [String]) in
+                if parts.isEmpty {
+                    let (final, warning) = try OutputCommitter.commit(
+                        pending.temporary,
+                        as: job.plan,
+                        policy: policy
+                    )
+                    return (final, [final], warning.map { [$0] } ?? [])
+                }
                 let set = try OutputCommitter.commit(
                     parts,
                     beside: pending.temporary,
                     as: job.plan,
                     policy: policy
                 )
-                (named, finals) = (set.set, set.paths)
-                record.warnings += set.warnings
+                return (set.set, set.paths, set.warnings)
             }
+            record.warnings += warnings
             let final = finals[0]
             CrashPoint.afterRename.reached()
             if job.rule.writesSidecar(completed: true) {
                 let sidecar = job.rule.sidecarPath(for: named)
-                try OutputCommitter.makeDirectory(sidecar.removingLastComponent(), ownership: job.rule.ownership)
-                try OutputCommitter.writeSidecar(
-                    record.sidecar(output: final, failure: nil, set: parts.isEmpty ? [] : finals),
-                    at: sidecar,
-                    ownership: job.rule.ownership
-                )
+                let contents = record.sidecar(output: final, failure: nil, set: parts.isEmpty ? [] : finals)
+                try await Blocking.run { () throws(ConversionFailure) in
+                    try OutputCommitter.makeDirectory(sidecar.removingLastComponent(), ownership: job.rule.ownership)
+                    try OutputCommitter.writeSidecar(contents, at: sidecar, ownership: job.rule.ownership)
+                }
             }
             logger.info(
                 "Job completed",

@@ -1,3 +1,4 @@
+import ChuteCore
 import Foundation
 import Glibc
 import SystemPackage
@@ -42,14 +43,13 @@ package final class JournalLock: Sendable {
         } catch {
             throw .unavailable(path: path, cause: "\(error)")
         }
-        var status: Int32
-        repeat { status = flock(descriptor.rawValue, LOCK_EX | LOCK_NB) } while status != 0 && errno == EINTR
-        guard status == 0 else {
-            let error = Errno(rawValue: errno)
+        do throws(SystemCallError) {
+            try SystemCall.check("flock") { flock(descriptor.rawValue, LOCK_EX | LOCK_NB) }
+        } catch {
             let holder = Self.holder(in: descriptor)
             try? descriptor.close()
-            if error == .wouldBlock { throw .held(path: path, journal: journal, pid: holder) }
-            throw .unavailable(path: path, cause: "flock failed: \(error)")
+            if error.cause == .wouldBlock { throw .held(path: path, journal: journal, pid: holder) }
+            throw .unavailable(path: path, cause: "\(error)")
         }
         // Locked: the process id is ours to write. Truncated first, so that a shorter id leaves no digits behind.
         let pid = Array("\(getpid())\n".utf8)

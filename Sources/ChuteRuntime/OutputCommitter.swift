@@ -280,7 +280,7 @@ package enum OutputCommitter {
         do {
             var data = try encoder.encode(sidecar)
             data.append(UInt8(ascii: "\n"))
-            try SystemCall.writeAtomically(data, to: path, temporaryName: temporaryName) { temporary in
+            try TemporaryFile.write(data, replacing: path, temporaryName: temporaryName) { temporary in
                 _ = self.applyOwnership(ownership, to: temporary)
             }
         } catch {
@@ -324,9 +324,10 @@ package enum OutputCommitter {
         do {
             let descriptor = try FileDescriptor.open(directory, .readOnly, options: [.directory, .closeOnExec])
             defer { try? descriptor.close() }
-            guard fsync(descriptor.rawValue) == 0 else { throw Errno(rawValue: errno) }
+            try SystemCall.check("fsync") { fsync(descriptor.rawValue) }
         } catch {
-            throw ConversionFailure(.outputFailed, "cannot sync the folder \(directory): \(error)")
+            let cause = SystemCallError.cause(of: error)
+            throw ConversionFailure(.outputFailed, "cannot sync the folder \(directory): \(cause)")
         }
     }
 }

@@ -74,13 +74,13 @@ package enum SourceDisposal {
 
             """
         let reasonPath = Self.reasonPath(of: moved)
-        do throws(Errno) {
+        do throws(SystemCallError) {
             let temporaryName = "\(OutputCommitter.temporaryPrefix)\(job.id).reason"
-            try SystemCall.writeAtomically(Data(reason.utf8), to: reasonPath, temporaryName: temporaryName)
+            try TemporaryFile.write(Data(reason.utf8), replacing: reasonPath, temporaryName: temporaryName)
         } catch {
             throw ConversionFailure(
                 .outputFailed,
-                "moved to \(LogText.escaped(moved)), but cannot write its reason file: \(error)"
+                "moved to \(LogText.escaped(moved)), but cannot write its reason file: \(error.cause)"
             )
         }
         return moved
@@ -138,21 +138,14 @@ package enum SourceDisposal {
         do {
             let input = try FileDescriptor.open(job.source, .readOnly, options: [.noFollow, .closeOnExec])
             try input.closeAfter {
-                let output = try FileDescriptor.open(
-                    temporary,
-                    .writeOnly,
-                    options: [.create, .exclusiveCreate, .noFollow, .closeOnExec],
-                    permissions: [.ownerReadWrite, .groupRead, .otherRead]
-                )
-                try output.closeAfter {
-                    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-                    while true {
-                        let count = try buffer.withUnsafeMutableBytes { try input.read(into: $0) }
-                        guard count > 0 else { break }
-                        _ = try buffer.withUnsafeBytes { try output.writeAll($0[0..<count]) }
-                    }
-                    guard fsync(output.rawValue) == 0 else { throw Errno(rawValue: errno) }
+                let output = try TemporaryFile(creatingAt: temporary)
+                var buffer = [UInt8](repeating: 0, count: 1 << 20)
+                while true {
+                    let count = try buffer.withUnsafeMutableBytes { try input.read(into: $0) }
+                    guard count > 0 else { break }
+                    try buffer.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
                 }
+                try output.keep()
             }
             if case .failure(let error) = OutputCommitter.renameWithoutReplacing(temporary, target) {
                 throw error
@@ -160,7 +153,8 @@ package enum SourceDisposal {
             try OutputCommitter.syncDirectory(directory)
         } catch {
             SystemCall.unlink(temporary)
-            throw ConversionFailure(.outputFailed, "cannot copy the source to \(LogText.escaped(target)): \(error)")
+            let cause = SystemCallError.cause(of: error)
+            throw ConversionFailure(.outputFailed, "cannot copy the source to \(LogText.escaped(target)): \(cause)")
         }
         guard SystemCall.unlink(job.source) == 0 else {
             throw ConversionFailure(

@@ -215,9 +215,10 @@ package final class WorkerProcess {
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             let fd = handle.fileDescriptor
             reading: while true {
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
+                let count = try? SystemCall.check("read") {
+                    buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                }
+                guard let count, count > 0 else { break }
                 pending.append(contentsOf: buffer[0..<count])
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = pending[pending.startIndex..<newline]
@@ -370,13 +371,13 @@ extension WorkerProcess {
                 // A burst ends when nothing more comes for a moment; then what it brought is logged.
                 if !burst.isEmpty {
                     var waiting = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                    let ready = poll(&waiting, 1, Self.errorBurstQuiet)
-                    if ready < 0 && errno == EINTR { continue }
+                    let ready = try? SystemCall.check("poll") { poll(&waiting, 1, Self.errorBurstQuiet) }
                     if ready == 0 { emit() }
                 }
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
+                let count = try? SystemCall.check("read") {
+                    buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                }
+                guard let count, count > 0 else { break }
                 pending += buffer[0..<count]
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     collect(pending[..<newline])

@@ -1,3 +1,4 @@
+import ChuteCore
 import Foundation
 import Synchronization
 import SystemPackage
@@ -91,9 +92,10 @@ package final class AccessWatch: Sendable {
         var events: [Event] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(self.descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return events }
+            let count = try? SystemCall.check("read") {
+                buffer.withUnsafeMutableBytes { read(self.descriptor, $0.baseAddress, $0.count) }
+            }
+            guard let count, count > 0 else { return events }
             buffer.withUnsafeBytes { bytes in
                 var offset = 0
                 // struct inotify_event { int wd; uint32_t mask, cookie, len; char name[]; }: the name is not

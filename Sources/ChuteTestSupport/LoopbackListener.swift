@@ -1,3 +1,4 @@
+import ChuteCore
 import Foundation
 import Synchronization
 import SystemPackage
@@ -165,9 +166,8 @@ package final class LoopbackListener: Sendable {
                 pollfd(fd: self.socket, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: self.wake.read, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = poll(&descriptors, 2, -1)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0, descriptors[1].revents == 0 else { return }
+            let ready = try? SystemCall.check("poll") { poll(&descriptors, 2, -1) }
+            guard let ready, ready > 0, descriptors[1].revents == 0 else { return }
             let connection = accept(self.socket, nil, nil)
             guard connection >= 0 else { continue }
             switch self.answer {

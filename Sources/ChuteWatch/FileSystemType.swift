@@ -1,4 +1,5 @@
 import CChuteLinux
+import ChuteCore
 import SystemPackage
 
 /// The file system a folder lives on, by the magic number `statfs` reports, and whether inotify sees every change made
@@ -64,8 +65,11 @@ package struct FileSystemType: Sendable, Equatable, CustomStringConvertible {
     ///   mount does not answer).
     package static func of(_ path: FilePath) throws(WatchError) -> FileSystemType {
         var magic: UInt32 = 0
-        let result = path.withPlatformString { path in retryingOnInterrupt { chute_file_system_type(path, &magic) } }
-        guard result == 0 else { throw .lastError(.listFolder, function: "statfs", path: path) }
+        do throws(SystemCallError) {
+            try SystemCall.check("statfs") { path.withPlatformString { chute_file_system_type($0, &magic) } }
+        } catch {
+            throw WatchError(.listFolder, error, path: path)
+        }
         return FileSystemType(magic: magic)
     }
 }

@@ -1,3 +1,4 @@
+import ChuteCore
 import Glibc
 import SystemPackage
 
@@ -40,8 +41,12 @@ struct FolderStream: ~Copyable {
     init(openingFolderAt path: FilePath, followingSymbolicLink: Bool) throws(WatchError) {
         var flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC
         if !followingSymbolicLink { flags |= O_NOFOLLOW }
-        let descriptor = path.withPlatformString { path in retryingOnInterrupt { open(path, flags) } }
-        guard descriptor >= 0 else { throw .lastError(.listFolder, function: "open", path: path) }
+        let descriptor: Int32
+        do throws(SystemCallError) {
+            descriptor = try SystemCall.check("open") { path.withPlatformString { open($0, flags) } }
+        } catch {
+            throw WatchError(.listFolder, error, path: path)
+        }
         try self.init(adopting: descriptor, path: path)
     }
 
@@ -53,10 +58,14 @@ struct FolderStream: ~Copyable {
     func openSubfolder(named name: FilePath.Component) throws(WatchError) -> FolderStream {
         let path = self.path.appending(name)
         let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-        let descriptor = name.withPlatformString { name in
-            retryingOnInterrupt { openat(dirfd(self.stream), name, flags) }
+        let descriptor: Int32
+        do throws(SystemCallError) {
+            descriptor = try SystemCall.check("openat") {
+                name.withPlatformString { openat(dirfd(self.stream), $0, flags) }
+            }
+        } catch {
+            throw WatchError(.listFolder, error, path: path)
         }
-        guard descriptor >= 0 else { throw .lastError(.listFolder, function: "openat", path: path) }
         return try FolderStream(adopting: descriptor, path: path)
     }
 

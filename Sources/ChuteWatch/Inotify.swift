@@ -1,3 +1,4 @@
+import ChuteCore
 import Glibc
 import SystemPackage
 
@@ -40,11 +41,14 @@ struct Inotify: ~Copyable {
     /// - Throws: ``WatchError`` with code `addWatch`: `ENOSPC` at the `fs.inotify.max_user_watches` limit,
     ///   `ENOENT` or `ENOTDIR` when the folder is gone or is not a folder (a symbolic link with `dontFollow`).
     func addWatch(at path: FilePath, mask: InotifyMask) throws(WatchError) -> WatchDescriptor {
-        let watch = path.withPlatformString { path in
-            retryingOnInterrupt { inotify_add_watch(self.descriptor.rawValue, path, mask.rawValue) }
+        do throws(SystemCallError) {
+            let watch = try SystemCall.check("inotify_add_watch") {
+                path.withPlatformString { inotify_add_watch(self.descriptor.rawValue, $0, mask.rawValue) }
+            }
+            return WatchDescriptor(rawValue: watch)
+        } catch {
+            throw WatchError(.addWatch, error, path: path)
         }
-        guard watch >= 0 else { throw .lastError(.addWatch, function: "inotify_add_watch", path: path) }
-        return WatchDescriptor(rawValue: watch)
     }
 
     /// Removes a watch; the kernel then queues an `IN_IGNORED` event for it.
@@ -64,8 +68,10 @@ struct Inotify: ~Copyable {
     /// - Returns: the number of bytes read: whole events only.
     /// - Throws: ``WatchError`` with code `readEvents`.
     func readEvents(into buffer: UnsafeMutableRawBufferPointer) throws(WatchError) -> Int {
-        let count = retryingOnInterrupt { read(self.descriptor.rawValue, buffer.baseAddress, buffer.count) }
-        guard count >= 0 else { throw .lastError(.readEvents, function: "read") }
-        return count
+        do throws(SystemCallError) {
+            return try SystemCall.check("read") { read(self.descriptor.rawValue, buffer.baseAddress, buffer.count) }
+        } catch {
+            throw WatchError(.readEvents, error)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import ChuteCore
 import Glibc
 import SystemPackage
 
@@ -38,7 +39,11 @@ struct StopSignal: ~Copyable, Sendable {
     /// buffer cannot be full; with both ends open, nothing but a bug can make it fail.
     func signal() {
         var byte: UInt8 = 1
-        let sent = retryingOnInterrupt { send(self.writeEnd.rawValue, &byte, 1, Int32(MSG_NOSIGNAL)) }
-        precondition(sent == 1, "send on the watcher's stop socket failed: \(Errno(rawValue: errno))")
+        do throws(SystemCallError) {
+            let sent = try SystemCall.check("send") { send(self.writeEnd.rawValue, &byte, 1, Int32(MSG_NOSIGNAL)) }
+            precondition(sent == 1, "send on the watcher's stop socket sent \(sent) bytes")
+        } catch {
+            preconditionFailure("the watcher's stop socket: \(error)")
+        }
     }
 }

@@ -1,3 +1,4 @@
+import ChuteCore
 import Glibc
 import SystemPackage
 
@@ -33,5 +34,12 @@ package struct WatchError: Error, Sendable, CustomStringConvertible {
     /// The error of the call that just failed: reads `errno` at once, so call it right after the failing call.
     static func lastError(_ code: Code, function: String, path: FilePath? = nil) -> WatchError {
         WatchError(code: code, function: function, errno: Errno(rawValue: Glibc.errno), path: path)
+    }
+}
+
+extension WatchError {
+    /// The error of a call that failed in ``SystemCall/check(_:_:)``, with its C function and `errno`.
+    init(_ code: Code, _ error: SystemCallError, path: FilePath? = nil) {
+        self.init(code: code, function: error.call, errno: error.cause, path: path)
     }
 }

@@ -1,3 +1,4 @@
+import ChuteCore
 import Glibc
 import Logging
 import SystemPackage
@@ -108,9 +109,10 @@ struct WatchLoop: ~Copyable {
         ]
         while true {
             let timeout = self.millisecondsUntilNextListing(now: clock.now)
-            let ready = retryingOnInterrupt { poll(&descriptors, nfds_t(descriptors.count), timeout) }
-            guard ready >= 0 else {
-                self.logger.error("Watching stopped", error: WatchError.lastError(.readEvents, function: "poll"))
+            do throws(SystemCallError) {
+                try SystemCall.check("poll") { poll(&descriptors, nfds_t(descriptors.count), timeout) }
+            } catch {
+                self.logger.error("Watching stopped", error: WatchError(.readEvents, error))
                 return
             }
             if descriptors[1].revents != 0 { return }

@@ -177,7 +177,7 @@ package enum WorkerMain {
         let thread = Thread {
             if descriptor >= 0 {
                 var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                while poll(&entry, 1, -1) < 0 && errno == EINTR {}
+                _ = try? SystemCall.check("poll") { poll(&entry, 1, -1) }
             } else {
                 while getppid() == parent { sleep(1) }
             }
