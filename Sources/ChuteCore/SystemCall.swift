@@ -1,3 +1,4 @@
+import CChuteLinux
 import Foundation
 import SystemPackage
 
