@@ -280,6 +280,50 @@ struct UploadEndToEndTests {
         try await waitUntil("nothing left in the spool") { Self.spoolFiles(harness).isEmpty ? true : nil }
     }
 
+    /// Eight clients each send 2 GB at once: the bodies go to the spool as they come, so the daemon's resident memory
+    /// stays small. (The bodies are zeros, which no rule takes: each is refused once whole, and removed.)
+    @Test func eightUploadsOfTwoGigabytesKeepTheDaemonSmall() async throws {
+        let (harness, port) = try Self.harness(settings: "  maxUploadSize: 3GB")
+        defer { harness.stop() }
+        try await harness.start()
+        let daemon = try #require(harness.daemon)
+        try await daemon.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        let pid = try #require(daemon.logLines(containing: "Chute started").first?.firstMatch(of: /pid=(\d+)/)?.1)
+        @Sendable func residentKB() -> Int? {
+            let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            return status?.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?
+                .split(separator: " ").dropFirst().first.flatMap { Int($0) }
+        }
+        let before = try #require(residentKB())
+        let uploads = (0..<8).map { index in
+            Task {
+                try CommandLineTool.run([
+                    "bash", "-c",
+                    "head -c 2000000000 /dev/zero | curl -sS -o /dev/null -w '%{http_code}' --max-time 300 "
+                        + "-H 'Authorization: Bearer \(Self.token)' -T - "
+                        + "'http://127.0.0.1:\(port)/api/jobs?rule=photos&name=zeros\(index).png'",
+                ]).standardOutput
+            }
+        }
+        // Sampled until every client has its answer (each is bounded by curl's --max-time).
+        let sampler = Task {
+            var peak = before
+            while !Task.isCancelled {
+                if let now = residentKB() { peak = max(peak, now) }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            return peak
+        }
+        var statuses: [String] = []
+        for upload in uploads { statuses.append(try await upload.value) }
+        sampler.cancel()
+        let peak = await sampler.value
+        print("8 uploads of 2 GB: resident \(before / 1024) MB before, at most \(peak / 1024) MB during; \(statuses)")
+        #expect(statuses == Array(repeating: "415", count: 8))
+        #expect(peak < 150 * 1024, "resident memory \(peak / 1024) MB")
+        #expect(Self.spoolFiles(harness).isEmpty)
+    }
+
     @Test(.enabled(if: geteuid() == 0, "mounting needs root"))
     func aFullSpoolAnswers507AndKeepsNothing() async throws {
         let (harness, port) = try Self.harness()
