@@ -1,22 +1,32 @@
+import ChuteCore
 import ChuteRuntime
 import Foundation
 import NIOHTTP1
 import SystemPackage
 
-/// What the CLI's `status`, `jobs`, `show`, `retry`, `cancel`, `pause` and `resume` do: one request to the running
-/// daemon's status API each, its answer as text for a person or as the API's JSON for a script.
+/// What the CLI's `status`, `jobs`, `show`, `retry`, `cancel`, `pause`, `resume` and `submit` do: requests to the
+/// running daemon's status API, their answers as text for a person or as the API's JSON for a script.
 package struct ControlClient: Sendable {
     /// The API refused the request; `message` is its reason.
     package struct Refusal: Error, CustomStringConvertible {
         package var status: Int
         package var message: String
         package var description: String { self.message }
+
+        package init(status: Int, message: String) {
+            self.status = status
+            self.message = message
+        }
     }
 
     private let client: APIClient
 
     package init(socket: FilePath) {
         self.client = APIClient(socket: socket)
+    }
+
+    package init(endpoint: APIClient.Endpoint) {
+        self.client = APIClient(endpoint: endpoint)
     }
 
     /// Counts by state and the running jobs with progress bars.
@@ -147,7 +157,45 @@ package struct ControlClient: Sendable {
     }
 
     private func request(_ method: HTTPMethod, _ path: String) async throws -> Data {
-        let reply = try await self.client.send(method, path)
+        try Self.accepted(try await self.client.send(method, path))
+    }
+
+    // MARK: - chute submit
+
+    /// Uploads a file as a job of `rule` (`PUT /api/jobs?rule=R&name=FILE`).
+    ///
+    /// - Parameter sent: called with the bytes sent so far.
+    /// - Returns: the job the upload became.
+    /// - Throws: ``Refusal`` with the daemon's reason (403, 413, 415, 429 …).
+    package func submit(
+        _ file: FilePath,
+        rule: String,
+        sent: @escaping @Sendable (Int64) -> Void
+    ) async throws -> API.Upload {
+        let name = file.lastComponent.map { FilePath(root: nil, [$0]).readableString } ?? "upload"
+        let path = "/api/jobs?rule=\(Self.escaped(rule))&name=\(Self.escaped(name))"
+        let reply = try await self.client.upload(file, to: path, sent: sent)
+        return try API.decoder().decode(API.Upload.self, from: try Self.accepted(reply))
+    }
+
+    /// A job's status, in the shape `GET /api/jobs/ID` answers.
+    package func detail(_ id: String) async throws -> API.JobDetail {
+        try API.decoder().decode(
+            API.JobDetail.self,
+            from: try await self.request(.GET, "/api/jobs/\(Self.escaped(id))")
+        )
+    }
+
+    /// Downloads output `index` of a completed job into `file`.
+    package func download(_ id: String, output index: Int, to file: FilePath) async throws {
+        let reply = try await self.client.download("/api/jobs/\(Self.escaped(id))/outputs/\(index)", to: file)
+        _ = try Self.accepted(reply)
+    }
+
+    /// The body of a 2xx reply.
+    ///
+    /// - Throws: ``Refusal`` with the API's reason for any other.
+    private static func accepted(_ reply: APIClient.Reply) throws -> Data {
         guard (200..<300).contains(reply.status) else {
             let problem = try? API.decoder().decode(API.Problem.self, from: reply.body)
             throw Refusal(status: reply.status, message: problem?.error ?? "the daemon answered \(reply.status)")
@@ -156,7 +204,7 @@ package struct ControlClient: Sendable {
     }
 
     /// A 20-cell progress bar with the percentage.
-    static func bar(_ progress: Double?) -> String {
+    package static func bar(_ progress: Double?) -> String {
         guard let progress else { return "[" + String(repeating: " ", count: 20) + "]   ?%" }
         let fraction = min(1, max(0, progress))
         let filled = Int((fraction * 20).rounded(.down))

@@ -14,7 +14,7 @@ struct Chute: AsyncParsableCommand {
         version: ChuteVersion.current,
         subcommands: [
             Run.self, Check.self, Explain.self, Convert.self, Schema.self, Status.self, Jobs.self, Show.self,
-            Retry.self, Cancel.self, Pause.self, Resume.self,
+            Retry.self, Cancel.self, Pause.self, Resume.self, Submit.self,
         ]
     )
 }

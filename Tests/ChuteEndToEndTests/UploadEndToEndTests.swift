@@ -280,6 +280,70 @@ struct UploadEndToEndTests {
         try await waitUntil("nothing left in the spool") { Self.spoolFiles(harness).isEmpty ? true : nil }
     }
 
+    /// The same photo by every way in: dropped in the watched folder, sent with `chute submit --wait` over TCP, and
+    /// converted with `chute convert` and the rule's options, gives the same bytes.
+    @Test func submitConvertAndTheWatchedFolderGiveTheSameBytes() async throws {
+        let (harness, port) = try Self.harness()
+        defer { harness.stop() }
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        let staging = try harness.directory.makeDirectory("staging")
+        try Fixtures.makeImage(at: staging.appending("photo.png"), width: 1600, height: 1200)
+        let chute = ChuteProcess.executable.string
+
+        let got = try harness.directory.makeDirectory("got")
+        let submitted = try CommandLineTool.run(
+            [
+                chute, "submit", staging.appending("photo.png").string, "--rule", "photos", "--wait", "--output",
+                got.string, "--url", "http://127.0.0.1:\(port)", "--token-file",
+                harness.directory.appending("token").string,
+            ],
+            check: false
+        )
+        print("chute submit: \(submitted.status)\n\(submitted.standardOutput)\(submitted.standardError)")
+        #expect(submitted.status == 0)
+        #expect(submitted.standardOutput.contains("completed → \(got.appending("photo.jpg").string)"))
+        let converted = harness.directory.appending("converted.jpg")
+        _ = try CommandLineTool.run([
+            chute, "convert", staging.appending("photo.png").string, converted.string, "--width", "300",
+        ])
+        try FileManager.default.copyItem(
+            atPath: staging.appending("photo.png").string,
+            toPath: harness.inbox.appending("photo.png").string
+        )
+        _ = try await harness.waitForSidecars(1)
+
+        let bytes = try [got.appending("photo.jpg"), converted, harness.outbox.appending("photo.jpg")].map {
+            try Data(contentsOf: URL(fileURLWithPath: $0.string))
+        }
+        print(
+            "same bytes: \(bytes.map(\.count)) bytes, submit = convert: \(bytes[0] == bytes[1]), submit = watched: "
+                + "\(bytes[0] == bytes[2])"
+        )
+        #expect(bytes[0] == bytes[1])
+        #expect(bytes[0] == bytes[2])
+        #expect(try Fixtures.identify(got.appending("photo.jpg")).width == 300)
+
+        // A refused file makes it exit 1 with the daemon's reason, and no daemon makes it exit 3.
+        let refused = try CommandLineTool.run(
+            [
+                chute, "submit", staging.appending("photo.png").string, "--rule", "watched-only", "--socket",
+                harness.directory.appending(".chute/api.sock").string,
+            ],
+            check: false
+        )
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("does not take uploads"), "\(refused.standardError)")
+        let nobody = try CommandLineTool.run(
+            [
+                chute, "submit", staging.appending("photo.png").string, "--rule", "photos", "--socket",
+                "/nonexistent.sock",
+            ],
+            check: false
+        )
+        #expect(nobody.status == 3)
+    }
+
     /// Eight clients each send 2 GB at once: the bodies go to the spool as they come, so the daemon's resident memory
     /// stays small. (The bodies are zeros, which no rule takes: each is refused once whole, and removed.)
     @Test func eightUploadsOfTwoGigabytesKeepTheDaemonSmall() async throws {
