@@ -124,6 +124,8 @@ package enum API {
         package var to: String
         package var output: String
         package var options: ConversionOptions
+        /// Whether the rule takes uploads (`upload: true`).
+        package var upload: Bool
     }
 
     /// `POST /api/queue`'s body.

@@ -428,7 +428,8 @@ package struct StatusAPI: Sendable {
                 match: rule.match.map(\.pattern),
                 to: rule.to.name,
                 output: rule.output.string,
-                options: rule.options
+                options: rule.options,
+                upload: rule.upload
             )
         }
         return try Self.json(rules)

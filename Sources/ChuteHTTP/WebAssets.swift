@@ -43,6 +43,17 @@ enum WebAssets {
           <ul id="counts" class="counts" aria-label="Jobs by state"></ul>
           <p id="budget" class="budget" aria-label="Scheduler budget"></p>
 
+          <section id="upload" class="panel upload" aria-labelledby="upload-title" hidden>
+            <h2 id="upload-title">Upload</h2>
+            <form id="upload-form" class="drop">
+              <label for="upload-rule">Convert with</label>
+              <select id="upload-rule"></select>
+              <input id="upload-files" type="file" multiple aria-label="Files to convert">
+              <span class="muted">or drop files here</span>
+            </form>
+            <ul id="uploads" class="uploads"></ul>
+          </section>
+
           <section class="panel" aria-labelledby="running-title">
             <h2 id="running-title">Running</h2>
             <ul id="running" class="jobs"></ul>
@@ -181,6 +192,11 @@ enum WebAssets {
           padding: 0.9rem 1rem; margin-bottom: 1rem;
         }
         .panel h2 { font-size: 1.02rem; margin: 0 0 0.6rem; }
+        .drop { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; border: 2px dashed var(--line, #8884);
+          border-radius: 8px; padding: 0.8rem; }
+        .drop.dragging { border-color: var(--accent, #3b82f6); }
+        .uploads { list-style: none; padding: 0; margin: 0.5rem 0 0; }
+        .uploads li { padding: 0.2rem 0; }
         .panel-head {
           display: flex; align-items: center; justify-content: space-between; gap: 0.75rem; flex-wrap: wrap;
           margin-bottom: 0.6rem;
@@ -762,7 +778,10 @@ enum WebAssets {
               fact('Rule', job.rule || ''),
               fact('Input', job.source, sidecar && sidecar.source ? ' (' + bytes(sidecar.source.size) + ')' : ''),
               fact('Outputs', detail.outputs.length === 0 ? 'none'
-                : el('ul', {}, detail.outputs.map((output) => el('li', { class: 'output' }, output.path, ' (' + bytes(output.size) + ')')))),
+                : el('ul', {}, detail.outputs.map((output, index) => el('li', { class: 'output' }, output.path, ' (' + bytes(output.size) + ')',
+                  job.state === 'completed' && output.size !== undefined && output.size !== null
+                    ? [' ', el('a', { class: 'download', href: '/api/jobs/' + encodeURIComponent(job.id) + '/outputs/' + index, download: baseName(output.path) }, 'Download')]
+                    : [])))),
               fact('Started', when(job.startedAt)),
               fact('Ended', when(job.endedAt)),
               fact('Duration', sidecar ? duration(sidecar.durationSeconds * 1000) : duration(timeBetween(job.startedAt, job.endedAt))),
@@ -814,8 +833,44 @@ enum WebAssets {
             await boot();
           }
 
+          // ---- Uploads ----
+
+          // Each file goes up as the body of its own request (never read into the page), then shows its job.
+          async function upload(files) {
+            const rule = $('upload-rule').value;
+            for (const file of files) {
+              const line = el('li', {}, file.name + ': uploading…');
+              $('uploads').prepend(line);
+              try {
+                const response = await fetch('/api/jobs?rule=' + encodeURIComponent(rule) + '&name=' + encodeURIComponent(file.name),
+                  { method: 'PUT', headers: { ...PAGE_HEADER }, credentials: 'same-origin', body: file });
+                let json = null;
+                try { json = await response.json(); } catch (_) { json = null; }
+                if (!response.ok) throw new ApiError(response.status, (json && json.error) || response.statusText);
+                line.replaceChildren(file.name + ': job ',
+                  el('a', { href: '#', class: 'upload-job', 'data-job-id': json.id, onclick: (event) => { event.preventDefault(); openDetail(json.id); } }, json.id),
+                  ' (' + bytes(json.size) + ')');
+                refreshSoon();
+              } catch (error) {
+                line.replaceChildren(el('span', { class: 'error' }, file.name + ': ' + error.message));
+              }
+            }
+          }
+
+          function onDrop(event) {
+            event.preventDefault();
+            $('upload-form').classList.remove('dragging');
+            if (event.dataTransfer && event.dataTransfer.files.length > 0) upload(Array.from(event.dataTransfer.files));
+          }
+
           async function loadRules() {
             const rules = await api('/api/rules');
+            const takers = rules.filter((rule) => rule.upload);
+            $('upload').hidden = takers.length === 0;
+            const uploadRule = $('upload-rule');
+            const uploadChosen = uploadRule.value;
+            uploadRule.replaceChildren(...takers.map((rule) => el('option', { value: rule.name }, rule.name + ' → ' + rule.to)));
+            if (takers.some((rule) => rule.name === uploadChosen)) uploadRule.value = uploadChosen;
             const select = $('filter-rule');
             const chosen = select.value;
             select.replaceChildren(el('option', { value: '' }, 'Any rule'),
@@ -867,6 +922,11 @@ enum WebAssets {
             $('filters').addEventListener('submit', (event) => event.preventDefault());
             for (const id of ['filter-state', 'filter-rule', 'filter-text']) $(id).addEventListener('input', onFilter);
             $('more').addEventListener('click', () => { model.historyLimit += PAGE_SIZE; loadHistory().catch(failure); });
+            $('upload-files').addEventListener('change', (event) => { upload(Array.from(event.target.files)); event.target.value = ''; });
+            $('upload-form').addEventListener('submit', (event) => event.preventDefault());
+            $('upload-form').addEventListener('dragover', (event) => { event.preventDefault(); $('upload-form').classList.add('dragging'); });
+            $('upload-form').addEventListener('dragleave', () => $('upload-form').classList.remove('dragging'));
+            $('upload-form').addEventListener('drop', onDrop);
             boot();
           });
         })();

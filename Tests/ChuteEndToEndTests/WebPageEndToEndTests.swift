@@ -28,6 +28,7 @@ struct WebPageEndToEndTests {
                     match: "*.png"
                     to: jpg
                     output: ./outbox
+                    upload: true
                   - name: videos
                     match: "*.mkv"
                     to: mp4
@@ -306,6 +307,85 @@ struct WebPageEndToEndTests {
                 + " && document.getElementById('pause').textContent === 'Pause intake')"
         )
         #expect(try browser.evaluate("window.chuteMarker") as? String == "the same page load")
+    }
+
+    /// A photo dropped on the page's upload box goes up as a job of the rule chosen there; once it completed, its
+    /// detail links the output, which downloads as the JPEG.
+    @Test func aFileDroppedOnThePageIsUploadedAndItsOutputDownloads() async throws {
+        let (harness, port) = try await Self.startDaemon()
+        defer { harness.stop() }
+        let browser = try Self.startBrowser()
+        defer { browser.stop() }
+        try await Self.signIn(browser, port: port)
+        try await Self.until(
+            browser,
+            "the upload box for the rule that takes uploads",
+            """
+            !document.getElementById('upload').hidden
+              && [...document.querySelectorAll('#upload-rule option')].map(o => o.value).join() === 'photos'
+            """
+        )
+        // A picture drawn in the page, dropped as a user drops a file from their desktop.
+        try browser.evaluate(
+            """
+            (async () => {
+              const canvas = document.createElement('canvas');
+              canvas.width = 320; canvas.height = 200;
+              const context = canvas.getContext('2d');
+              context.fillStyle = '#2a7'; context.fillRect(0, 0, 320, 200);
+              context.fillStyle = '#fff'; context.fillRect(40, 40, 120, 80);
+              const blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/png'));
+              const transfer = new DataTransfer();
+              transfer.items.add(new File([blob], 'dropped.png', { type: 'image/png' }));
+              document.getElementById('upload-form').dispatchEvent(
+                new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+              return true;
+            })()
+            """
+        )
+        let id = try #require(
+            try await Self.until(
+                browser,
+                "the upload's job link",
+                """
+                document.querySelector('#uploads a.upload-job')?.dataset.jobId
+                """
+            ) as? String
+        )
+        try await Self.until(
+            browser,
+            "the upload's job to complete",
+            timeout: 90,
+            """
+            fetch('/api/jobs/\(id)').then(r => r.json()).then(j => j.status === 'completed')
+            """
+        )
+        try browser.evaluate("document.querySelector('#uploads a.upload-job').click()")
+        let link = try #require(
+            try await Self.until(
+                browser,
+                "the output's download link",
+                """
+                document.querySelector('#detail a.download')?.getAttribute('href')
+                """
+            ) as? String
+        )
+        #expect(link == "/api/jobs/\(id)/outputs/0")
+        let screenshot = harness.directory.appending("upload.png")
+        try browser.screenshot(fullPage: false).write(to: URL(fileURLWithPath: screenshot.string))
+        let downloaded = try #require(
+            try browser.evaluate(
+                """
+                fetch('\(link)').then(async r => [r.status, r.headers.get('Content-Type'), (await r.arrayBuffer()).byteLength])
+                """
+            ) as? [Any]
+        )
+        print("page upload: job \(id), download \(downloaded)")
+        #expect(downloaded.first as? Int == 200)
+        #expect((downloaded.last as? Int ?? 0) > 100)
+        let spooled = harness.directory.files(below: ".chute/spool").filter { $0.hasSuffix("out/dropped.jpg") }
+        #expect(spooled.count == 1, "\(harness.directory.files(below: ".chute/spool"))")
+        #expect(try Fixtures.identify(harness.directory.appending(".chute/spool/\(spooled[0])")).width == 320)
     }
 
     @Test func pageShowsARunningJobsProgressAndCancelsIt() async throws {
