@@ -237,6 +237,9 @@ package struct APISettings: Sendable, Equatable {
     package var listen: String?
     /// `tokenFile` (path, default none): a file holding the bearer token every TCP request must carry.
     package var tokenFile: FilePath?
+    /// `idleTimeout` (duration, default 60s): a connection that sends nothing for this long while its request is read
+    /// (a stalled upload) or between requests is closed; an upload cut off so leaves nothing.
+    package var idleTimeout: Duration = .seconds(60)
 
     package init(socket: FilePath? = nil, listen: String? = nil, tokenFile: FilePath? = nil) {
         self.socket = socket

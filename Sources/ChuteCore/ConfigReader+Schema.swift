@@ -868,10 +868,17 @@ extension ConfigReader.Walker {
             of: entry.value,
             for: "api",
             label: "in settings.api",
-            allowed: ["socket", "listen", "tokenFile"]
+            allowed: ["socket", "listen", "tokenFile", "idleTimeout"]
         )
         guard let fields else { return nil }
         var api = APISettings()
+        if let entry = fields["idleTimeout"], let timeout = self.duration(entry) {
+            if timeout > .zero {
+                api.idleTimeout = timeout
+            } else {
+                self.report("'idleTimeout' must be longer than 0", at: entry.value)
+            }
+        }
         if let socket = fields["socket"] {
             api.socket = self.path(socket.value, for: "socket")
         }

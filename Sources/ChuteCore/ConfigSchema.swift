@@ -213,7 +213,9 @@ package enum ConfigSchema {
         "workerIdle": Self.duration,
         "niceness": .object(["type": .string("integer"), "minimum": .integer(0), "maximum": .integer(19)]),
         "ioPriority": .object(["type": .array([.string("string"), .string("integer")])]),
-        "api": Self.closed(["socket": Self.string, "listen": Self.string, "tokenFile": Self.string]),
+        "api": Self.closed([
+            "socket": Self.string, "listen": Self.string, "tokenFile": Self.string, "idleTimeout": Self.duration,
+        ]),
         "cpuBudget": Self.positiveInteger, "memoryBudget": Self.byteSize, "agingLimit": Self.duration,
         "historyRetention": Self.duration, "uploadRetention": Self.duration, "maxUploadSize": Self.byteSize,
         "maxUploads": Self.positiveInteger, "maxQueued": Self.positiveInteger, "requestTimeout": Self.duration,

@@ -292,7 +292,8 @@ package enum ConfigSummary {
             "Workers: niceness \(settings.niceness), I/O priority \(settings.ioPriority), no network",
             "Status API: socket " + (settings.api.socket?.string ?? ".chute/api.sock beside the journal")
                 + (settings.api.listen.map { ", TCP \($0) with the token in \(settings.api.tokenFile?.string ?? "")" }
-                    ?? ", no TCP"),
+                    ?? ", no TCP") + ", idle connections closed after "
+                + ValueParsing.describe(settings.api.idleTimeout),
             "Uploads: at most \(settings.maxUploads) at once, each at most "
                 + "\(ValueParsing.describe(bytes: settings.maxUploadSize)), kept for "
                 + ValueParsing.describe(settings.uploadRetention) + " after their jobs, none taken while "

@@ -1,6 +1,7 @@
 import ChuteCore
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -39,6 +40,7 @@ package struct APIServer: Service {
         let logger = self.logger
         let tcp = Application(
             router: router,
+            server: self.server,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { _ in logger.info("Status API listening", metadata: ["address": "\(listen)"]) },
             logger: logger
@@ -47,6 +49,14 @@ package struct APIServer: Service {
             group.addTask { try await self.serveSocket() }
             group.addTask { try await tcp.run() }
         }
+    }
+
+    /// HTTP/1 whose connections close once they have been idle for `idleTimeout`: a client that stalls in the middle
+    /// of an upload is dropped (and its partial upload removed), as is one that keeps a connection open for nothing.
+    private var server: HTTPServerBuilder {
+        let timeout = self.settings.idleTimeout.components
+        let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
+        return .http1(configuration: HTTP1Channel.Configuration(idleTimeout: TimeAmount.nanoseconds(nanoseconds)))
     }
 
     private func serveSocket() async throws {
@@ -58,6 +68,7 @@ package struct APIServer: Service {
         let (socket, logger) = (self.socket, self.logger)
         let application = Application(
             router: self.api.makeRouter(),
+            server: self.server,
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: socket.string)),
             onServerRunning: { _ in
                 // Created with the process's umask, which never grants more than 0660 asks for writing (connecting

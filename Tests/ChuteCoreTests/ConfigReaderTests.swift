@@ -902,7 +902,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 Budget: CPU auto, memory auto, ageing limit 30s
                 Job limits: timeout 30m, memory 2GB
                 Workers: niceness 10, I/O priority 7, no network
-                Status API: socket .chute/api.sock beside the journal, no TCP
+                Status API: socket .chute/api.sock beside the journal, no TCP, idle connections closed after 1m
                 Uploads: at most 8 at once, each at most 16GB, kept for 1d after their jobs, none taken while 1000 jobs wait, a conversion answered within 10m
                 Notifications: none
                 """
@@ -1092,6 +1092,7 @@ private let badSettingsValueCases: [(String, String)] = [
             socket: /run/chute/api.sock
             listen: 127.0.0.1:8750
             tokenFile: /etc/chute/token
+            idleTimeout: 45s
           digestAt: "07:45"
           digestEvery: 12h
         notify:
@@ -1161,7 +1162,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "uploadRetention": "kept for 12h after their jobs", "maxUploadSize": "each at most 2GB",
         "maxUploads": "at most 3 at once", "maxQueued": "none taken while 40 jobs wait",
         "requestTimeout": "answered within 1.5m",
-        "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token",
+        "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token, idle "
+            + "connections closed after 45s",
         "digestAt": "from 07:45", "digestEvery": "digest every 12h",
     ]
 

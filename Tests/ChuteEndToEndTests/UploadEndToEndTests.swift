@@ -14,7 +14,7 @@ struct UploadEndToEndTests {
 
     /// A daemon with a rule that takes uploads (clips to 480p MP4, photos to 300 px JPEG) and one that does not,
     /// listening on a free loopback port with a token.
-    private static func harness(settings: String = "", journal: String? = nil) throws -> (DaemonHarness, Int) {
+    private static func harness(settings: String = "", api: String = "") throws -> (DaemonHarness, Int) {
         let port = Int(try LoopbackListener.freePort())
         let harness = try DaemonHarness(
             rules: """
@@ -40,6 +40,7 @@ struct UploadEndToEndTests {
                   api:
                     listen: 127.0.0.1:\(port)
                     tokenFile: ./token
+                \(api)
                   concurrency: {video: 1}
                 \(settings)
                 """
@@ -342,6 +343,34 @@ struct UploadEndToEndTests {
             check: false
         )
         #expect(nobody.status == 3)
+    }
+
+    /// A client that stops sending in the middle of its upload is dropped after the API's idleTimeout, and what it
+    /// sent is removed.
+    @Test func aStalledUploadIsDroppedAndLeavesNothing() async throws {
+        let (harness, port) = try Self.harness(api: "    idleTimeout: 2s")
+        defer { harness.stop() }
+        try await harness.start()
+        try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
+        // Announces 5 MB, sends 64 KB, then waits up to 20 s for the daemon to answer or close.
+        let client = """
+            import socket, sys, time
+            s = socket.create_connection(("127.0.0.1", \(port)))
+            s.sendall(b"PUT /api/jobs?rule=photos&name=stalled.png HTTP/1.1\\r\\nHost: x\\r\\n"
+                      b"Authorization: Bearer \(Self.token)\\r\\nContent-Length: 5000000\\r\\n\\r\\n" + b"\\x89PNG" * 16384)
+            s.settimeout(20)
+            start = time.monotonic()
+            try:
+                data = s.recv(65536)
+            except socket.timeout:
+                data = None
+            print("closed" if data == b"" else "timeout" if data is None else "answered", round(time.monotonic() - start, 1))
+            """
+        let dropped = try CommandLineTool.run(["/usr/bin/python3", "-c", client]).standardOutput
+        print("stalled upload: \(dropped)")
+        #expect(dropped.hasPrefix("closed"), "\(dropped)")
+        try await waitUntil("nothing left in the spool") { Self.spoolFiles(harness).isEmpty ? true : nil }
+        #expect(try Self.journalJobs(harness) == 0)
     }
 
     /// Eight clients each send 2 GB at once: the bodies go to the spool as they come, so the daemon's resident memory
