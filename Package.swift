@@ -241,6 +241,15 @@ let package = Package(
             dependencies: ["ChuteCatalog", "ChuteMagick", "ChuteWorker"],
             swiftSettings: strictSettings
         ),
+        // A worker that speaks the protocol for every engine with no C library behind it, for the runtime's unit
+        // tests (ChuteRuntimeTests); never installed.
+        .executableTarget(
+            name: "chute-test-worker",
+            dependencies: [
+                "ChuteCatalog", "ChuteCore", "ChuteWorker", .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "chute-media-worker",
             dependencies: ["ChuteCatalog", "ChuteCore", "ChuteFFmpeg", "ChuteWorker"],
@@ -320,7 +329,7 @@ let package = Package(
             name: "ChuteRuntimeTests",
             dependencies: [
                 "ChuteRuntime", "ChuteApp", "ChuteCatalog", "ChuteCore", "ChuteMagick", "ChuteFFmpeg",
-                "ChuteTestSupport",
+                "ChuteTestSupport", "chute-test-worker",
                 "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
             ],

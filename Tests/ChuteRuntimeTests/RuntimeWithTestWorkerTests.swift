@@ -1,0 +1,158 @@
+import ChuteCatalog
+import ChuteCore
+import ChuteRuntime
+import ChuteTestSupport
+import Foundation
+import Logging
+import ServiceLifecycle
+import SystemPackage
+import Testing
+
+/// The job runtime end to end inside the test process: jobs submitted with tickets, recorded in a real store, run by
+/// lanes on real worker processes of `chute-test-worker` (the real protocol, no C library), committed with their
+/// sidecars. Each test takes well under a second of work, where a daemon test takes several.
+@Suite(.timeLimit(.minutes(1)))
+struct RuntimeWithTestWorkerTests {
+    /// A runtime of two image lanes over a store in `directory`, its submitter and the tickets' register.
+    private struct Rig {
+        let directory: TemporaryDirectory
+        let store: SQLiteJobStore
+        let submitter: JobSubmitter
+        let tickets: JobTickets
+        let cancellations: JobCancellations
+        let runtime: JobRuntime
+        let rule: Rule
+
+        init() throws {
+            self.directory = try TemporaryDirectory(prefix: "runtime")
+            let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+            self.store = try SQLiteJobStore(path: self.directory.appending("journal.sqlite"))
+            let queue = JobQueue()
+            self.tickets = JobTickets()
+            self.cancellations = JobCancellations()
+            self.submitter = JobSubmitter(store: self.store, queue: queue, tickets: self.tickets, logger: logger)
+            let worker = ChuteProcess.executable.removingLastComponent().appending("chute-test-worker")
+            self.runtime = JobRuntime(
+                queue: queue,
+                completions: JobCompletions(watched: [], tickets: self.tickets),
+                watchedFolders: [],
+                launcher: WorkerLauncher(
+                    executable: { _ in worker },
+                    arguments: { engine in ["--engine", engine.rawValue] }
+                ),
+                journal: self.store,
+                settings: Settings(),
+                lanes: [.image: 2],
+                logger: logger,
+                cancellations: self.cancellations
+            )
+            self.rule = Rule(
+                name: "copy",
+                match: [try GlobPattern("*")],
+                to: try #require(Engines.registry.format(named: "png")),
+                output: self.directory.appending("out"),
+                onDuplicate: .convert
+            )
+        }
+
+        /// A job of a source in `in/` holding `content`.
+        func job(_ name: String, content: String) throws -> Job {
+            let folder = self.directory.appending("in")
+            try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
+            let source = folder.appending("\(name).png")
+            try Data(content.utf8).write(to: URL(fileURLWithPath: source.string))
+            let status = try SourceInspector.status(of: source)
+            return Job(
+                source: source,
+                root: folder,
+                rule: self.rule,
+                plan: OutputPlan(directory: self.directory.appending("out"), name: FilePath.Component("\(name).png")!),
+                fingerprint: status.fingerprint,
+                sniffed: .png
+            )
+        }
+
+        /// Runs `body` with the runtime running, then shuts it down.
+        func running(_ body: () async throws -> Void) async throws {
+            let group = ServiceGroup(
+                configuration: ServiceGroupConfiguration(
+                    services: [self.runtime],
+                    logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+                )
+            )
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                // A body that throws cancels the group's task, and so the runtime, on its way out.
+                try await body()
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+            }
+        }
+    }
+
+    @Test func twentyJobsRunToTheirTicketsOutputsSidecarsAndRecords() async throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        try await rig.running {
+            var tickets: [(Job, JobTicket)] = []
+            for index in 0..<20 {
+                let job = try rig.job("photo\(index)", content: "picture \(index)")
+                tickets.append((job, try #require(await rig.submitter.submit(job))))
+            }
+            for (job, ticket) in tickets {
+                let outcome = try await ticket.outcome()
+                #expect(outcome == .completed(job.plan.path), "\(job.source)")
+                #expect(try await rig.store.entry(job.id)?.state == "completed")
+            }
+        }
+        let outputs = rig.directory.files(below: "out").filter { !$0.hasSuffix(Sidecar.fileSuffix) }
+        #expect(outputs.count == 20)
+        let sidecar = try #require(
+            FileManager.default.contents(atPath: rig.directory.appending("out/photo7.png.chute.json").string)
+        )
+        let decoded = try JSONDecoder().decode(Sidecar.self, from: sidecar)
+        #expect(decoded.status == .completed && decoded.libraries == ["test": "1"] && decoded.output?.size == 9)
+        #expect(rig.tickets.count == 0)
+    }
+
+    @Test func aFailureAndACrashEndTheirTicketsAndTheNextJobStillRuns() async throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        try await rig.running {
+            let failing = try rig.job("bad", content: "fail corruptInput the test says so")
+            let crashing = try rig.job("crash", content: "crash")
+            let fine = try rig.job("fine", content: "ok")
+            let failed = try #require(await rig.submitter.submit(failing))
+            #expect(try await failed.outcome() == .failed(ConversionFailure(.corruptInput, "the test says so")))
+            let crashed = try #require(await rig.submitter.submit(crashing))
+            guard case .failed(let failure) = try await crashed.outcome() else {
+                Issue.record("the crash did not fail its job")
+                return
+            }
+            #expect(failure.code == .workerCrashed, "\(failure)")
+            let after = try #require(await rig.submitter.submit(fine))
+            #expect(try await after.outcome() == .completed(fine.plan.path))
+            #expect(try await rig.store.entry(failing.id)?.failureCode == "corruptInput")
+        }
+        // A failed job's sidecar says why; nothing of it is in the output folder but the sidecar.
+        let files = rig.directory.files(below: "out").sorted()
+        #expect(files == ["bad.png.chute.json", "crash.png.chute.json", "fine.png", "fine.png.chute.json"], "\(files)")
+    }
+
+    @Test func aRunningJobCancelledOnRequestEndsItsTicketAndLeavesNoOutput() async throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        try await rig.running {
+            let slow = try rig.job("slow", content: "slow 100")
+            let ticket = try #require(await rig.submitter.submit(slow))
+            try await waitUntil("the slow job to run") {
+                try await rig.store.entry(slow.id)?.state == "running" ? true : nil
+            }
+            // The lane registers the conversion once its worker has it.
+            try await waitUntil("the conversion to be cancellable") { rig.cancellations.cancel(slow.id) ? true : nil }
+            #expect(try await ticket.outcome() == .cancelledOnRequest)
+            #expect(try await rig.store.entry(slow.id)?.state == "cancelled")
+        }
+        #expect(rig.directory.files(below: "out") == ["slow.png.chute.json"])
+    }
+}
