@@ -541,9 +541,10 @@ package struct JobRunner: Sendable {
         return now.fingerprint != status.fingerprint
     }
 
-    /// Records a failed job: its sidecar, then its journal row. A transient failure is not recorded: its journal row
-    /// is dropped (so a restart tries it too) and the job is postponed. So is any failure of a source that changed
-    /// after it was taken: a writer that closes between chunks makes a part of a file look damaged, and the whole
+    /// Records a failed job: its sidecar, then its journal row. A transient failure of a watched file is not recorded:
+    /// its journal row is dropped (so a restart tries it too) and the job is postponed; an upload's or a command's
+    /// fails, since nothing would find its file again. A watched file is also postponed for any failure of a source
+    /// that changed after it was taken: a writer that closes between chunks makes a part of a file look damaged, and the whole
     /// file is taken later. The source is not quarantined here: ``SourceDisposer`` does it once the source has been
     /// left alone for a while after the job.
     private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) async -> JobOutcome {
@@ -560,7 +561,11 @@ package struct JobRunner: Sendable {
         {
             failure = ConversionFailure(.sourceBusy, "the source changed after it was taken (\(failure.message))")
         }
-        if failure.isTransient, failure.code != .sourceBusy, record.job.attempt >= self.retryLimit {
+        if failure.isTransient, record.job.origin != .watched {
+            // Only a watched file is found again for a later try; an upload's or a command's job ends here, and its
+            // client is told why (it may send the file again once there is room).
+            failure = ConversionFailure(failure.code, failure.message + Self.sizes(of: record.job))
+        } else if failure.isTransient, failure.code != .sourceBusy, record.job.attempt >= self.retryLimit {
             // Each version of a busy source is a new file, waited for without limit; a target that stays full is not.
             failure = ConversionFailure(
                 failure.code,

@@ -139,6 +139,28 @@ struct RuntimeWithTestWorkerTests {
         #expect(files == ["bad.png.chute.json", "crash.png.chute.json", "fine.png", "fine.png.chute.json"], "\(files)")
     }
 
+    /// A full target postpones a watched file's job, which the intake tries again later; an upload's or a command's
+    /// job, which nothing would find again, fails with the reason and the sizes.
+    @Test func aTransientFailurePostponesOnlyAWatchedFile() async throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        try await rig.running {
+            let watched = try rig.job("watched", content: "fail diskFull no room left")
+            var uploaded = try rig.job("uploaded", content: "fail diskFull no room left")
+            uploaded.origin = .upload
+            let postponed = try await #require(await rig.submitter.submit(watched)).outcome()
+            #expect(postponed == .postponed(ConversionFailure(.diskFull, "no room left")))
+            #expect(try await rig.store.entry(watched.id) == nil, "tried again as a new job")
+            guard case .failed(let failure) = try await #require(await rig.submitter.submit(uploaded)).outcome() else {
+                Issue.record("the upload's job was not failed")
+                return
+            }
+            #expect(failure.code == .diskFull)
+            #expect(failure.message.hasPrefix("no room left: "), "\(failure.message)")
+            #expect(try await rig.store.entry(uploaded.id)?.state == "failed")
+        }
+    }
+
     @Test func aRunningJobCancelledOnRequestEndsItsTicketAndLeavesNoOutput() async throws {
         let rig = try Rig()
         defer { rig.directory.remove() }
