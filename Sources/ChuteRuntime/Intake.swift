@@ -51,6 +51,8 @@ package actor Intake: JobCompletionSink {
     /// The symbolic and hard links skipped, with the version (the link's own `lstat`) the log last said so of: it
     /// says so once per version.
     private var skippedLinks: [FilePath: SourceFingerprint] = [:]
+    /// The outputs this run put in place inside watched folders, never taken as new files; each goes when the
+    /// watcher says it was removed. (Outputs elsewhere are never seen, so they are not kept.)
     private var produced: Set<FilePath> = []
     private var recheck: Set<FilePath> = []
     /// When each file waiting to be ready was first found not ready.
@@ -284,7 +286,7 @@ package actor Intake: JobCompletionSink {
         switch outcome {
         case .completed(let output, let others):
             self.handled[job.source] = job.fingerprint
-            self.produced.formUnion([output] + others)
+            self.noteProduced([output] + others)
             self.postponements[job.source] = nil
         case .skipped, .failed, .cancelledOnRequest:
             self.handled[job.source] = job.fingerprint
@@ -363,6 +365,9 @@ package actor Intake: JobCompletionSink {
         case .removed:
             self.stability.forget(event.path)
             self.produced.remove(event.path)
+            // The journal still knows the version handled; a file that comes back is looked up there.
+            self.handled[event.path] = nil
+            self.postponements[event.path] = nil
             self.unmatched[event.path] = nil
             self.skippedLinks[event.path] = nil
             self.waitingSince[event.path] = nil
@@ -380,6 +385,12 @@ package actor Intake: JobCompletionSink {
             tickets.append((ticket, finished ? min(self.quietPeriod, Self.finishedSettling) : self.quietPeriod))
         }
         return tickets
+    }
+
+    /// Remembers the outputs that landed inside a watched folder, where the watcher will see them.
+    private func noteProduced(_ outputs: [FilePath]) {
+        let watched = self.watchedFolders
+        self.produced.formUnion(outputs.filter { output in watched.contains { output.starts(with: $0) } })
     }
 
     /// The `incompleteTimeout` of a watched folder: its watch entry's, else the setting's.
@@ -867,7 +878,7 @@ extension Intake {
     private func groupFinished(_ job: Job, outcome: JobOutcome) async -> Date? {
         switch outcome {
         case .completed(let output, let others):
-            self.produced.formUnion([output] + others)
+            self.noteProduced([output] + others)
             self.postponements[job.source] = nil
         case .failed, .cancelledOnRequest, .skipped:
             // A group is never skipped as a duplicate: its rule compares single files only.
