@@ -23,11 +23,15 @@ now() { date +%s.%N; }
 
 # `wait_for_lines LOG PATTERN COUNT PID` returns once LOG holds COUNT lines that match the extended regular expression
 # PATTERN. It follows the log as it grows (`tail -f`, which inotify wakes) rather than polling it: a poll would take
-# CPU from the daemon being timed and add up to one interval to its time. Fails when PID exits first.
+# CPU from the daemon being timed and add up to one interval to its time. Fails when PID exits first, or when TIMEOUT
+# seconds pass (a fifth argument; none by default).
 wait_for_lines() {
     local seen
-    seen=$(grep -c -m "$3" -E "$2" < <(tail -n +1 --pid="$4" -f "$1")) || true
-    [ "$seen" -ge "$3" ]
+    seen=$(timeout "${5:-0}" grep -c -m "$3" -E "$2" < <(tail -n +1 --pid="$4" -f "$1")) || true
+    [ "${seen:-0}" -ge "$3" ]
 }
+# `cpu_seconds PID`: the process's user and system CPU time and their sum, in seconds. /proc/PID/stat's second
+# field, "(chute)", has no spaces.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print $14 / hz, $15 / hz, ($14 + $15) / hz }' "/proc/$1/stat"; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
 calc() { awk "BEGIN { print $1 }"; }

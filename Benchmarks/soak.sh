@@ -41,8 +41,6 @@ fd_kinds() {
         awk '{ printf "%s%s x%d", (NR > 1 ? ", " : ""), $2, $1 } END { print "" }'
 }
 children() { (pgrep -P "$1" || true) | wc -l; }
-# utime, stime and their sum in seconds. /proc/PID/stat's second field, "(chute)", has no spaces.
-cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{ print $14 / hz, $15 / hz, ($14 + $15) / hz }' "/proc/$1/stat"; }
 finished_jobs() { grep -c -E 'Job (completed|failed)' "$work/log" || true; }
 
 # Polls the daemon's descriptor count every 0.5 s until it has been the same for 3 s, or for 60 s at most; prints it.
