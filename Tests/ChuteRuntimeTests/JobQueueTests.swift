@@ -128,6 +128,32 @@ import Testing
         #expect(try #require(await restarted.next(for: .image)).source == "/in/q")
     }
 
+    /// The factor that a rule's queued jobs were priced with holds while they wait: two alike jobs of one rule go in
+    /// the order they came, even if what other jobs took meanwhile made the factor smaller.
+    @Test func aRulesQueuedJobsKeepTheirOrderWhenItsCostFactorMoves() async throws {
+        let rule = try self.rule("photos")
+        let key = CostHistory.Key(rule: "photos", engine: .image)
+        let queue = JobQueue(
+            costs: CostHistory([
+                key: Array(repeating: CostHistory.Sample(estimate: 1, cpuSeconds: 1), count: CostHistory.minimumSamples)
+            ])
+        )
+        await queue.submit(self.job("early", rule: rule))
+        // Conversions measured meanwhile at half their estimates: the factor drops from 1 to 0.5.
+        var measured = self.job("measured", rule: rule)
+        measured.estimatedCost = 1
+        for _ in 0...CostHistory.minimumSamples { await queue.learn(measured, cpuSeconds: 0.5) }
+        await queue.submit(self.job("late", rule: rule))
+        let order = [try #require(await queue.next(for: .image)), try #require(await queue.next(for: .image))]
+        #expect(order.map(\.source) == ["/in/early", "/in/late"])
+
+        // Once none of the rule's jobs waits, the next is priced with the factor as it is now: at half its estimate,
+        // it goes before an alike job of a rule with no history that came first.
+        await queue.submit(self.job("other", rule: try self.rule("other")))
+        await queue.submit(self.job("next", rule: rule))
+        #expect(try #require(await queue.next(for: .image)).source == "/in/next")
+    }
+
     /// A job goes to the lane that waited last among those with a worker, before any lane without one; a lane with a
     /// worker that it passes over after a while is told its worker is spare, a lane without one never is.
     @Test func theWarmestWorkerTakesTheJobAndThosePassedOverAreSpare() async throws {
