@@ -215,7 +215,7 @@ package struct ChuteApplication {
             queuedJobs: { await queue.counts.queued },
             cancellations: cancellations,
             rules: { intake.rules },
-            reads: { engine, type in Engines.registry.engine(engine)?.reads(type) ?? false },
+            reads: Self.engineReads,
             receiving: receiving,
             logger: self.logger
         )
@@ -323,34 +323,34 @@ package struct ChuteApplication {
                 guard let entry = try await journal.entry(id) else { continue }
                 let rule = self.config.rules.first { $0.name == entry.rule && $0.upload }
                 let file = spool.uploadedFile(of: id)
-                let made = rule.flatMap { rule in
-                    file.map { file in
-                        spool.job(id, file: file, rule: rule) { engine, type in
-                            Engines.registry.engine(engine)?.reads(type) ?? false
-                        }
-                    }
+                let made: Result<Job, UploadRefusal>
+                if let rule, let file {
+                    made = spool.job(id, file: file, rule: rule, reads: Self.engineReads)
+                } else {
+                    let why = rule == nil ? "its rule '\(entry.rule)' no longer takes uploads" : "its file is gone"
+                    made = .failure(UploadRefusal("after a restart, \(why)"))
                 }
                 switch made {
-                case .success(let job)?:
+                case .success(let job):
                     if await submitter.submit(job) != nil {
                         logger.info("Upload submitted again after a restart", metadata: ["rule.name": "\(entry.rule)"])
                     }
-                case .failure(let refusal)?:
+                case .failure(let refusal):
                     try await journal.fail(id, failure: ConversionFailure(.unsupportedInput, refusal.message))
-                case nil:
-                    let why =
-                        rule == nil
-                        ? "its rule '\(entry.rule)' no longer takes uploads" : "its file is gone from the spool"
-                    try await journal.fail(
-                        id,
-                        failure: ConversionFailure(.engineUnavailable, "after a restart, \(why)")
+                    logger.warning(
+                        "Upload not submitted again after a restart",
+                        metadata: ["reason": "\(LogText.escaped(refusal.message))"]
                     )
-                    logger.warning("Upload not submitted again after a restart", metadata: ["reason": "\(why)"])
                 }
             } catch {
                 logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             }
         }
+    }
+
+    /// Whether the engine of a lane reads a sniffed type, as the registry declares it: what an upload is judged by.
+    private static func engineReads(_ engine: EngineKind, _ type: MediaType) -> Bool {
+        Engines.registry.engine(engine)?.reads(type) ?? false
     }
 
     /// The scheduler's budget from the settings: `cpuBudget` cores (default: the machine's), `memoryBudget` bytes

@@ -241,8 +241,7 @@ package struct StatusAPI: Sendable {
         headers[.eTag] = tag
         headers[.acceptRanges] = "bytes"
         headers[.contentType] = "application/octet-stream"
-        let name = path.lastComponent.map { FilePath(root: nil, [$0]).readableString } ?? "output"
-        headers[.contentDisposition] = "attachment; filename=\"\(name.replacingOccurrences(of: "\"", with: "_"))\""
+        headers[.contentDisposition] = Self.attachment(path)
         if request.headers[.ifNoneMatch] == tag {
             return Response(status: .notModified, headers: headers)
         }
@@ -515,6 +514,12 @@ package struct StatusAPI: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
+    }
+
+    /// The `Content-Disposition` of an output sent as a file: its name, readable, without quotes.
+    static func attachment(_ path: FilePath) -> String {
+        let name = path.lastComponent.map { FilePath(root: nil, [$0]).readableString } ?? "output"
+        return "attachment; filename=\"\(name.replacingOccurrences(of: "\"", with: "_"))\""
     }
 
     /// A refusal with its JSON body.

@@ -162,8 +162,7 @@ package struct Uploads: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "application/octet-stream"
         headers[.contentLength] = String(status.fingerprint.size)
-        let name = output.lastComponent.map { FilePath(root: nil, [$0]).readableString } ?? "output"
-        headers[.contentDisposition] = "attachment; filename=\"\(name.replacingOccurrences(of: "\"", with: "_"))\""
+        headers[.contentDisposition] = StatusAPI.attachment(output)
         headers[HTTPField.Name("Chute-Job-Id")!] = job.id
         let body = try await FileIO().loadFile(path: output.string, context: context)
         let spool = self.spool

@@ -311,42 +311,31 @@ package final class SQLiteJobStore: JobStore {
     }
 
     package func accept(_ job: Job) async throws {
-        try await self.write { db in
-            let now = Date().timeIntervalSince1970
-            try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, changed, rule, state,
-                      outputFolder, origin, updatedAt)
-                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)
-                    """
-            ).execute(
-                arguments: [
-                    job.id, job.source.bytes, Int64(bitPattern: job.fingerprint.device),
-                    Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
-                    job.fingerprint.modifiedNanoseconds, job.fingerprint.changedNanoseconds, job.rule.name,
-                    job.plan.directory.bytes, job.origin.rawValue, now,
-                ]
-            )
-        }
+        try await self.record(job, state: .queued, startedAt: nil, members: nil)
     }
 
     /// Records that a job starts converting; a group job with its members.
     package func begin(_ job: Job) async throws {
         let members: Data? = try job.isGroup ? JSONEncoder().encode(job.members) : nil
+        try await self.record(job, state: .running, startedAt: Date(), members: members)
+    }
+
+    /// Writes a job's row anew in `state`, with its source's fingerprint, its rule, folder and origin.
+    private func record(_ job: Job, state: JobState, startedAt: Date?, members: Data?) async throws {
         try await self.write { db in
             try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO job (id, source, device, inode, size, modified, changed, rule, state,
                       outputFolder, origin, updatedAt, startedAt, members)
-                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)
+                      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(
                 arguments: [
                     job.id, job.source.bytes, Int64(bitPattern: job.fingerprint.device),
                     Int64(bitPattern: job.fingerprint.inode), job.fingerprint.size,
                     job.fingerprint.modifiedNanoseconds, job.fingerprint.changedNanoseconds, job.rule.name,
-                    job.plan.directory.bytes, job.origin.rawValue,
-                    Date().timeIntervalSince1970, Date().timeIntervalSince1970, members,
+                    state.rawValue, job.plan.directory.bytes, job.origin.rawValue, Date().timeIntervalSince1970,
+                    startedAt?.timeIntervalSince1970, members,
                 ]
             )
         }
