@@ -100,7 +100,7 @@ struct UploadEndToEndTests {
             width: 1920,
             height: 1080,
             seconds: 15,
-            codecArguments: ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"]
+            codecArguments: MediaFixtures.h264AAC
         )
         try await harness.start()
         try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
@@ -257,7 +257,7 @@ struct UploadEndToEndTests {
             width: 1280,
             height: 720,
             seconds: 40,
-            codecArguments: ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"]
+            codecArguments: MediaFixtures.h264AAC
         )
         // The first clip runs (one video lane), the second waits in the queue: the queue is full.
         let first = try Self.curl(port, "/api/jobs?rule=clips&name=a.mkv", ["-T", clip.string])
@@ -467,7 +467,7 @@ struct UploadEndToEndTests {
             width: 1280,
             height: 720,
             seconds: 20,
-            codecArguments: ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac"]
+            codecArguments: MediaFixtures.h264AAC
         )
         // The first two clips keep the one video lane busy: the third waits in the queue when the daemon is killed.
         let first = try Self.curl(port, "/api/jobs?rule=clips&name=first.mkv", ["-T", clip.string])
