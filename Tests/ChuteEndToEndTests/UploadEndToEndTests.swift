@@ -79,6 +79,18 @@ struct UploadEndToEndTests {
         return Answer(status: status, body: lines.joined(separator: "\n"), headers: fields)
     }
 
+    /// Stops (SIGSTOP) the worker that runs the job of the upload named `name`, so that its lane stays busy for as
+    /// long as the test needs, however fast the machine is; returns the worker's pid.
+    private static func stopWorker(running name: String, of daemon: ChuteProcess) async throws -> Int32 {
+        let started = try await daemon.waitForLog("Job started", "/\(name) ")
+        let worker = try #require(
+            started.first.flatMap { $0.split(separator: " ").first { $0.hasPrefix("worker.pid=") } }
+                .flatMap { Int32($0.dropFirst("worker.pid=".count)) }
+        )
+        kill(worker, SIGSTOP)
+        return worker
+    }
+
     /// The files in the spool, the partial bodies included.
     private static func spoolFiles(_ harness: DaemonHarness) -> [String] {
         harness.directory.files(below: ".chute/spool")
@@ -251,16 +263,18 @@ struct UploadEndToEndTests {
         defer { harness.stop() }
         try await harness.start()
         try await harness.daemon?.waitForLog("Status API listening", "127.0.0.1:\(port)")
-        let clip = harness.directory.appending("long.mkv")
+        let daemon = try #require(harness.daemon)
+        let clip = harness.directory.appending("clip.mkv")
         try MediaFixtures.makeClip(
             at: clip,
             width: 1280,
             height: 720,
-            seconds: 40,
+            seconds: 10,
             codecArguments: MediaFixtures.h264AAC
         )
-        // The first clip runs (one video lane), the second waits in the queue: the queue is full.
+        // The first clip runs in the one video lane, whose worker is stopped; the second waits: the queue is full.
         let first = try Self.curl(port, "/api/jobs?rule=clips&name=a.mkv", ["-T", clip.string])
+        let worker = try await Self.stopWorker(running: "a.mkv", of: daemon)
         let second = try Self.curl(port, "/api/jobs?rule=clips&name=b.mkv", ["-T", clip.string])
         let refused = try Self.curl(port, "/api/jobs?rule=clips&name=c.mkv", ["-T", clip.string])
         print("queue full: \(first.status) \(second.status) \(refused.status) \(refused.body)")
@@ -268,13 +282,17 @@ struct UploadEndToEndTests {
         #expect(refused.status == 429)
         #expect(refused.headers.contains("Retry-After: 5"), "\(refused.headers)")
         #expect(refused.body.contains("maxQueued"))
+        kill(worker, SIGCONT)
         for answer in [first, second] {
             let id = try #require(answer.json["id"] as? String)
             #expect(try Self.curl(port, "/api/jobs/\(id)", ["-X", "DELETE"]).status == 200)
         }
 
-        // Past requestTimeout, POST /api/convert cancels its job and answers 503.
-        let slow = try Self.curl(port, "/api/convert?rule=clips&name=slow.mkv", ["-T", clip.string])
+        // Past requestTimeout, POST /api/convert cancels its job and answers 503 (its worker is held as well).
+        let answer = Task { try Self.curl(port, "/api/convert?rule=clips&name=slow.mkv", ["-T", clip.string]) }
+        let held = try await Self.stopWorker(running: "slow.mkv", of: daemon)
+        let slow = try await answer.value
+        kill(held, SIGCONT)
         print("convert past requestTimeout: \(slow.status) \(slow.body)")
         #expect(slow.status == 503)
         #expect(slow.body.contains("requestTimeout"))
@@ -469,15 +487,20 @@ struct UploadEndToEndTests {
             seconds: 20,
             codecArguments: MediaFixtures.h264AAC
         )
-        // The first two clips keep the one video lane busy: the third waits in the queue when the daemon is killed.
-        let first = try Self.curl(port, "/api/jobs?rule=clips&name=first.mkv", ["-T", clip.string])
-        let second = try Self.curl(port, "/api/jobs?rule=clips&name=second.mkv", ["-T", clip.string])
-        let taken = try Self.curl(port, "/api/jobs?rule=clips&name=third.mkv", ["-T", clip.string])
-        #expect([first, second, taken].map(\.status) == [202, 202, 202], "\(first.body) \(taken.body)")
-        let id = try #require(taken.json["id"] as? String)
+        // The first clip's worker is stopped in the middle of its job, so that the one video lane stays busy and the
+        // second clip surely waits in the queue when the daemon is killed, however fast the machine.
         daemon = try #require(harness.daemon)
+        let first = try Self.curl(port, "/api/jobs?rule=clips&name=first.mkv", ["-T", clip.string])
+        let worker = try await Self.stopWorker(running: "first.mkv", of: daemon)
+        let taken = try Self.curl(port, "/api/jobs?rule=clips&name=second.mkv", ["-T", clip.string])
+        #expect([first, taken].map(\.status) == [202, 202], "\(first.body) \(taken.body)")
+        let id = try #require(taken.json["id"] as? String)
+        let before = try Self.curl(port, "/api/jobs/\(id)", []).json
+        #expect(before["status"] as? String == "pending", "\(before)")
         daemon.send(SIGKILL)
         _ = try await daemon.waitForExit(timeout: 30)
+        // A stopped worker cannot notice that its supervisor is gone.
+        kill(worker, SIGKILL)
         try await harness.start()
         let restarted = try #require(harness.daemon)
         try await restarted.waitForLog("Status API listening", "127.0.0.1:\(port)")
