@@ -56,7 +56,7 @@ package actor Intake: JobCompletionSink {
     private var produced: Set<FilePath> = []
     private var recheck: Set<FilePath> = []
     /// When each file waiting to be ready was first found not ready.
-    private var waitingSince: [FilePath: ContinuousClock.Instant] = [:]
+    private var waitingSince: [FilePath: Duration] = [:]
     /// Files waiting for a marker (a `doneSuffix` file to appear, a `lockSuffix` file to go), with their watched
     /// folder; a change of the marker brings them back.
     private var waitingForMarker: [FilePath: FilePath] = [:]
@@ -85,6 +85,8 @@ package actor Intake: JobCompletionSink {
     private let retryDelay: Duration
     private let logger: Logger
     private let events: JobEvents
+    /// Its quiet periods, back-offs and waits, and the date rules compare files' times with.
+    private let clock: IntakeClock
     /// What the status API reads without waiting its turn on the intake, which a burst of thousands of files keeps
     /// busy: the rules in force and whether intake is paused. Written only by the intake.
     private struct Published: Sendable {
@@ -105,7 +107,7 @@ package actor Intake: JobCompletionSink {
     /// (a first-level sub-folder of a watched folder, while a rule groups): a group is taken only once its folder as a
     /// whole has been quiet for a quiet period, whatever the files' own times say (kept by `cp -p`, `rsync -t` or
     /// `unzip`, or from a file server's clock).
-    private var folderActivity: [FilePath: ContinuousClock.Instant] = [:]
+    private var folderActivity: [FilePath: Duration] = [:]
 
     /// How long a file whose writer said it is done waits before it is looked at: the closes of one writer that
     /// closes twice in a row (ImageMagick does) make one look, not two.
@@ -125,6 +127,7 @@ package actor Intake: JobCompletionSink {
     ///   - submitter: where the jobs it makes go (the store records them, the queue runs them).
     ///   - disposer: what moves, deletes or quarantines the sources of jobs an earlier run ended.
     ///   - events: where the `waiting` and `queued` events of files go.
+    ///   - clock: its time (``IntakeClock/system`` but in tests).
     package init(
         config: ChuteConfig,
         queue: JobQueue,
@@ -132,8 +135,10 @@ package actor Intake: JobCompletionSink {
         disposer: SourceDisposer,
         journal: any JobStore,
         logger: Logger,
-        events: JobEvents = JobEvents()
+        events: JobEvents = JobEvents(),
+        clock: IntakeClock = .system
     ) {
+        self.clock = clock
         self.matcher = RuleMatcher(config: config)
         self.outputFolders = config.rules.map(\.output)
         self.published = Mutex(Published(rules: config.rules))
@@ -174,6 +179,17 @@ package actor Intake: JobCompletionSink {
             self.retryContinuation.yield(Retry(path: path, root: root, delay: .zero))
         }
         self.held = [:]
+    }
+
+    /// How many entries each of the intake's per-file memories holds, by name: what it knows of files must go when
+    /// the files go, or a daemon that sees millions of files in its life would keep them all.
+    package var remembered: [String: Int] {
+        [
+            "handled": self.handled.count, "unmatched": self.unmatched.count, "skippedLinks": self.skippedLinks.count,
+            "produced": self.produced.count, "recheck": self.recheck.count, "waitingSince": self.waitingSince.count,
+            "waitingForMarker": self.waitingForMarker.count, "postponements": self.postponements.count,
+            "postponed": self.postponed.count, "held": self.held.count, "quietPeriods": self.stability.pendingCount,
+        ]
     }
 
     /// Why a file cannot be taken on request.
@@ -239,7 +255,7 @@ package actor Intake: JobCompletionSink {
                 await withDiscardingTaskGroup { retries in
                     for await retry in self.retries {
                         retries.addTask {
-                            do { try await Task.sleep(for: retry.delay) } catch { return }
+                            do { try await self.clock.sleep(retry.delay) } catch { return }
                             await self.retrying(retry.path)
                             let event = IntakeEvent(.appeared, path: retry.path, root: retry.root)
                             for (ticket, delay) in await self.observe(event) {
@@ -268,7 +284,7 @@ package actor Intake: JobCompletionSink {
         var ticket = ticket
         var delay = delay
         while true {
-            do { try await Task.sleep(for: delay) } catch { return }
+            do { try await self.clock.sleep(delay) } catch { return }
             guard let next = await self.settle(ticket) else { return }
             (ticket, delay) = next
         }
@@ -302,7 +318,7 @@ package actor Intake: JobCompletionSink {
             )
             self.postponed[job.source] = job
             self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
-            retryAt = Date() + TimeInterval(delay.components.seconds)
+            retryAt = self.clock.date() + TimeInterval(delay.components.seconds)
         case .cancelled, .vanished:
             break
         }
@@ -401,7 +417,7 @@ package actor Intake: JobCompletionSink {
     /// Records that something changed in a folder that may be a group's now; forgets the folders quiet for longer
     /// than a quiet period once there are many, so that a tree of thousands of folders does not keep them all.
     private func noteActivity(in folder: FilePath) {
-        let now = ContinuousClock.now
+        let now = self.clock.now()
         if self.folderActivity.count >= Self.folderActivityLimit {
             self.folderActivity = self.folderActivity.filter { now - $0.value < self.quietPeriod }
         }
@@ -423,13 +439,13 @@ package actor Intake: JobCompletionSink {
         _ message: Logger.Message,
         logger: Logger
     ) -> Date? {
-        let now = ContinuousClock.now
+        let now = self.clock.now()
         let first = self.waitingSince[path] == nil
         let since = self.waitingSince[path] ?? now
         let timeout = self.incompleteTimeout(of: root)
         guard now - since < timeout else { return nil }
         self.waitingSince[path] = since
-        let until = Date() + (timeout - (now - since)) / .seconds(1)
+        let until = self.clock.date() + (timeout - (now - since)) / .seconds(1)
         logger.log(
             level: first ? .info : .debug,
             message,
@@ -516,7 +532,7 @@ package actor Intake: JobCompletionSink {
         }
         let sniffed = await Blocking.run { SourceInspector.sniff(path, beneath: root) }
         let facts = FileFacts(size: status.fingerprint.size, modified: status.fingerprint.modified, sniffed: sniffed)
-        let now = Date()
+        let now = self.clock.date()
         let decision = self.matcher.decide(
             path: path,
             root: root,
@@ -681,7 +697,7 @@ extension Intake {
         else { return nil }
         let matcher = self.matcher
         let allowsHardLinks = self.watches[root]?.allowHardLinks == true
-        let now = Date()
+        let now = self.clock.date()
         let candidates = await Blocking.run {
             GroupListing.candidates(
                 in: folder,
@@ -783,10 +799,10 @@ extension Intake {
         }
         var wait = Duration.zero
         if let newest = times.max() {
-            wait = self.quietPeriod - .milliseconds(Int64(Date().timeIntervalSince(newest) * 1000))
+            wait = self.quietPeriod - .milliseconds(Int64(self.clock.date().timeIntervalSince(newest) * 1000))
         }
         if let last = self.folderActivity[key.folder] {
-            wait = max(wait, self.quietPeriod - (ContinuousClock.now - last))
+            wait = max(wait, self.quietPeriod - (self.clock.now() - last))
         }
         if wait > .zero {
             logger.debug(
@@ -822,8 +838,8 @@ extension Intake {
             plan: RuleMatcher.groupPlan(
                 rule: first.rule,
                 folder: key.folder,
-                date: Date(),
-                firstModified: members.first?.fingerprint.modified ?? Date()
+                date: self.clock.date(),
+                firstModified: members.first?.fingerprint.modified ?? self.clock.date()
             ),
             fingerprint: SourceFingerprint(
                 device: key.device,
@@ -893,7 +909,7 @@ extension Intake {
                 metadata: ["group.path": "\(LogText.escaped(job.source))", "delay": "\(delay)"]
             )
             self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
-            return Date() + TimeInterval(delay.components.seconds)
+            return self.clock.date() + TimeInterval(delay.components.seconds)
         case .cancelled, .vanished:
             self.releaseGroup(job)
         }
