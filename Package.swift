@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         // The status API's `/metrics`, in Prometheus's text format.
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Uploads sent as `multipart/form-data` (curl -F, a browser's form), parsed as their chunks arrive.
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
     ],
     targets: [
         // C libraries, each behind a system-library target (module map + shim header only).
@@ -198,6 +200,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -289,7 +292,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChuteHTTPTests",
-            dependencies: ["ChuteHTTP", "ChuteRuntime", "ChuteCore"],
+            dependencies: ["ChuteHTTP", "ChuteRuntime", "ChuteCore", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         .testTarget(

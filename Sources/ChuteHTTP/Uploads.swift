@@ -201,11 +201,16 @@ package struct Uploads: Sendable {
         if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > self.maxUploadSize {
             throw StatusAPI.problem(.contentTooLarge, Self.tooLarge(self.maxUploadSize))
         }
-        if request.headers[.contentType]?.lowercased().hasPrefix("multipart/") == true {
-            throw StatusAPI.problem(
-                .unsupportedMediaType,
-                "send the file itself as the body (curl -T FILE or --data-binary @FILE), with ?name=FILE for its name"
-            )
+        var form: FormDataFile?
+        if let type = request.headers[.contentType], type.lowercased().hasPrefix("multipart/") {
+            guard let reader = FormDataFile(contentType: type) else {
+                throw StatusAPI.problem(
+                    .unsupportedMediaType,
+                    "a multipart body must be multipart/form-data with a boundary (curl -F file=@FILE); or send the "
+                        + "file itself as the body (curl -T FILE), with ?name=FILE for its name"
+                )
+            }
+            form = reader
         }
         let queued = await self.queuedJobs()
         guard queued < self.maxQueued else {
@@ -216,10 +221,9 @@ package struct Uploads: Sendable {
             throw Self.busy("\(self.maxUploads) uploads are being received (maxUploads)")
         }
         defer { self.receiving.leave(id) }
-        let name = UploadSpool.fileName(query.get("name"))
         let file: FilePath
         do {
-            file = try await self.receive(request.body, for: id, as: name)
+            file = try await self.receive(request.body, form: form, for: id, named: query.get("name"))
         } catch {
             self.spool.remove(id)
             throw error
@@ -255,15 +259,17 @@ package struct Uploads: Sendable {
         )
     }
 
-    /// Writes the body to the upload's partial file in the spool, then renames it to `name` once whole.
+    /// Writes the body (or the file of a form's body) to the upload's partial file in the spool, then renames it
+    /// once whole to the client's name for it (``UploadSpool/fileName(_:)``): `?name=`, else the form's file name.
     ///
     /// - Returns: the uploaded file.
-    /// - Throws: 413 past `maxUploadSize`, 507 on a full disk, 500 when the spool cannot be written; the caller
-    ///   removes what was written.
+    /// - Throws: 413 past `maxUploadSize`, 507 on a full disk, 400 for a malformed or cut form, 500 when the spool
+    ///   cannot be written; the caller removes what was written.
     private func receive(
         _ body: RequestBody,
+        form: FormDataFile?,
         for id: String,
-        as name: FilePath.Component
+        named clientName: String?
     ) async throws -> FilePath {
         do {
             try self.spool.makeFolders(for: id)
@@ -285,7 +291,13 @@ package struct Uploads: Sendable {
         var written: Int64 = 0
         do {
             defer { try? descriptor.close() }
-            for try await chunk in body {
+            for try await received in body {
+                let chunk: ByteBuffer
+                do {
+                    chunk = try form?.file(in: received) ?? received
+                } catch {
+                    throw StatusAPI.problem(.badRequest, error.message)
+                }
                 written += Int64(chunk.readableBytes)
                 guard written <= self.maxUploadSize else {
                     throw StatusAPI.problem(.contentTooLarge, Self.tooLarge(self.maxUploadSize))
@@ -312,9 +324,15 @@ package struct Uploads: Sendable {
         } catch let error as Errno {
             throw StatusAPI.problem(.internalServerError, "cannot write the spool: \(error)")
         }
+        do {
+            try form?.finish()
+        } catch {
+            throw StatusAPI.problem(.badRequest, error.message)
+        }
         guard written > 0 else {
             throw StatusAPI.problem(.badRequest, "the body is empty: send the file as the request's body")
         }
+        let name = UploadSpool.fileName(clientName ?? form?.clientFileName)
         let file = self.spool.inputFolder(of: id).appending(name)
         guard rename(partial.string, file.string) == 0 else {
             throw StatusAPI.problem(.internalServerError, "cannot write the spool: \(Errno(rawValue: errno))")

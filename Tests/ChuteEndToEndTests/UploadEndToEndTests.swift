@@ -204,12 +204,14 @@ struct UploadEndToEndTests {
             ("not a picture", try Self.curl(port, "/api/jobs?rule=photos&name=n.png", ["-T", noise.string]))
         )
         answers.append(("wrong name", try Self.curl(port, "/api/jobs?rule=photos&name=n.gif", ["-T", photo.string])))
+        answers.append(("a form with no file", try Self.curl(port, "/api/jobs?rule=photos", ["-F", "note=nothing"])))
         for (what, answer) in answers { print("upload refused (\(what)): \(answer.status) \(answer.body)") }
-        #expect(answers.map(\.1.status) == [401, 403, 404, 413, 413, 415, 415])
+        #expect(answers.map(\.1.status) == [401, 403, 404, 413, 413, 415, 415, 400])
         #expect(answers[1].1.body.contains("rules that do: 'clips', 'photos'"))
         #expect(answers[3].1.body.contains("maxUploadSize"))
         #expect(answers[5].1.body.contains("not in a format Chute recognises"))
         #expect(answers[6].1.body.contains("it matches *.png, *.jpg"))
+        #expect(answers[7].1.body.contains("the form has no file"))
         #expect(Self.spoolFiles(harness).isEmpty, "\(Self.spoolFiles(harness))")
         #expect(try Self.journalJobs(harness) == 0)
 
@@ -331,16 +333,26 @@ struct UploadEndToEndTests {
             toPath: harness.inbox.appending("photo.png").string
         )
         _ = try await harness.waitForSidecars(1)
+        // And as a form's file, as curl -F and a browser send it; the name comes from the form.
+        let formed = harness.directory.appending("formed.jpg")
+        let form = try Self.curl(
+            port,
+            "/api/convert?rule=photos",
+            ["-F", "note=ignored", "-F", "file=@\(staging.appending("photo.png").string)", "-o", formed.string]
+        )
+        #expect(form.status == 200, "\(form.headers)")
+        #expect(form.headers.contains { $0.lowercased().hasPrefix("content-disposition:") && $0.contains("photo.jpg") })
 
-        let bytes = try [got.appending("photo.jpg"), converted, harness.outbox.appending("photo.jpg")].map {
+        let bytes = try [got.appending("photo.jpg"), converted, harness.outbox.appending("photo.jpg"), formed].map {
             try Data(contentsOf: URL(fileURLWithPath: $0.string))
         }
         print(
             "same bytes: \(bytes.map(\.count)) bytes, submit = convert: \(bytes[0] == bytes[1]), submit = watched: "
-                + "\(bytes[0] == bytes[2])"
+                + "\(bytes[0] == bytes[2]), submit = form: \(bytes[0] == bytes[3])"
         )
         #expect(bytes[0] == bytes[1])
         #expect(bytes[0] == bytes[2])
+        #expect(bytes[0] == bytes[3])
         #expect(try Fixtures.identify(got.appending("photo.jpg")).width == 300)
 
         // A refused file makes it exit 1 with the daemon's reason, and no daemon makes it exit 3.
