@@ -330,7 +330,12 @@ package struct Uploads: Sendable {
             throw StatusAPI.problem(.badRequest, error.message)
         }
         guard written > 0 else {
-            throw StatusAPI.problem(.badRequest, "the body is empty: send the file as the request's body")
+            throw StatusAPI.problem(
+                .badRequest,
+                form == nil
+                    ? "the body is empty: send the file as the request's body"
+                    : "the form's file is empty (0 bytes): nothing to convert"
+            )
         }
         let name = UploadSpool.fileName(clientName ?? form?.clientFileName)
         let file = self.spool.inputFolder(of: id).appending(name)
