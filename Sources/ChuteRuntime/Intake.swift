@@ -86,7 +86,7 @@ package actor Intake: JobCompletionSink {
     private let logger: Logger
     private let events: JobEvents
     /// Its quiet periods, back-offs and waits, and the date rules compare files' times with.
-    private let clock: IntakeClock
+    private let clock: RuntimeClock
     /// What the status API reads without waiting its turn on the intake, which a burst of thousands of files keeps
     /// busy: the rules in force and whether intake is paused. Written only by the intake.
     private struct Published: Sendable {
@@ -127,7 +127,7 @@ package actor Intake: JobCompletionSink {
     ///   - submitter: where the jobs it makes go (the store records them, the queue runs them).
     ///   - disposer: what moves, deletes or quarantines the sources of jobs an earlier run ended.
     ///   - events: where the `waiting` and `queued` events of files go.
-    ///   - clock: its time (``IntakeClock/system`` but in tests).
+    ///   - clock: its time (``RuntimeClock/system`` but in tests).
     package init(
         config: ChuteConfig,
         queue: JobQueue,
@@ -136,7 +136,7 @@ package actor Intake: JobCompletionSink {
         journal: any JobStore,
         logger: Logger,
         events: JobEvents = JobEvents(),
-        clock: IntakeClock = .system
+        clock: RuntimeClock = .system
     ) {
         self.clock = clock
         self.matcher = RuleMatcher(config: config)

@@ -17,13 +17,14 @@ struct JobPace {
     /// How long reports must have come in before the pace is trusted.
     static let warmUp = Duration.seconds(4)
 
-    private var first: ContinuousClock.Instant?
-    private var last: (instant: ContinuousClock.Instant, fraction: Double)?
+    /// Times on the runtime's clock (``RuntimeClock/now``).
+    private var first: Duration?
+    private var last: (instant: Duration, fraction: Double)?
     /// The averaged fraction of the job done per second.
     private var rate: Double?
 
     /// Takes a progress report: `fraction` of the job done at `instant`.
-    mutating func record(_ fraction: Double, at instant: ContinuousClock.Instant) {
+    mutating func record(_ fraction: Double, at instant: Duration) {
         let fraction = min(1, max(0, fraction.isFinite ? fraction : 0))
         guard let last = self.last else {
             // The pace is measured from the first report of some progress: before it, the worker starts, opens the

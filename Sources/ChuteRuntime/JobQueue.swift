@@ -53,12 +53,14 @@ package actor JobQueue {
         var id: Int
         /// Whether the lane has a worker running.
         var warm: Bool
-        /// When it began to wait.
-        var since: ContinuousClock.Instant
+        /// When it began to wait, on ``clock``.
+        var since: Duration
         var continuation: CheckedContinuation<Turn, Never>
     }
 
     private let events: JobEvents
+    /// The time of the ageing limit and of spare workers.
+    private let clock: RuntimeClock
 
     /// - Parameters:
     ///   - budget: the cores and memory the running jobs share, and the ageing limit.
@@ -67,14 +69,17 @@ package actor JobQueue {
     ///   - costs: what earlier jobs cost against their estimates (from the journal), which refines the estimates.
     ///   - spareAfter: how long a lane with a worker waits before a job given to another lane of its engine makes
     ///     its worker spare (``Turn/spare``).
+    ///   - clock: the time of the ageing limit and of `spareAfter` (``RuntimeClock/system`` but in tests).
     package init(
         budget: SchedulerBudget = .unlimited,
         logger: Logger? = nil,
         events: JobEvents = JobEvents(),
         costs: CostHistory = CostHistory(),
-        spareAfter: Duration = .seconds(1)
+        spareAfter: Duration = .seconds(1),
+        clock: RuntimeClock = .system
     ) {
         self.budget = budget
+        self.clock = clock
         self.spareAfter = spareAfter
         self.costs = costs
         self.schedule = JobSchedule(budget: budget)
@@ -114,7 +119,7 @@ package actor JobQueue {
         }
         if let factor { demand.cost *= factor }
         self.activePaths.insert(job.source)
-        self.schedule.enqueue(job, demand: demand, at: .now)
+        self.schedule.enqueue(job, demand: demand, at: self.clock.now())
         var metadata: Logger.Metadata = [
             "job.id": "\(job.id)", "cost": "\(Self.rounded(demand.cost))", "cpu": "\(demand.cpu)",
             "memory": "\(demand.memory)",
@@ -159,7 +164,7 @@ package actor JobQueue {
         self.nextWaiterID += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let waiter = Waiter(id: id, warm: warm, since: .now, continuation: continuation)
+                let waiter = Waiter(id: id, warm: warm, since: self.clock.now(), continuation: continuation)
                 self.waiters[engine, default: []].append(waiter)
                 // The schedule picks among every waiting lane: the cheapest job may be another lane's, and so may a
                 // job the ageing limit keeps the budget for.
@@ -269,7 +274,7 @@ package actor JobQueue {
     /// Hands jobs to waiting lanes for as long as the schedule starts one.
     private func dispatch() {
         guard case .accepting = self.state else { return }
-        let now = ContinuousClock.now
+        let now = self.clock.now()
         while true {
             let idle = Set(self.waiters.compactMap { $0.value.isEmpty ? nil : $0.key })
             guard !idle.isEmpty else { return }

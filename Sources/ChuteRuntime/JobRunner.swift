@@ -58,20 +58,26 @@ package struct JobRunner: Sendable {
     private let watchedFolders: [FilePath]
     /// The try at which a transient failure of the target is final (`retryLimit`).
     private let retryLimit: Int
+    /// The time of the sidecar's start, end and duration, and of progress records and events.
+    private let clock: RuntimeClock
 
     /// - Parameters:
     ///   - events: where the job's `started`, `progress` events go (its final one is the runtime's).
     ///   - cancellations: tells a conversion cancelled on request from one cancelled by shutdown.
     ///   - watchedFolders: the watched folders, whose originals an output never replaces.
     ///   - retryLimit: the try at which a transient failure of the target (a full disk) is final.
+    ///   - clock: the time of the sidecar's start, end and duration, and of progress (``RuntimeClock/system`` but in
+    ///     tests).
     package init(
         journal: any JobStore,
         logger: Logger,
         events: JobEvents = JobEvents(),
         cancellations: JobCancellations = JobCancellations(),
         watchedFolders: [FilePath] = [],
-        retryLimit: Int = Settings().retryLimit
+        retryLimit: Int = Settings().retryLimit,
+        clock: RuntimeClock = .system
     ) {
+        self.clock = clock
         self.watchedFolders = watchedFolders
         self.retryLimit = retryLimit
         self.journal = journal
@@ -96,8 +102,6 @@ package struct JobRunner: Sendable {
         logger[metadataKey: "job.id"] = "\(job.id)"
         logger[metadataKey: "rule.name"] = "\(job.rule.name)"
         logger[metadataKey: "input.path"] = "\(LogText.escaped(job.source))"
-        let started = Date()
-        let clockStart = ContinuousClock.now
 
         guard let status = Self.currentStatus(of: job) else {
             logger.info("Source vanished before its job started")
@@ -122,7 +126,7 @@ package struct JobRunner: Sendable {
             return .ended(.postponed(failure))
         }
         let (source, root) = (job.source, job.root)
-        var record = Record(job: job, status: status, sha256: nil, started: started, clockStart: clockStart)
+        var record = Record(job: job, status: status, sha256: nil, clock: self.clock)
         let duplicate = await self.earlierOutput(of: job, size: status.fingerprint.size, logger: logger)
         // The source is hashed while the worker converts it, so the worker never waits for the hash; unless a
         // possible duplicate needed the hash first.
@@ -197,12 +201,13 @@ package struct JobRunner: Sendable {
         )
         logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
         self.events.publish(JobEvent(.started, of: job))
-        var progressLog = ProgressLog(start: ContinuousClock.now)
-        var nextEvent = ContinuousClock.now
+        let clock = self.clock
+        var progressLog = ProgressLog(start: clock.now())
+        var nextEvent = clock.now()
         let events = self.events
         let outcome = await worker.perform(request) { progress in
-            progressLog.record(progress, to: logger)
-            let now = ContinuousClock.now
+            let now = clock.now()
+            progressLog.record(progress, to: logger, at: now)
             guard now >= nextEvent else { return }
             nextEvent = now + Self.progressEventInterval
             events.publish(JobEvent(.progress, of: job, progress: min(1, max(0, progress.fraction))))
@@ -668,19 +673,21 @@ private struct Record: Sendable {
     var sha256: String?
     /// The SHA-256 of each file of a group job, in order.
     var memberHashes: [String?] = []
+    /// The job's start, on the wall clock and on `clock`'s monotonic time.
     var started: Date
-    var clockStart: ContinuousClock.Instant
+    var clockStart: Duration
+    var clock: RuntimeClock
     var libraries: [String: String] = [:]
     var report: ConversionReport?
     var warnings: [String] = []
 
-    init(job: Job, status: SourceInspector.Status, sha256: String?, started: Date, clockStart: ContinuousClock.Instant)
-    {
+    init(job: Job, status: SourceInspector.Status, sha256: String?, clock: RuntimeClock) {
         self.job = job
         self.status = status
         self.sha256 = sha256
-        self.started = started
-        self.clockStart = clockStart
+        self.started = clock.date()
+        self.clockStart = clock.now()
+        self.clock = clock
     }
 
     /// Takes the hashes computed while the worker converted.
@@ -690,7 +697,7 @@ private struct Record: Sendable {
     }
 
     var seconds: Double {
-        let elapsed = ContinuousClock.now - self.clockStart
+        let elapsed = self.clock.now() - self.clockStart
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
@@ -725,7 +732,7 @@ private struct Record: Sendable {
             ),
             output: parts.first ?? output.map { Sidecar.Output(path: $0, size: self.report?.outputBytes ?? 0) },
             startedAt: self.started.formatted(iso),
-            endedAt: Date().formatted(iso),
+            endedAt: self.clock.date().formatted(iso),
             durationSeconds: self.roundedSeconds,
             cpuSeconds: failure == nil ? self.report?.cpuSeconds.map { ($0 * 1000).rounded() / 1000 } : nil,
             error: failure.map { Sidecar.Failure(code: $0.code.rawValue, message: $0.message) },

@@ -23,6 +23,7 @@ package struct JobRuntime: Service {
     private let events: JobEvents
     private let cancellations: JobCancellations
     private let workers: WorkerCensus
+    private let clock: RuntimeClock
 
     /// - Parameters:
     ///   - completions: where each ended job goes (``JobCompletions``: the intake of its watched file, its ticket).
@@ -31,6 +32,8 @@ package struct JobRuntime: Service {
     ///   - events: where each job's `started`, `progress` and final event goes.
     ///   - cancellations: where each running conversion can be cancelled on request.
     ///   - workers: where the lanes count the worker processes they start and stop.
+    ///   - clock: the time of the grace period, of `workerIdle` and of the jobs' records (``RuntimeClock/system`` but
+    ///     in tests). A job's `timeout` is the machine's time, which its worker's watchdog keeps.
     package init(
         queue: JobQueue,
         completions: any JobCompletionSink,
@@ -42,8 +45,10 @@ package struct JobRuntime: Service {
         logger: Logger,
         events: JobEvents = JobEvents(),
         cancellations: JobCancellations = JobCancellations(),
-        workers: WorkerCensus = WorkerCensus()
+        workers: WorkerCensus = WorkerCensus(),
+        clock: RuntimeClock = .system
     ) {
+        self.clock = clock
         self.queue = queue
         self.completions = completions
         self.watchedFolders = watchedFolders
@@ -61,6 +66,7 @@ package struct JobRuntime: Service {
         let queue = self.queue
         let grace = self.settings.gracePeriod
         let logger = self.logger
+        let clock = self.clock
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 await withTaskGroup(of: Void.self) { lanes in
@@ -84,7 +90,7 @@ package struct JobRuntime: Service {
                 if running > 0 {
                     logger.info("Waiting for running jobs", metadata: ["jobs": "\(running)", "grace": "\(grace)"])
                 }
-                try? await Task.sleep(for: grace)
+                try? await clock.sleep(grace)
             }
             // Whichever ends first: the lanes (all jobs done after the queue closed) or the grace period.
             await group.next()
@@ -99,7 +105,8 @@ package struct JobRuntime: Service {
             events: self.events,
             cancellations: self.cancellations,
             watchedFolders: self.watchedFolders,
-            retryLimit: self.settings.retryLimit
+            retryLimit: self.settings.retryLimit,
+            clock: self.clock
         )
         var worker: WorkerProcess?
         await withDiscardingTaskGroup { commits in
@@ -156,10 +163,11 @@ package struct JobRuntime: Service {
         guard let idle = worker else { return await self.queue.next(for: engine, releasing: finished) }
         let queue = self.queue
         let limit = self.settings.workerIdle
+        let clock = self.clock
         let waited: LaneOutcome = await withTaskGroup(of: LaneWait.self) { group in
             group.addTask { .turn(await queue.nextTurn(for: engine, releasing: finished)) }
             group.addTask {
-                try? await Task.sleep(for: limit)
+                try? await clock.sleep(limit)
                 return .idle
             }
             let first = await group.next()

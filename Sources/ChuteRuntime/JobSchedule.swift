@@ -4,7 +4,7 @@ import ChuteCore
 /// the budget's ageing limit, which then goes first.
 ///
 /// A pure state machine: ``JobQueue`` owns one, tells it what arrives, starts and ends, and passes the time in, so
-/// that tests can run it on instants of their own.
+/// that tests can run it on times of their own.
 ///
 /// - **Order.** Jobs are taken cheapest first (``JobDemand/cost``; equal costs in arrival order), which minimises the
 ///   mean time to an output: a photo dropped behind a film does not wait for it.
@@ -29,7 +29,8 @@ struct JobSchedule {
     private struct Entry {
         var job: Job
         var demand: JobDemand
-        var queued: ContinuousClock.Instant
+        /// When it was queued, on the runtime's clock (``RuntimeClock/now``).
+        var queued: Duration
     }
 
     let budget: SchedulerBudget
@@ -70,7 +71,7 @@ struct JobSchedule {
     }
 
     /// Queues a job that arrived at `now`.
-    mutating func enqueue(_ job: Job, demand: JobDemand, at now: ContinuousClock.Instant) {
+    mutating func enqueue(_ job: Job, demand: JobDemand, at now: Duration) {
         let number = self.nextArrival
         self.nextArrival += 1
         self.entries[number] = Entry(job: job, demand: demand, queued: now)
@@ -85,7 +86,7 @@ struct JobSchedule {
     ///   - now: the time, for the ageing limit.
     /// - Returns: the job, now holding its share of the budget and counted against its rule; and the jobs that would
     ///   have been next but for the budget, with why.
-    mutating func take(idle: Set<EngineKind>, at now: ContinuousClock.Instant) -> (job: Job?, waits: [(Job, Wait)]) {
+    mutating func take(idle: Set<EngineKind>, at now: Duration) -> (job: Job?, waits: [(Job, Wait)]) {
         if let (number, oldest) = self.oldest(), now - oldest.queued >= self.budget.agingLimit,
             idle.contains(oldest.job.engine), self.ruleAllows(oldest.job)
         {

@@ -7,18 +7,19 @@ struct ProgressLog {
     /// The time between two progress records of one job.
     static let interval = Duration.seconds(5)
 
-    private let start: ContinuousClock.Instant
-    private var next: ContinuousClock.Instant
+    /// Times on the runtime's clock (``RuntimeClock/now``).
+    private let start: Duration
+    private var next: Duration
     private var pace = JobPace()
 
     /// Starts the cadence at the job's start.
-    init(start: ContinuousClock.Instant) {
+    init(start: Duration) {
         self.start = start
         self.next = start + Self.interval
     }
 
     /// Logs `progress` when an interval has passed since the last record.
-    mutating func record(_ progress: JobProgress, to logger: Logger, at now: ContinuousClock.Instant = .now) {
+    mutating func record(_ progress: JobProgress, to logger: Logger, at now: Duration) {
         self.pace.record(progress.fraction, at: now)
         guard now >= self.next else { return }
         self.next = now + Self.interval

@@ -12,6 +12,8 @@ import SystemPackage
 // - `fail CODE MESSAGE`: the job fails with that ConversionFailure code and message.
 // - `crash`: the worker exits at once, as a library that aborts would.
 // - `slow N`: N progress reports, 0.1 s apart, before the copy (a job that a test cancels on its way).
+// - `steps N DIR`: N progress reports (1/N, 2/N, … 1), the k-th once the file `DIR/k` exists, before the copy: a
+//   test on a clock of its own moves the clock, then lets the job go one step further.
 WorkerMain.main(serving: Engines.registry.engines) { descriptor, _ in TestEngine(kind: descriptor.kind) }
 
 /// The engine of ``chute-test-worker``: copies its input, unless the input's first line says otherwise.
@@ -42,6 +44,13 @@ struct TestEngine: ConversionEngine {
             for step in 0..<steps {
                 progress(JobProgress(fraction: Double(step) / Double(steps)))
                 usleep(100_000)
+            }
+        case "steps":
+            let steps = words.count > 1 ? Int(words[1]) ?? 1 : 1
+            let folder = words.count > 2 ? words[2] : "."
+            for step in 1...max(1, steps) {
+                while !FileManager.default.fileExists(atPath: "\(folder)/\(step)") { usleep(5000) }
+                progress(JobProgress(fraction: Double(step) / Double(max(1, steps))))
             }
         default:
             break

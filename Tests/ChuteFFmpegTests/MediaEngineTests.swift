@@ -64,6 +64,39 @@ struct MediaEngineTests {
         #expect(positions.last.map { $0 > 1.9 } == true)
     }
 
+    /// Progress is what has been written, not what has been read. At a slow preset x264 takes in its look-ahead
+    /// (60 frames at `slower`) before it gives out the first frame, so the reading runs seconds ahead of the
+    /// encoding of a short clip; a fraction measured by it would make the job look fast at first and its time left
+    /// too short (``JobPace`` estimates from these reports). Here a report comes with every packet read, and those
+    /// before the first encoded frame say that nothing is converted yet. (The clip is scaled, so that it is encoded
+    /// rather than copied.)
+    @Test func progressCountsWhatWasWrittenNotWhatWasRead() throws {
+        let directory = try TemporaryDirectory(prefix: "media")
+        defer { directory.remove() }
+        let input = directory.appending("in.mkv")
+        try MediaFixtures.makeClip(at: input, seconds: 4, rate: 30, codecArguments: MediaFixtures.h264AAC)
+        var reports: [JobProgress] = []
+
+        _ = try Conversion.run(
+            input,
+            to: "mp4",
+            output: directory.appending("out.mp4"),
+            options: ConversionOptions(["preset": "slower", "height": 180])
+        ) { reports.append($0) }
+
+        let positions = reports.compactMap(\.mediaSeconds)
+        let nothingYet = positions.prefix { $0 == 0 }.count
+        // 60 frames are 2 s of the input: some 150 packets of picture and sound are read before the first frame is
+        // written (179 here).
+        #expect(nothingYet >= 60, "\(nothingYet) reports of nothing written, of \(positions.count)")
+        #expect(positions == positions.sorted())
+        // The frames still in the encoder when the reading ends are written by its flush, after the last report.
+        #expect(positions.last.map { (1..<4).contains($0) } == true, "\(positions.suffix(3))")
+        print(
+            "\(nothingYet) of \(positions.count) reports before the first frame was written; the last at \(positions.last ?? 0) s"
+        )
+    }
+
     @Test(arguments: ["mp4", "mkv"])
     func portraitPhoneClipStaysPortrait(target: String) throws {
         let directory = try TemporaryDirectory(prefix: "media")

@@ -90,7 +90,7 @@ struct IntakeTests {
                 disposer: self.disposer,
                 journal: self.store,
                 logger: logger,
-                clock: IntakeClock(clock) { start + Double((clock.now.offset / .milliseconds(1))) / 1000 }
+                clock: RuntimeClock(clock) { start + Double((clock.now.offset / .milliseconds(1))) / 1000 }
             )
             let worker = ChuteProcess.executable.removingLastComponent().appending("chute-test-worker")
             self.runtime = JobRuntime(

@@ -5,7 +5,7 @@ import Testing
 @Suite struct JobPaceTests {
     /// Feeds `fractions`, one report a second from `start` + 1 s, and returns the estimate after each, in seconds.
     private static func estimates(_ fractions: [Double]) -> [Double?] {
-        let start = ContinuousClock.now
+        let start = Duration.zero
         var pace = JobPace()
         return fractions.enumerated().map { second, fraction in
             pace.record(fraction, at: start + .seconds(second + 1))

@@ -8,10 +8,8 @@ import Testing
 @testable import ChuteCatalog
 @testable import ChuteRuntime
 
-/// The schedule's order, budget and ageing, on instants the tests choose.
+/// The schedule's order, budget and ageing, on times the tests choose.
 @Suite struct JobScheduleTests {
-    private let start = ContinuousClock.now
-
     private static func rule(_ name: String, to format: String = "jpg", concurrency: Int? = nil) throws -> Rule {
         Rule(
             name: name,
@@ -44,8 +42,8 @@ import Testing
         SchedulerBudget(cpu: cpu, memory: memory, threads: [:], agingLimit: agingLimit)
     }
 
-    private func at(_ seconds: Double) -> ContinuousClock.Instant {
-        self.start + .milliseconds(Int(seconds * 1000))
+    private func at(_ seconds: Double) -> Duration {
+        .milliseconds(Int(seconds * 1000))
     }
 
     @Test func cheapJobsStartFirstWhateverTheirArrival() throws {

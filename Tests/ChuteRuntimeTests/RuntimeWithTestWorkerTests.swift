@@ -13,87 +13,10 @@ import Testing
 /// sidecars. Each test takes well under a second of work, where a daemon test takes several.
 @Suite(.timeLimit(.minutes(1)))
 struct RuntimeWithTestWorkerTests {
-    /// A runtime of two image lanes over a store in `directory`, its submitter and the tickets' register.
-    private struct Rig {
-        let directory: TemporaryDirectory
-        let store: SQLiteJobStore
-        let submitter: JobSubmitter
-        let tickets: JobTickets
-        let cancellations: JobCancellations
-        let runtime: JobRuntime
-        let rule: Rule
-
-        init() throws {
-            self.directory = try TemporaryDirectory(prefix: "runtime")
-            let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-            self.store = try SQLiteJobStore(path: self.directory.appending("journal.sqlite"))
-            let queue = JobQueue()
-            self.tickets = JobTickets()
-            self.cancellations = JobCancellations()
-            self.submitter = JobSubmitter(store: self.store, queue: queue, tickets: self.tickets, logger: logger)
-            let worker = ChuteProcess.executable.removingLastComponent().appending("chute-test-worker")
-            self.runtime = JobRuntime(
-                queue: queue,
-                completions: JobCompletions(watched: [], tickets: self.tickets),
-                watchedFolders: [],
-                launcher: WorkerLauncher(
-                    executable: { _ in worker },
-                    arguments: { engine in ["--engine", engine.rawValue] }
-                ),
-                journal: self.store,
-                settings: Settings(),
-                lanes: [.image: 2],
-                logger: logger,
-                cancellations: self.cancellations
-            )
-            self.rule = Rule(
-                name: "copy",
-                match: [try GlobPattern("*")],
-                to: try #require(Engines.registry.format(named: "png")),
-                output: self.directory.appending("out"),
-                onDuplicate: .convert
-            )
-        }
-
-        /// A job of a source in `in/` holding `content`.
-        func job(_ name: String, content: String) throws -> Job {
-            let folder = self.directory.appending("in")
-            try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
-            let source = folder.appending("\(name).png")
-            try Data(content.utf8).write(to: URL(fileURLWithPath: source.string))
-            let status = try SourceInspector.status(of: source)
-            return Job(
-                source: source,
-                root: folder,
-                rule: self.rule,
-                plan: OutputPlan(directory: self.directory.appending("out"), name: FilePath.Component("\(name).png")!),
-                fingerprint: status.fingerprint,
-                sniffed: .png
-            )
-        }
-
-        /// Runs `body` with the runtime running, then shuts it down.
-        func running(_ body: () async throws -> Void) async throws {
-            let group = ServiceGroup(
-                configuration: ServiceGroupConfiguration(
-                    services: [self.runtime],
-                    logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-                )
-            )
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await group.run() }
-                // A body that throws cancels the group's task, and so the runtime, on its way out.
-                try await body()
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
-            }
-        }
-    }
-
     @Test func twentyJobsRunToTheirTicketsOutputsSidecarsAndRecords() async throws {
-        let rig = try Rig()
+        let rig = try TestWorkerRuntime()
         defer { rig.directory.remove() }
-        try await rig.running {
+        try await rig.running { _ in
             var tickets: [(Job, JobTicket)] = []
             for index in 0..<20 {
                 let job = try rig.job("photo\(index)", content: "picture \(index)")
@@ -116,9 +39,9 @@ struct RuntimeWithTestWorkerTests {
     }
 
     @Test func aFailureAndACrashEndTheirTicketsAndTheNextJobStillRuns() async throws {
-        let rig = try Rig()
+        let rig = try TestWorkerRuntime()
         defer { rig.directory.remove() }
-        try await rig.running {
+        try await rig.running { _ in
             let failing = try rig.job("bad", content: "fail corruptInput the test says so")
             let crashing = try rig.job("crash", content: "crash")
             let fine = try rig.job("fine", content: "ok")
@@ -142,9 +65,9 @@ struct RuntimeWithTestWorkerTests {
     /// A full target postpones a watched file's job, which the intake tries again later; an upload's or a command's
     /// job, which nothing would find again, fails with the reason and the sizes.
     @Test func aTransientFailurePostponesOnlyAWatchedFile() async throws {
-        let rig = try Rig()
+        let rig = try TestWorkerRuntime()
         defer { rig.directory.remove() }
-        try await rig.running {
+        try await rig.running { _ in
             let watched = try rig.job("watched", content: "fail diskFull no room left")
             var uploaded = try rig.job("uploaded", content: "fail diskFull no room left")
             uploaded.origin = .upload
@@ -162,9 +85,9 @@ struct RuntimeWithTestWorkerTests {
     }
 
     @Test func aRunningJobCancelledOnRequestEndsItsTicketAndLeavesNoOutput() async throws {
-        let rig = try Rig()
+        let rig = try TestWorkerRuntime()
         defer { rig.directory.remove() }
-        try await rig.running {
+        try await rig.running { _ in
             let slow = try rig.job("slow", content: "slow 100")
             let ticket = try #require(await rig.submitter.submit(slow))
             try await waitUntil("the slow job to run") {
