@@ -279,7 +279,9 @@ package struct StatusAPI: Sendable {
     /// `DELETE /api/jobs/ID`: stops an upload's job if it is queued or converting, then removes the upload, its
     /// outputs in the spool and their sidecars.
     private func delete(_ id: String) async throws -> Response {
-        guard let spool = self.spool else { throw Self.problem(.notFound, "no job '\(id)'") }
+        guard let spool = self.spool, let uploads = self.uploads else {
+            throw Self.problem(.notFound, "no job '\(id)'")
+        }
         let recorded = try await self.journal.entry(id)
         let live = await self.board.entry(id)
         guard let source = recorded?.source ?? live.map({ FilePath($0.source) }) else {
@@ -291,23 +293,10 @@ package struct StatusAPI: Sendable {
                 "job '\(id)' converts a watched file, which is not deleted; cancel it with POST /api/jobs/\(id)/cancel"
             )
         }
-        if self.cancellations.cancel(id) {
-            // Killed at once; the job is over when the board says so, before its files go.
-            try await Self.waitUntilOver(id, board: self.board)
-        } else {
-            _ = await self.intake.withdraw(id)
-        }
+        // The job is over, its sidecar written, before its files go.
+        await uploads.stop(id)
         spool.remove(id)
         return try Self.json(API.Acknowledgement(state: "deleted", id: id))
-    }
-
-    /// Waits, up to 30 s, until a job whose conversion was cancelled is no longer running.
-    private static func waitUntilOver(_ id: String, board: JobStatusBoard) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if let entry = await board.entry(id), entry.state != "running" { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 
     private func cancel(_ id: String) async throws -> Response {

@@ -128,7 +128,7 @@ package struct Uploads: Sendable {
             return first
         }
         guard let outcome else {
-            if !self.cancellations.cancel(job.id) { _ = await self.submitter.withdraw(job.id) }
+            await self.stop(job.id)
             self.spool.remove(job.id)
             throw StatusAPI.problem(
                 .serviceUnavailable,
@@ -150,6 +150,23 @@ package struct Uploads: Sendable {
         case .cancelled, .cancelledOnRequest, .vanished, .skipped:
             self.spool.remove(job.id)
             throw StatusAPI.problem(.serviceUnavailable, "the job was cancelled before it converted anything")
+        }
+    }
+
+    /// Stops an upload's job, queued or converting, and waits, up to 30 s, until it has ended, sidecar and journal
+    /// row written, so that nothing of it is written into the spool once its files go.
+    ///
+    /// A job the queue has just handed to a lane can be neither withdrawn nor cancelled until its worker has it:
+    /// both are tried again until one takes.
+    package func stop(_ id: String) async {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var stopped = false
+        while self.submitter.isLive(id), ContinuousClock.now < deadline {
+            if !stopped {
+                stopped = self.cancellations.cancel(id)
+                if !stopped { stopped = await self.submitter.withdraw(id) != nil }
+            }
+            try? await Task.sleep(for: .milliseconds(20))
         }
     }
 

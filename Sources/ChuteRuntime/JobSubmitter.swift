@@ -54,6 +54,11 @@ package struct JobSubmitter: Sendable {
         return ticket
     }
 
+    /// Whether a job submitted here has not ended yet: queued, between the queue and its worker, or converting.
+    package func isLive(_ jobID: String) -> Bool {
+        self.tickets.ticket(for: jobID) != nil
+    }
+
     /// Why a job withdrawn before it started ended.
     package static let withdrawal = ConversionFailure(.cancelled, "cancelled on request before it started")
 

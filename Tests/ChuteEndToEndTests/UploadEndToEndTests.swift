@@ -298,7 +298,9 @@ struct UploadEndToEndTests {
         print("convert past requestTimeout: \(slow.status) \(slow.body)")
         #expect(slow.status == 503)
         #expect(slow.body.contains("requestTimeout"))
-        try await waitUntil("nothing left in the spool") { Self.spoolFiles(harness).isEmpty ? true : nil }
+        try await waitUntil("nothing left in the spool, which holds \(Self.spoolFiles(harness))") {
+            Self.spoolFiles(harness).isEmpty ? true : nil
+        }
     }
 
     /// The same photo by every way in: dropped in the watched folder, sent with `chute submit --wait` over TCP, and
@@ -399,7 +401,9 @@ struct UploadEndToEndTests {
         let dropped = try CommandLineTool.run(["/usr/bin/python3", "-c", client]).standardOutput
         print("stalled upload: \(dropped)")
         #expect(dropped.hasPrefix("closed"), "\(dropped)")
-        try await waitUntil("nothing left in the spool") { Self.spoolFiles(harness).isEmpty ? true : nil }
+        try await waitUntil("nothing left in the spool, which holds \(Self.spoolFiles(harness))") {
+            Self.spoolFiles(harness).isEmpty ? true : nil
+        }
         #expect(try Self.journalJobs(harness) == 0)
     }
 
