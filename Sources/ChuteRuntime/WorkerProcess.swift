@@ -287,20 +287,34 @@ extension WorkerProcess {
     private final class CurrentJob: Sendable {
         private struct State {
             var id: String?
+            /// The job that ended last, and when: a line the worker wrote during it can be read only after the
+            /// outcome, which comes on another pipe.
+            var previous: (id: String, endedAt: ContinuousClock.Instant)?
             var uncaughtException: String?
             var errorsClosed = false
         }
+
+        /// How long after a job's end a line read while no job runs is still taken as that job's: the worker does
+        /// nothing between jobs, so such a line was written during it and read late.
+        static let lateLines: Duration = .seconds(2)
 
         private let state = Mutex(State())
 
         func set(_ id: String?) {
             self.state.withLock {
+                if id == nil, let ended = $0.id { $0.previous = (ended, .now) }
                 $0.id = id
                 $0.uncaughtException = nil
             }
         }
 
-        func get() -> String? { self.state.withLock { $0.id } }
+        /// The running job, or the one that ended within ``lateLines``.
+        func get() -> String? {
+            self.state.withLock { state in
+                guard state.id == nil, let previous = state.previous else { return state.id }
+                return ContinuousClock.now - previous.endedAt < Self.lateLines ? previous.id : nil
+            }
+        }
 
         /// The C++ runtime's `terminate called after throwing an instance of …` line of the running job, if any.
         var uncaughtException: String? {
