@@ -38,6 +38,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Uploads sent as `multipart/form-data` (curl -F, a browser's form), parsed as their chunks arrive.
         .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
+        // The job store in a PostgreSQL database (settings.store: postgres://…), for agents sharing one queue.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // The TLS of the PostgreSQL store's own connection (PostgresNIO's pool takes a configuration, one connection
+        // a context).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // C libraries, each behind a system-library target (module map + shim header only).
@@ -190,6 +195,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The job store in a PostgreSQL database (PostgresNIO), beside the SQLite journal of ChuteRuntime.
+        .target(
+            name: "ChutePostgres",
+            dependencies: [
+                "ChuteCore", "ChuteRuntime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // The status API (Hummingbird, on a Unix socket), its Prometheus metrics, and the CLI's client for it (NIO's
         // HTTP/1 pipeline); the notifier, which posts to webhooks and ntfy topics through the same client (https://
         // through URLSession).
@@ -213,7 +231,7 @@ let package = Package(
         .target(
             name: "ChuteApp",
             dependencies: [
-                "ChuteCore", "ChuteCatalog", "ChuteWatch", "ChuteRuntime", "ChuteHTTP", "CChuteLinux",
+                "ChuteCore", "ChuteCatalog", "ChuteWatch", "ChuteRuntime", "ChutePostgres", "ChuteHTTP", "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -331,7 +349,7 @@ let package = Package(
         .testTarget(
             name: "ChuteRuntimeTests",
             dependencies: [
-                "ChuteRuntime", "ChuteApp", "ChuteCatalog", "ChuteCore", "ChuteMagick", "ChuteFFmpeg",
+                "ChuteRuntime", "ChutePostgres", "ChuteApp", "ChuteCatalog", "ChuteCore", "ChuteMagick", "ChuteFFmpeg",
                 "ChuteTestSupport", "chute-test-worker",
                 "CChuteLinux",
                 .product(name: "Logging", package: "swift-log"),

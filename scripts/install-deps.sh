@@ -110,6 +110,10 @@ packages=(
     # libcurl's development link, for FoundationNetworking's URLSession, which sends notifications to https:// URLs:
     # the release build links the Swift runtime in, and FoundationNetworking then needs -lcurl (libcurl4 at run time).
     libcurl4-openssl-dev
+    # PostgreSQL, for the tests of the job store in a database (settings.store: postgres://…): each starts a server
+    # of its own (initdb in a temporary folder, a free port on 127.0.0.1, as nobody). In a container without systemd
+    # the package's own cluster is created but not started; on a systemd machine it starts on 5432, which no test uses.
+    postgresql
 )
 
 missing=()

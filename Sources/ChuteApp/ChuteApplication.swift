@@ -1,6 +1,7 @@
 import ChuteCatalog
 import ChuteCore
 import ChuteHTTP
+import ChutePostgres
 import ChuteRuntime
 import ChuteWatch
 import Foundation
@@ -104,19 +105,19 @@ package struct ChuteApplication {
 
     /// Gives a journal that was just created, or that replaced a damaged one, what the sidecars of earlier runs say
     /// (``JournalRebuild``), before any file is looked at: a lost journal must not make Chute convert everything again.
-    private func rebuildIfNeeded(_ journal: SQLiteJobStore) async throws {
-        if case .replacedDamaged(let aside) = journal.origin {
+    private func rebuildIfNeeded(_ journal: any JobStore, origin: StoreOrigin) async throws {
+        if case .replacedDamaged(let aside) = origin {
             self.logger.warning(
                 "Journal damaged; it was moved aside and a new one is rebuilt from the sidecars",
                 metadata: ["path": "\(self.journalPath)", "movedTo": "\(aside)"]
             )
         }
-        guard journal.origin != .existing else { return }
+        guard origin != .existing else { return }
         let config = self.config
         let findings = await Blocking.run { JournalRebuild.findings(for: config) }
         let restored = try await journal.restore(findings.jobs)
         self.logger.log(
-            level: findings.sidecars > 0 || journal.origin != .created ? .info : .debug,
+            level: findings.sidecars > 0 || origin != .created ? .info : .debug,
             "Journal rebuilt from sidecars",
             metadata: [
                 "sidecars": "\(findings.sidecars)", "restored": "\(restored)",
@@ -126,31 +127,52 @@ package struct ChuteApplication {
         )
     }
 
+    /// Where the jobs are kept, for the log: the journal's path, or the database's address (without a password).
+    private var storeDescription: String {
+        switch self.config.settings.store {
+        case .journal: self.journalPath.string
+        case .postgres(let location): location.description
+        }
+    }
+
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully.
     ///
-    /// - Throws: ``JournalLockError`` when another daemon runs on the journal; when the journal cannot be opened,
-    ///   the watcher cannot start or a service fails.
+    /// - Throws: ``JournalLockError`` when another daemon runs on the journal; when the store cannot be opened
+    ///   (``PostgresStoreError`` for a database), the watcher cannot start or a service fails.
     package func run() async throws {
         // Taken out of the environment before any worker starts: the workers must not inherit it.
         let notify = SystemdNotify.fromEnvironment()
-        // Before anything else: no other daemon may run on this journal, or both would convert every file.
+        // Before anything else: no other daemon may run on this journal's folder (its spool, its socket), or both
+        // would convert every file.
         let lock = try JournalLock(journal: self.journalPath)
         defer { withExtendedLifetime(lock) {} }
-        // Then the jobs a killed run left are settled, and their temporary files removed below.
-        let journal = try SQLiteJobStore(path: self.journalPath)
+        switch self.config.settings.store {
+        case .journal:
+            let journal = try SQLiteJobStore(path: self.journalPath)
+            try await self.run(on: journal, origin: journal.origin, notify: notify)
+        case .postgres(let location):
+            try await PostgresJobStore.withStore(at: location, logger: self.logger) { store in
+                try await self.run(on: store, origin: store.origin, notify: notify)
+            }
+        }
+    }
+
+    /// Runs the daemon on its store until SIGTERM or SIGINT.
+    private func run(on journal: any JobStore, origin: StoreOrigin, notify: SystemdNotify?) async throws {
+        // First the jobs a killed run left are settled, and their temporary files removed below.
         let recovery = try await JobRecovery.run(journal)
         // The counts are of the jobs an earlier run left unfinished, not of the journal's jobs: `completed=0` read as
         // "nothing done".
         self.logger.info(
             "Journal opened; the jobs an earlier run left unfinished are settled",
             metadata: [
-                "path": "\(self.journalPath)", "unfinished.queued": "\(recovery.queued)",
+                "path": "\(self.storeDescription)", "unfinished.queued": "\(recovery.queued)",
                 "unfinished.interrupted": "\(recovery.interrupted)",
                 "unfinished.completed": "\(recovery.completed)", "unfinished.unpublished": "\(recovery.unpublished)",
                 "unfinished.withdrawn": "\(recovery.withdrawn)",
             ]
         )
-        try await self.rebuildIfNeeded(journal)
+        try await self.rebuildIfNeeded(journal, origin: origin)
         // Uploads cut short or past their retention go before anything is taken; the rest wait for their jobs.
         let spool = UploadSpool(journal: self.journalPath)
         let swept = try await spool.sweep(
@@ -188,7 +210,7 @@ package struct ChuteApplication {
         let cancellations = JobCancellations()
         let workers = WorkerCensus()
         // What the last runs' jobs cost against their estimates refines the estimates from the first job on.
-        let costs = CostHistory(try await journal.costSamples())
+        let costs = CostHistory(try await journal.costSamples(window: CostHistory.window))
         let queue = JobQueue(budget: budget, logger: self.logger, events: events, costs: costs)
         // Every job enters through the submitter, which records it in the journal before the queue has it; each one's
         // end goes to its origin's sink (the intake's, for a watched file) and to its ticket.
@@ -313,7 +335,7 @@ package struct ChuteApplication {
     private func resubmitUploads(
         _ ids: [String],
         spool: UploadSpool,
-        journal: SQLiteJobStore,
+        journal: any JobStore,
         submitter: JobSubmitter
     ) async {
         for id in ids {
@@ -336,7 +358,11 @@ package struct ChuteApplication {
                         logger.info("Upload submitted again after a restart", metadata: ["rule.name": "\(entry.rule)"])
                     }
                 case .failure(let refusal):
-                    try await journal.fail(id, failure: ConversionFailure(.unsupportedInput, refusal.message))
+                    try await journal.fail(
+                        id,
+                        failure: ConversionFailure(.unsupportedInput, refusal.message),
+                        sidecar: nil
+                    )
                     logger.warning(
                         "Upload not submitted again after a restart",
                         metadata: ["reason": "\(LogText.escaped(refusal.message))"]

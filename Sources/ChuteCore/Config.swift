@@ -218,6 +218,10 @@ package struct Settings: Sendable, Equatable {
     /// `requestTimeout` (duration, default 10m): how long `POST /api/convert` waits for its job before it cancels it
     /// and answers 503.
     package var requestTimeout: Duration = .seconds(600)
+    /// `store` (`sqlite` or a `postgres://USER@HOST:PORT/DATABASE` address, default `sqlite`): where jobs are kept:
+    /// the journal beside the rules, or a PostgreSQL database (``StoreLocation``). `storePasswordFile` (path) names the
+    /// file holding the database's password; without it the password is read from `CHUTE_STORE_PASSWORD`.
+    package var store = StoreLocation.journal
     /// `api` (mapping): where the daemon's status API listens (``APISettings``).
     package var api = APISettings()
     /// `digestAt` (`HH:MM`, default `08:00`) and `digestEvery` (duration, default none): when the notification

@@ -41,7 +41,7 @@ extension ConfigReader.Walker {
         ]
         + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
         + ["historyRetention", "uploadRetention", "maxUploadSize", "maxUploads", "maxQueued", "requestTimeout", "api"]
-        + ["digestAt", "digestEvery"]
+        + ["digestAt", "digestEvery", "store", "storePasswordFile"]
     /// The keys of one `notify:` entry: `url` (a webhook) or `ntfy` (a topic), and `on`.
     static let notifyKeys = ["url", "ntfy", "on"]
 
@@ -823,6 +823,20 @@ extension ConfigReader.Walker {
                 settings.requestTimeout = timeout
             } else {
                 self.report("'requestTimeout' must be longer than 0", at: entry.value)
+            }
+        }
+        if let entry = fields["store"], let text = self.string(entry, expected: "sqlite or a postgres:// address") {
+            switch StoreLocation.parse(text) {
+            case .success(let location): settings.store = location
+            case .failure(let error): self.report(error.description, at: entry.value)
+            }
+        }
+        if let entry = fields["storePasswordFile"], let file = self.path(entry.value, for: "storePasswordFile") {
+            if case .postgres(var location) = settings.store {
+                location.passwordFile = file
+                settings.store = .postgres(location)
+            } else {
+                self.report("'storePasswordFile' is for a PostgreSQL store (store: postgres://…)", at: entry.key)
             }
         }
         if let entry = fields["concurrency"] {

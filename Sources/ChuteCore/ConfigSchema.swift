@@ -221,5 +221,7 @@ package enum ConfigSchema {
         "maxUploads": Self.positiveInteger, "maxQueued": Self.positiveInteger, "requestTimeout": Self.duration,
         "digestAt": .object(["type": .string("string"), "pattern": .string("^[0-9]{1,2}:[0-9]{2}$")]),
         "digestEvery": Self.duration,
+        "store": .object(["type": .string("string"), "pattern": .string("^(sqlite|journal|postgres(ql)?://.+)$")]),
+        "storePasswordFile": Self.string,
     ]) { first, _ in first }
 }

@@ -271,6 +271,21 @@ package enum ConfigSummary {
         return parts
     }
 
+    /// How a database is reached: encrypted or not, and where its password comes from.
+    private static func storeDetails(_ store: StoreLocation) -> String {
+        guard case .postgres(let location) = store else { return "" }
+        let encryption =
+            switch location.encryption {
+            case .disable: "unencrypted"
+            case .prefer: "encrypted when the server offers it"
+            case .require: "encrypted"
+            }
+        let password =
+            location.passwordFile.map { "its password in \($0)" }
+            ?? "its password from \(PostgresLocation.passwordVariable), if any"
+        return ", \(encryption), \(password)"
+    }
+
     /// The settings line, with each engine's concurrency (`auto` when sized to the machine's cores).
     private static func describe(_ settings: Settings, registry: EngineRegistry) -> [String] {
         let lanes = registry.engines.map { engine in
@@ -299,6 +314,7 @@ package enum ConfigSummary {
                 + ValueParsing.describe(settings.uploadRetention) + " after their jobs, none taken while "
                 + "\(settings.maxQueued) jobs wait, a conversion answered within "
                 + ValueParsing.describe(settings.requestTimeout),
+            "Jobs kept in " + settings.store.description + Self.storeDetails(settings.store),
         ]
     }
 }

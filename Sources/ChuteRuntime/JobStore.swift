@@ -144,6 +144,18 @@ package protocol JobStore: Sendable {
     func forgetNotification(_ id: Int64) async throws
 }
 
+/// How a store was found when it was opened: one created or replaced knows nothing of earlier runs until
+/// ``JobStore/restore(_:)`` gives it what their sidecars say.
+package enum StoreOrigin: Sendable, Equatable {
+    /// It was there and readable.
+    case existing
+    /// There was none: a first start, a journal removed since the last run, or a new database.
+    case created
+    /// The journal was there but SQLite found it damaged (not a database, or corrupt): it was moved aside to this
+    /// path, with its `-wal` and `-shm` files, and a new one was created.
+    case replacedDamaged(movedTo: FilePath)
+}
+
 /// Where a job stands in the store.
 package enum JobState: String, Sendable {
     /// `cancelled`: stopped by a request; `retried`: failed, then queued again by a request (history only).
@@ -192,6 +204,12 @@ package struct StoredGroup: Sendable, Equatable {
     package var outcome: StoredOutcome
     /// The files it took, in order.
     package var members: [GroupMember]
+
+    package init(jobID: String, outcome: StoredOutcome, members: [GroupMember]) {
+        self.jobID = jobID
+        self.outcome = outcome
+        self.members = members
+    }
 }
 
 /// A job that a stopped daemon left unfinished, as the store recorded it.
@@ -354,6 +372,32 @@ package struct JobHistoryEntry: Sendable, Equatable {
     package var quarantine: FilePath?
     package var startedAt: Date?
     package var updatedAt: Date
+
+    package init(
+        id: String,
+        source: FilePath,
+        rule: String,
+        state: String,
+        output: FilePath?,
+        failureCode: String?,
+        failureMessage: String?,
+        sidecar: FilePath?,
+        quarantine: FilePath?,
+        startedAt: Date?,
+        updatedAt: Date
+    ) {
+        self.id = id
+        self.source = source
+        self.rule = rule
+        self.state = state
+        self.output = output
+        self.failureCode = failureCode
+        self.failureMessage = failureMessage
+        self.sidecar = sidecar
+        self.quarantine = quarantine
+        self.startedAt = startedAt
+        self.updatedAt = updatedAt
+    }
 }
 
 /// What ``JobStore/history(_:)`` returns.
@@ -397,4 +441,13 @@ package struct KeptNotification: Sendable, Equatable {
     /// The notification, as JSON.
     package var payload: Data
     package var keptAt: Date
+
+    package init(id: Int64, kind: String, url: String, event: String, payload: Data, keptAt: Date) {
+        self.id = id
+        self.kind = kind
+        self.url = url
+        self.event = event
+        self.payload = payload
+        self.keptAt = keptAt
+    }
 }

@@ -137,10 +137,10 @@ extension SQLiteJobStore {
                     WHERE state IN ('completed', 'failed', 'cancelled', 'retried') AND updatedAt < ?
                     """,
                 arguments: [cutoff.timeIntervalSince1970]
-            ).map(PruneCandidate.init)
+            ).map(Self.finishedRecord)
         }
         guard !candidates.isEmpty else { return 0 }
-        let gone = await Blocking.run { candidates.filter { !$0.guardsItsSource() }.map(\.id) }
+        let gone = await FinishedJobRecord.prunable(candidates)
         var deleted = 0
         // In slices, so that no single write holds the journal for long.
         for start in stride(from: 0, to: gone.count, by: 500) {
@@ -158,43 +158,23 @@ extension SQLiteJobStore {
     }
 
     /// A finished job's row as ``pruneHistory(before:)`` weighs it.
-    private struct PruneCandidate: Sendable {
-        var id: String
-        var source: FilePath
-        var fingerprint: SourceFingerprint
-        /// Whether `changed` was recorded (rows written before it match on the rest).
-        var hasChangeTime: Bool
-        /// `retried` rows are history only: the intake never looks them up.
-        var isHistoryOnly: Bool
-        var isGroup: Bool
-
-        init(_ row: Row) {
-            self.id = row["id"]
-            self.source = SQLiteJobStore.historyPath(row["source"]) ?? FilePath()
-            let changed: Int64? = row["changed"]
-            self.fingerprint = SourceFingerprint(
+    private static func finishedRecord(_ row: Row) -> FinishedJobRecord {
+        let changed: Int64? = row["changed"]
+        return FinishedJobRecord(
+            id: row["id"],
+            source: Self.historyPath(row["source"]) ?? FilePath(),
+            fingerprint: SourceFingerprint(
                 device: UInt64(bitPattern: row["device"]),
                 inode: UInt64(bitPattern: row["inode"]),
                 size: row["size"],
                 modifiedNanoseconds: row["modified"],
                 changedNanoseconds: changed ?? 0
-            )
-            self.hasChangeTime = changed != nil
-            self.isHistoryOnly = (row["state"] as String) == JobState.retried.rawValue
-            self.isGroup = (row["members"] as Data?) != nil
-        }
-
-        /// Whether the row still decides what becomes of a file on disk: its source is there, unchanged (a group's
-        /// folder is there).
-        func guardsItsSource() -> Bool {
-            guard !self.isHistoryOnly, let status = try? SourceInspector.status(of: self.source) else { return false }
-            let now = status.fingerprint
-            let sameFile = now.device == self.fingerprint.device && now.inode == self.fingerprint.inode
-            if self.isGroup { return status.isDirectory && sameFile }
-            return status.isRegularFile && sameFile && now.size == self.fingerprint.size
-                && now.modifiedNanoseconds == self.fingerprint.modifiedNanoseconds
-                && (!self.hasChangeTime || now.changedNanoseconds == self.fingerprint.changedNanoseconds)
-        }
+            ),
+            matchesInode: true,
+            hasChangeTime: changed != nil,
+            isHistoryOnly: (row["state"] as String) == JobState.retried.rawValue,
+            isGroup: (row["members"] as Data?) != nil
+        )
     }
 
     private static func entry(_ row: Row) -> JobHistoryEntry {

@@ -18,22 +18,11 @@ import SystemPackage
 ///   cooperative pool. A write, once asked for, is done even if the asking task is cancelled: shutdown cancels the
 ///   jobs whose end it records.
 package final class SQLiteJobStore: JobStore {
-    /// How the journal file was found when it was opened.
-    package enum Origin: Sendable, Equatable {
-        /// It was there and readable.
-        case existing
-        /// There was none: a first start, or a journal removed since the last run.
-        case created
-        /// It was there but SQLite found it damaged (not a database, or corrupt): it was moved aside to this path,
-        /// with its `-wal` and `-shm` files, and a new one was created.
-        case replacedDamaged(movedTo: FilePath)
-    }
-
     /// The database file.
     package let path: FilePath
     /// How the file was found: a journal created or replaced knows nothing of earlier runs until
     /// ``restore(_:)`` gives it what their sidecars say.
-    package let origin: Origin
+    package let origin: StoreOrigin
     /// A pool: reads (the intake's lookups, the status API's history) run on their own connections beside the one
     /// writer, in WAL mode, so that a page of history never waits for a job's synced write nor holds one up.
     private let database: DatabasePool
@@ -50,7 +39,7 @@ package final class SQLiteJobStore: JobStore {
                 withIntermediateDirectories: true
             )
             let existed = access(path.string, F_OK) == 0
-            var origin: Origin = existed ? .existing : .created
+            var origin: StoreOrigin = existed ? .existing : .created
             let database: DatabasePool
             do {
                 database = try Self.open(path)

@@ -77,10 +77,34 @@ extension Chute {
         )
         var journal: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "Where jobs are kept, instead of settings.store: sqlite (the journal), or a PostgreSQL database "
+                    + "postgres://USER@HOST:PORT/DATABASE, whose password comes from settings.storePasswordFile or "
+                    + "CHUTE_STORE_PASSWORD, never from the address.",
+                valueName: "address"
+            )
+        )
+        var store: String?
+
         @OptionGroup var logging: LoggingOptions
 
+        func validate() throws {
+            if let store = self.store, case .failure(let error) = StoreLocation.parse(store) {
+                throw ValidationError(error.description)
+            }
+        }
+
         func run() async throws {
-            let config = try loadConfig(self.config)
+            var config = try loadConfig(self.config)
+            if let store = self.store, case .success(var location) = StoreLocation.parse(store) {
+                // The password file of the rules' own store stays.
+                if case .postgres(var database) = location, case .postgres(let configured) = config.settings.store {
+                    database.passwordFile = configured.passwordFile
+                    location = .postgres(database)
+                }
+                config.settings.store = location
+            }
             let logger = self.logging.bootstrap()
             let configFolder = FilePath(self.config).removingLastComponent()
             let journal =

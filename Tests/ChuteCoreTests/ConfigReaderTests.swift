@@ -190,7 +190,7 @@ private let unknownKeyCases: [(String, String)] = [
             + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
             + "maxDuration, "
-            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery"
+            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -692,7 +692,7 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
                     + "maxDuration, "
-                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery",
+                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile",
             ]
         )
     }
@@ -904,6 +904,7 @@ private let badSettingsValueCases: [(String, String)] = [
                 Workers: niceness 10, I/O priority 7, no network
                 Status API: socket .chute/api.sock beside the journal, no TCP, idle connections closed after 1m
                 Uploads: at most 8 at once, each at most 16GB, kept for 1d after their jobs, none taken while 1000 jobs wait, a conversion answered within 10m
+                Jobs kept in the journal (SQLite)
                 Notifications: none
                 """
         )
@@ -1095,6 +1096,8 @@ private let badSettingsValueCases: [(String, String)] = [
             idleTimeout: 45s
           digestAt: "07:45"
           digestEvery: 12h
+          store: postgres://chute@db.lan:5433/jobs?sslmode=require
+          storePasswordFile: /etc/chute/db.pass
         notify:
           - ntfy: http://ntfy.local/chute-alerts
             on: [failed, digest]
@@ -1165,6 +1168,8 @@ private let badSettingsValueCases: [(String, String)] = [
         "api": "Status API: socket /run/chute/api.sock, TCP 127.0.0.1:8750 with the token in /etc/chute/token, idle "
             + "connections closed after 45s",
         "digestAt": "from 07:45", "digestEvery": "digest every 12h",
+        "store": "Jobs kept in PostgreSQL at chute@db.lan:5433/jobs, encrypted",
+        "storePasswordFile": "its password in /etc/chute/db.pass",
     ]
 
     @Test func everyKeyTheFileSetsShows() throws {
@@ -1467,5 +1472,74 @@ private let badSettingsValueCases: [(String, String)] = [
     @Test func theURLLosesItsCredentialsAndQueryInTheLog() {
         let target = NotifyTarget(kind: .webhook, url: "https://chute:s3cret@nas.local:8443/hook?token=abc#x")
         #expect(target.redactedURL == "https://nas.local:8443/hook")
+    }
+}
+
+/// `settings.store`: the journal, or a PostgreSQL database whose password never is in its address.
+@Suite struct StoreConfigTests {
+    @Test func readsAPostgresAddressAndItsPasswordFile() throws {
+        #expect(try parsed(yaml()).settings.store == .journal)
+        let config = try parsed(
+            yaml(tail: [
+                "settings:", "  store: postgresql://agent@10.0.0.5/chute?sslmode=disable",
+                "  storePasswordFile: secrets/db",
+            ])
+        )
+        #expect(
+            config.settings.store
+                == .postgres(
+                    PostgresLocation(
+                        host: "10.0.0.5",
+                        user: "agent",
+                        database: "chute",
+                        encryption: .disable,
+                        passwordFile: "/srv/chute/secrets/db"
+                    )
+                )
+        )
+        let socket = try PostgresLocation.parse("postgres://chute@/jobs?host=/run/postgresql").get()
+        #expect(socket.isUnixSocket && socket.socketPath == "/run/postgresql/.s.PGSQL.5432")
+    }
+
+    @Test(arguments: [
+        (
+            "postgres://chute:hunter2@db/chute",
+            "rules.yaml:9:10: the store's address must not carry a password, which anyone reading the rules file or "
+                + "ps would see: put it in a file named by 'storePasswordFile', or in CHUTE_STORE_PASSWORD"
+        ),
+        (
+            "mysql://chute@db/chute",
+            "rules.yaml:9:10: expected 'sqlite' or a PostgreSQL address such as postgres://chute@db.lan:5432/chute, "
+                + "found 'mysql://chute@db/chute'"
+        ),
+        ("postgres://db/chute", "rules.yaml:9:10: the store's address names no user: postgres://USER@HOST/DATABASE"),
+        ("postgres://chute@db", "rules.yaml:9:10: the store's address names no database: postgres://USER@HOST/DATABASE"),
+        (
+            "postgres://chute@db/chute?sslmode=verify-full",
+            "rules.yaml:9:10: sslmode must be one of disable, prefer, require, not 'verify-full'"
+        ),
+    ])
+    func refusesAnAddressItCannotUse(address: String, issue: String) {
+        #expect(problems(yaml(tail: ["settings:", "  store: \(address)"])) == [issue])
+    }
+
+    @Test func aPasswordFileNeedsADatabase() {
+        #expect(
+            problems(yaml(tail: ["settings:", "  storePasswordFile: db.pass"]))
+                == ["rules.yaml:9:3: 'storePasswordFile' is for a PostgreSQL store (store: postgres://…)"]
+        )
+    }
+
+    @Test func thePasswordComesFromItsFileOrTheEnvironment() throws {
+        let directory = try TemporaryDirectory(prefix: "store-password")
+        defer { directory.remove() }
+        try "s3cret\nignored\n".write(toFile: directory.appending("pass").string, atomically: true, encoding: .utf8)
+        var location = try PostgresLocation.parse("postgres://chute@db/chute").get()
+        #expect(try location.password(environment: ["CHUTE_STORE_PASSWORD": "from-env"]) == "from-env")
+        #expect(try location.password(environment: [:]) == nil)
+        location.passwordFile = directory.appending("pass")
+        #expect(try location.password(environment: ["CHUTE_STORE_PASSWORD": "from-env"]) == "s3cret")
+        location.passwordFile = directory.appending("missing")
+        #expect(throws: StoreLocationError.self) { try location.password(environment: [:]) }
     }
 }

@@ -28,11 +28,29 @@ import Testing
         )
     }
 
-    @Test func aSourceIsHandledOnceItsJobEndsAndUntilItChanges() async throws {
+    @Test(arguments: StoreUnderTest.allCases)
+    func aSourceIsHandledOnceItsJobEndsAndUntilItChanges(_ store: StoreUnderTest) async throws {
+        let directory = try TemporaryDirectory(prefix: "journal")
+        defer { directory.remove() }
+        try await store.with(in: directory) { journal in
+            try await self.aSourceIsHandledOnce(journal, directory: directory)
+        }
+    }
+
+    /// The journal keeps it across a reopening.
+    @Test func aJournalReopenedKnowsItsSources() async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
         let path = directory.appending("state/journal.sqlite")
-        let journal = try SQLiteJobStore(path: path)
+        let job = try self.job("a", output: directory.appending("out"))
+        try await self.aSourceIsHandledOnce(try SQLiteJobStore(path: path), directory: directory)
+        #expect(
+            try await SQLiteJobStore(path: path).outcome(of: job.source, fingerprint: self.fingerprint)
+                == .completed(output: directory.appending("out/a.jpg"))
+        )
+    }
+
+    private func aSourceIsHandledOnce(_ journal: any JobStore, directory: TemporaryDirectory) async throws {
         let job = try self.job("a", output: directory.appending("out"))
 
         try await journal.begin(job)
@@ -40,7 +58,7 @@ import Testing
             try await journal.outcome(of: job.source, fingerprint: self.fingerprint) == nil,
             "running is not handled"
         )
-        try await journal.finish(job.id, output: directory.appending("out/a.jpg"))
+        try await journal.finish(job.id, output: directory.appending("out/a.jpg"), sidecar: nil)
         #expect(
             try await journal.outcome(of: job.source, fingerprint: self.fingerprint)
                 == .completed(output: directory.appending("out/a.jpg"))
@@ -49,16 +67,13 @@ import Testing
         var changed = self.fingerprint
         changed.size += 1
         #expect(try await journal.outcome(of: job.source, fingerprint: changed) == nil, "new content at the same path")
-        #expect(try await SQLiteJobStore(path: path).outcome(of: job.source, fingerprint: self.fingerprint) != nil)
 
         // A failure is recorded with its reason, for a quarantine after a restart.
         let failed = try self.job("b", output: directory.appending("out"))
         let failure = ConversionFailure(.corruptInput, "cut short")
         try await journal.begin(failed)
-        try await journal.fail(failed.id, failure: failure)
-        #expect(
-            try await SQLiteJobStore(path: path).outcome(of: failed.source, fingerprint: self.fingerprint) == .failed(failure)
-        )
+        try await journal.fail(failed.id, failure: failure, sidecar: nil)
+        #expect(try await journal.outcome(of: failed.source, fingerprint: self.fingerprint) == .failed(failure))
     }
 
     @Test func aSourceMovedBackHasANewChangeTimeAndIsNotKnown() async throws {
@@ -114,12 +129,15 @@ import Testing
 
     /// Each converted job's estimate and CPU time are kept per rule and engine, the latest `window` of each, oldest
     /// first; jobs that were not measured are left out.
-    @Test func costSamplesAreTheLatestMeasuredJobsOfEachRuleAndEngine() async throws {
+    @Test(arguments: StoreUnderTest.allCases)
+    func costSamplesAreTheLatestMeasuredJobsOfEachRuleAndEngine(_ store: StoreUnderTest) async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
+        try await store.with(in: directory) { journal in try await self.costSamples(journal, directory: directory) }
+    }
+
+    private func costSamples(_ journal: any JobStore, directory: TemporaryDirectory) async throws {
         let out = try directory.makeDirectory("out")
-        let path = directory.appending("journal.sqlite")
-        let journal = try SQLiteJobStore(path: path)
         var sidecar = Sidecar.sample
         sidecar.status = .completed
         sidecar.error = nil
@@ -129,17 +147,28 @@ import Testing
             try await journal.committing(
                 job.id,
                 outputInode: 1,
+                parts: nil,
                 sidecar: sidecar,
+                sidecarFolder: nil,
+                writesSidecar: true,
                 cost: (engine, CostHistory.Sample(estimate: 0.5, cpuSeconds: Double(index + 1)))
             )
-            try await journal.finish(job.id, output: out.appending("measured-\(index).jpg"))
+            try await journal.finish(job.id, output: out.appending("measured-\(index).jpg"), sidecar: nil)
         }
         let unmeasured = try self.job("unmeasured", output: out)
         try await journal.begin(unmeasured)
-        try await journal.committing(unmeasured.id, outputInode: 1, sidecar: sidecar)
-        try await journal.finish(unmeasured.id, output: out.appending("unmeasured.jpg"))
+        try await journal.committing(
+            unmeasured.id,
+            outputInode: 1,
+            parts: nil,
+            sidecar: sidecar,
+            sidecarFolder: nil,
+            writesSidecar: true,
+            cost: nil
+        )
+        try await journal.finish(unmeasured.id, output: out.appending("unmeasured.jpg"), sidecar: nil)
 
-        let samples = try await SQLiteJobStore(path: path).costSamples(window: 2)
+        let samples = try await journal.costSamples(window: 2)
         #expect(samples.count == 2)
         #expect(samples[CostHistory.Key(rule: "r", engine: .image)]?.map(\.cpuSeconds) == [2, 3])
         #expect(
@@ -147,11 +176,15 @@ import Testing
         )
     }
 
-    @Test func recoveryRerunsUnpublishedJobsAndCompletesRenamedOutputs() async throws {
+    @Test(arguments: StoreUnderTest.allCases)
+    func recoveryRerunsUnpublishedJobsAndCompletesRenamedOutputs(_ store: StoreUnderTest) async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
+        try await store.with(in: directory) { journal in try await self.recoveryReruns(journal, directory: directory) }
+    }
+
+    private func recoveryReruns(_ journal: any JobStore, directory: TemporaryDirectory) async throws {
         let out = try directory.makeDirectory("out")
-        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
         var sidecar = Sidecar.sample
         sidecar.status = .completed
         sidecar.error = nil
@@ -164,7 +197,15 @@ import Testing
         try await journal.begin(renamed)
         try "jpeg".write(toFile: out.appending(".chute-renamed.partial").string, atomically: false, encoding: .utf8)
         let inode = try SourceInspector.status(of: out.appending(".chute-renamed.partial")).fingerprint.inode
-        try await journal.committing(renamed.id, outputInode: inode, sidecar: sidecar)
+        try await journal.committing(
+            renamed.id,
+            outputInode: inode,
+            parts: nil,
+            sidecar: sidecar,
+            sidecarFolder: nil,
+            writesSidecar: true,
+            cost: nil
+        )
         try FileManager.default.moveItem(
             atPath: out.appending(".chute-renamed.partial").string,
             toPath: out.appending("renamed-1.jpg").string
@@ -174,7 +215,15 @@ import Testing
         try await journal.begin(unrenamed)
         try "jpeg".write(toFile: out.appending(".chute-unrenamed.partial").string, atomically: false, encoding: .utf8)
         let other = try SourceInspector.status(of: out.appending(".chute-unrenamed.partial")).fingerprint.inode
-        try await journal.committing(unrenamed.id, outputInode: other, sidecar: sidecar)
+        try await journal.committing(
+            unrenamed.id,
+            outputInode: other,
+            parts: nil,
+            sidecar: sidecar,
+            sidecarFolder: nil,
+            writesSidecar: true,
+            cost: nil
+        )
         // Cancelled by a shutdown.
         let cancelled = try self.job("cancelled", output: out)
         try await journal.begin(cancelled)
@@ -199,11 +248,15 @@ import Testing
         #expect(try await JobRecovery.run(journal).completed == 0, "settled once")
     }
 
-    @Test func recoveryCompletesAWholeSetAndWithdrawsAPartialOne() async throws {
+    @Test(arguments: StoreUnderTest.allCases)
+    func recoveryCompletesAWholeSetAndWithdrawsAPartialOne(_ store: StoreUnderTest) async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
+        try await store.with(in: directory) { journal in try await self.recoverySets(journal, directory: directory) }
+    }
+
+    private func recoverySets(_ journal: any JobStore, directory: TemporaryDirectory) async throws {
         let out = try directory.makeDirectory("out")
-        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
         var sidecar = Sidecar.sample
         sidecar.status = .completed
         sidecar.error = nil
@@ -218,7 +271,15 @@ import Testing
                 try "tile".write(toFile: temporary.string, atomically: false, encoding: .utf8)
                 records.append(.init(label: label, inode: try SourceInspector.status(of: temporary).fingerprint.inode))
             }
-            try await journal.committing(job.id, outputInode: records[0].inode, parts: records, sidecar: sidecar)
+            try await journal.committing(
+                job.id,
+                outputInode: records[0].inode,
+                parts: records,
+                sidecar: sidecar,
+                sidecarFolder: nil,
+                writesSidecar: true,
+                cost: nil
+            )
             for label in labels.prefix(renamed) {
                 try FileManager.default.moveItem(
                     atPath: out.appending(".chute-\(name).partial-\(label)").string,
@@ -249,11 +310,15 @@ import Testing
 
     /// A job is in the store from the moment it is accepted: a kill before it starts leaves it queued, with its
     /// origin, and recovery lets its file be taken again; a job withdrawn on request stays cancelled.
-    @Test func anAcceptedJobIsQueuedUntilItStartsAndRecoveryTakesItAgain() async throws {
+    @Test(arguments: StoreUnderTest.allCases)
+    func anAcceptedJobIsQueuedUntilItStartsAndRecoveryTakesItAgain(_ store: StoreUnderTest) async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
+        try await store.with(in: directory) { journal in try await self.acceptedJobs(journal, directory: directory) }
+    }
+
+    private func acceptedJobs(_ journal: any JobStore, directory: TemporaryDirectory) async throws {
         let out = try directory.makeDirectory("out")
-        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
         let waiting = try self.job("waiting", output: out)
         var command = try self.job("command", output: out)
         command.origin = .command
@@ -279,22 +344,22 @@ import Testing
     }
 
     /// Shutdown cancels the task of the job whose interruption it records: the write must still happen.
-    @Test func aCancelledTaskStillWritesItsRecord() async throws {
+    @Test(arguments: StoreUnderTest.allCases)
+    func aCancelledTaskStillWritesItsRecord(_ store: StoreUnderTest) async throws {
         let directory = try TemporaryDirectory(prefix: "journal")
         defer { directory.remove() }
-        let journal = try SQLiteJobStore(path: directory.appending("journal.sqlite"))
         let job = try self.job("cancelled", output: try directory.makeDirectory("out"))
-        try await journal.begin(job)
-        let interrupting = Task {
-            while !Task.isCancelled { await Task.yield() }
-            try await journal.interrupt(job.id)
+        try await store.with(in: directory) { journal in
+            try await journal.begin(job)
+            let interrupting = Task {
+                while !Task.isCancelled { await Task.yield() }
+                try await journal.interrupt(job.id)
+            }
+            interrupting.cancel()
+            try await interrupting.value
+            // The row itself says so: recovery would count a row left `running` as interrupted too.
+            #expect(try await journal.entry(job.id)?.state == "interrupted")
+            #expect(try await JobRecovery.run(journal).interrupted == 1)
         }
-        interrupting.cancel()
-        try await interrupting.value
-        // The row itself says so: recovery would count a row left `running` as interrupted too.
-        let path = directory.appending("journal.sqlite").string
-        let state = try CommandLineTool.run(["sqlite3", path, "SELECT state FROM job WHERE id = '\(job.id)'"])
-        #expect(state.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "interrupted")
-        #expect(try await JobRecovery.run(journal).interrupted == 1)
     }
 }

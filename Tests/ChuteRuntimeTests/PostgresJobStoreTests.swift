@@ -1,0 +1,136 @@
+import ChuteApp
+import ChuteCatalog
+import ChuteCore
+import ChutePostgres
+import ChuteRuntime
+import ChuteTestSupport
+import Foundation
+import Logging
+import SystemPackage
+import Testing
+
+/// What the PostgreSQL store does beyond the journal's promises: a schema migrated once and never downgraded, one
+/// agent at a time, a server restarted under it, and a password kept out of the address.
+@Suite struct PostgresJobStoreTests {
+    private static let logger = Logger(label: "test")
+
+    private static func job(_ source: FilePath, output: FilePath) throws -> Job {
+        let rule = Rule(
+            name: "r",
+            match: [try GlobPattern("*")],
+            to: try #require(Engines.registry.format(named: "jpg")),
+            output: output
+        )
+        return Job(
+            source: source,
+            root: source.removingLastComponent(),
+            rule: rule,
+            plan: OutputPlan(directory: output, name: "out.jpg"),
+            fingerprint: SourceFingerprint(device: 1, inode: 2, size: 3, modifiedNanoseconds: 4),
+            sniffed: .png
+        )
+    }
+
+    @Test func theSchemaIsMigratedOnceAndASecondAgentIsRefused() async throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let location = try server.location()
+        try await PostgresJobStore.withStore(at: location, logger: Self.logger) { first in
+            #expect(first.origin == .created)
+            let refusal = await #expect(throws: PostgresStoreError.self) {
+                try await PostgresJobStore.withStore(at: location, logger: Self.logger) { _ in }
+            }
+            print("a second agent: \(refusal?.description ?? "")")
+            #expect(refusal?.description.contains("another Chute runs on this database") == true)
+        }
+        // Once the first has stopped, the next opens the same schema, and applies nothing.
+        try await PostgresJobStore.withStore(at: location, logger: Self.logger) { second in
+            #expect(second.origin == .existing)
+        }
+        #expect(
+            try server.psql("SELECT string_agg(version || ' ' || name, ',') FROM chute_migration")
+                == "1 jobs and kept notifications"
+        )
+    }
+
+    @Test func aSchemaNewerThanThisBuildIsRefused() async throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let location = try server.location()
+        try await PostgresJobStore.withStore(at: location, logger: Self.logger) { _ in }
+        try server.psql("INSERT INTO chute_migration (version, name) VALUES (99, 'from a newer Chute')")
+        let refusal = await #expect(throws: PostgresStoreError.self) {
+            try await PostgresJobStore.withStore(at: location, logger: Self.logger) { _ in }
+        }
+        print("a newer schema: \(refusal?.description ?? "")")
+        #expect(refusal?.description.contains("its schema is version 99, newer than this Chute knows (1)") == true)
+        #expect(try server.psql("SELECT COUNT(*) FROM job") == "0", "the tables are left as they were")
+    }
+
+    @Test func aWrongPasswordIsRefusedWithTheServersMessage() async throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        var location = try server.location()
+        location.passwordFile = nil
+        let refusal = await #expect(throws: (any Error).self) {
+            setenv(PostgresLocation.passwordVariable, "not-the-password", 1)
+            defer { unsetenv(PostgresLocation.passwordVariable) }
+            try await PostgresJobStore.withStore(at: location, logger: Self.logger) { _ in }
+        }
+        print("a wrong password: \(refusal.map { "\($0)" } ?? "")")
+        #expect("\(refusal.map { "\($0)" } ?? "")".contains("password authentication failed for user \"chute\""))
+    }
+
+    /// `pg_ctl restart -m fast` closes every connection while jobs are being recorded: each write is done again on a
+    /// new connection, and none is lost or doubled.
+    @Test func aServerRestartedUnderWritesLosesNone() async throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory(prefix: "postgres-restart")
+        defer { directory.remove() }
+        let output = try directory.makeDirectory("out")
+        try await PostgresJobStore.withStore(at: try server.location(), logger: Self.logger) { store in
+            let jobs = try (0..<200).map { try Self.job(directory.appending("in/\($0).png"), output: output) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for job in jobs {
+                        try await store.accept(job)
+                        try await store.begin(job)
+                        try await store.finish(job.id, output: output.appending("\(job.id).jpg"), sidecar: nil)
+                    }
+                }
+                group.addTask {
+                    try await waitUntil("20 jobs recorded") {
+                        (try await store.countsByState()["completed"] ?? 0) >= 20 ? true : nil
+                    }
+                    try await Blocking.run { try server.restart() }
+                }
+                try await group.waitForAll()
+            }
+            let counts = try await store.countsByState()
+            print("after a restart during 200 jobs: \(counts)")
+            #expect(counts == ["completed": 200])
+        }
+        #expect(try server.psql("SELECT COUNT(*) FROM job WHERE state = 'completed'") == "200")
+        #expect(try server.serverLog().contains("database system is shut down"), "the server did restart")
+    }
+
+    /// A Latin-1 file name is not UTF-8: the store keeps its bytes, and finds the source by them.
+    @Test(arguments: StoreUnderTest.allCases)
+    func aFileNameThatIsNotUTF8IsKeptByteForByte(_ store: StoreUnderTest) async throws {
+        let directory = try TemporaryDirectory(prefix: "store-latin1")
+        defer { directory.remove() }
+        let source = FilePath(bytes: Data("/in/caf".utf8) + Data([0xE9]) + Data(".png".utf8))
+        let job = try Self.job(source, output: directory.appending("out"))
+        try await store.with(in: directory) { journal in
+            try await journal.accept(job)
+            try await journal.begin(job)
+            try await journal.finish(job.id, output: directory.appending("out/caf\u{e9}.jpg"), sidecar: nil)
+            #expect(try await journal.entry(job.id)?.source.bytes == source.bytes)
+            #expect(try await journal.history(JobHistoryFilter(text: "caf")).map(\.id) == [job.id])
+            #expect(try await journal.outcome(of: source, fingerprint: job.fingerprint) != nil)
+            let utf8 = FilePath("/in/caf\u{e9}.png")
+            #expect(try await journal.outcome(of: utf8, fingerprint: job.fingerprint) == nil, "another name")
+        }
+    }
+}
