@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs the dependencies if needed, builds, and runs every test suite, each in a test
-# process of its own, two at a time (CHUTE_TEST_JOBS).
+# process of its own, three at a time (CHUTE_TEST_JOBS).
 #
 # Within one process the tests run one at a time (--no-parallel): the C-library and child-process tests would
 # otherwise hold Swift's cooperative threads (two on a 2-core machine) and starve the timing-sensitive watcher tests
-# (docs/decisions.md, "Tests run one at a time"). Two processes have a pool each, and most of a suite's time is spent
-# waiting for daemons, workers and files, so two suites at once use the cores that one leaves idle.
+# (docs/decisions.md, "Tests run one at a time within a process"). Separate processes have a pool each, and most of a suite's time is spent
+# waiting for daemons, workers and files, so three suites at once use the cores that one leaves idle.
 #
 #   bash scripts/test.sh              build, then run every suite
 #   bash scripts/test.sh --suite ID   run one suite (Module.Suite) of the built tests; what the line above runs
@@ -53,7 +53,7 @@ order=$(
     grep -Fxv -f <(printf '%s\n' "${longest[@]}") <<<"$suites"
 )
 
-jobs=${CHUTE_TEST_JOBS:-2}
+jobs=${CHUTE_TEST_JOBS:-3}
 results=$(mktemp -d)/results.tsv
 : >"$results"
 start=$(date +%s)

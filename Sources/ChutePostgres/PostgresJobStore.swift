@@ -253,7 +253,8 @@ package final class PostgresJobStore: JobStore {
     /// than that the statement was refused.
     private static func isConnectionLoss(_ error: PSQLError) -> Bool {
         switch error.code {
-        case .serverClosedConnection, .connectionError, .uncleanShutdown:
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown:
+            // The client closes a connection itself once the server says it shuts down.
             return true
         case .server:
             // Class 08: connection exception; 57P01–57P03: the server shuts down, or cannot take connections yet.

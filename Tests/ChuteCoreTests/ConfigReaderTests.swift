@@ -1513,7 +1513,10 @@ private let badSettingsValueCases: [(String, String)] = [
                 + "found 'mysql://chute@db/chute'"
         ),
         ("postgres://db/chute", "rules.yaml:9:10: the store's address names no user: postgres://USER@HOST/DATABASE"),
-        ("postgres://chute@db", "rules.yaml:9:10: the store's address names no database: postgres://USER@HOST/DATABASE"),
+        (
+            "postgres://chute@db",
+            "rules.yaml:9:10: the store's address names no database: postgres://USER@HOST/DATABASE"
+        ),
         (
             "postgres://chute@db/chute?sslmode=verify-full",
             "rules.yaml:9:10: sslmode must be one of disable, prefer, require, not 'verify-full'"
