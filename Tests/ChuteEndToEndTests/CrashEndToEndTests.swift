@@ -102,7 +102,7 @@ struct CrashEndToEndTests {
         defer { harness.stop() }
         let staging = try harness.directory.makeDirectory("staging")
         let names = (0..<12).map { String(format: "scan%02d.png", $0) }
-        try Fixtures.makeImage(at: staging.appending("base.png"), width: 2000, height: 1500)
+        try Fixtures.makeImage(at: staging.appending("base.png"), width: 1200, height: 900)
         for name in names {
             try FileManager.default.copyItem(
                 atPath: staging.appending("base.png").string,

@@ -349,16 +349,16 @@ struct ImageOperationsEndToEndTests {
         // Smooth and noisy, small and large, wide and tall: some fit at the default quality, some need a lower
         // one, and pure noise needs scaling down as well.
         let photos: [(size: String, arguments: [String])] = [
-            ("2400x1600", ["plasma:fractal", "-attenuate", "0.5", "+noise", "Gaussian"]),
+            ("1800x1200", ["plasma:fractal", "-attenuate", "0.5", "+noise", "Gaussian"]),
             ("1200x900", ["plasma:fractal"]),
-            ("2000x2000", ["xc:gray", "+noise", "Random"]),
-            ("3000x2000", ["gradient:#204080-#f0c020", "-attenuate", "0.3", "+noise", "Uniform"]),
-            ("4000x3000", ["plasma:fractal"]),
+            ("1400x1400", ["xc:gray", "+noise", "Random"]),
+            ("2100x1400", ["gradient:#204080-#f0c020", "-attenuate", "0.3", "+noise", "Uniform"]),
+            ("2400x1800", ["plasma:fractal"]),
             ("640x480", ["gradient:#000000-#ffffff"]),
-            ("1600x1600", ["pattern:checkerboard", "-attenuate", "0.4", "+noise", "Laplacian"]),
-            ("3000x1000", ["plasma:fractal", "+noise", "Poisson"]),
-            ("2048x1536", ["xc:gray", "+noise", "Random", "-blur", "0x1"]),
-            ("500x3000", ["plasma:fractal", "-attenuate", "0.2", "+noise", "Impulse"]),
+            ("1200x1200", ["pattern:checkerboard", "-attenuate", "0.4", "+noise", "Laplacian"]),
+            ("2100x700", ["plasma:fractal", "+noise", "Poisson"]),
+            ("1600x1200", ["xc:gray", "+noise", "Random", "-blur", "0x1"]),
+            ("400x2400", ["plasma:fractal", "-attenuate", "0.2", "+noise", "Impulse"]),
         ]
         var names: [String] = []
         for (index, photo) in photos.enumerated() {
