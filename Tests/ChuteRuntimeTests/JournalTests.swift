@@ -12,20 +12,7 @@ import Testing
     private let fingerprint = SourceFingerprint(device: 1, inode: 2, size: 3, modifiedNanoseconds: 4)
 
     private func job(_ name: String, output: FilePath) throws -> Job {
-        let rule = Rule(
-            name: "r",
-            match: [try GlobPattern("*")],
-            to: try #require(Engines.registry.format(named: "jpg")),
-            output: output
-        )
-        return Job(
-            source: FilePath("/in/\(name).png"),
-            root: "/in",
-            rule: rule,
-            plan: OutputPlan(directory: output, name: FilePath.Component("\(name).jpg")!),
-            fingerprint: self.fingerprint,
-            sniffed: .png
-        )
+        try Job.stored(FilePath("/in/\(name).png"), output: output, name: "\(name).jpg")
     }
 
     @Test(arguments: StoreUnderTest.allCases)

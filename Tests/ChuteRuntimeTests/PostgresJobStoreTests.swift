@@ -14,23 +14,6 @@ import Testing
 @Suite struct PostgresJobStoreTests {
     private static let logger = Logger(label: "test")
 
-    private static func job(_ source: FilePath, output: FilePath) throws -> Job {
-        let rule = Rule(
-            name: "r",
-            match: [try GlobPattern("*")],
-            to: try #require(Engines.registry.format(named: "jpg")),
-            output: output
-        )
-        return Job(
-            source: source,
-            root: source.removingLastComponent(),
-            rule: rule,
-            plan: OutputPlan(directory: output, name: "out.jpg"),
-            fingerprint: SourceFingerprint(device: 1, inode: 2, size: 3, modifiedNanoseconds: 4),
-            sniffed: .png
-        )
-    }
-
     @Test func theSchemaIsMigratedOnceAndASecondAgentIsRefused() async throws {
         let server = try PostgresServer()
         defer { server.stop() }
@@ -90,7 +73,7 @@ import Testing
         defer { directory.remove() }
         let output = try directory.makeDirectory("out")
         try await PostgresJobStore.withStore(at: try server.location(), logger: Self.logger) { store in
-            let jobs = try (0..<200).map { try Self.job(directory.appending("in/\($0).png"), output: output) }
+            let jobs = try (0..<200).map { try Job.stored(directory.appending("in/\($0).png"), output: output) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for job in jobs {
@@ -121,7 +104,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "store-latin1")
         defer { directory.remove() }
         let source = FilePath(bytes: Data("/in/caf".utf8) + Data([0xE9]) + Data(".png".utf8))
-        let job = try Self.job(source, output: directory.appending("out"))
+        let job = try Job.stored(source, output: directory.appending("out"))
         try await store.with(in: directory) { journal in
             try await journal.accept(job)
             try await journal.begin(job)

@@ -1,3 +1,5 @@
+import ChuteApp
+import ChuteCatalog
 import ChuteCore
 import ChutePostgres
 import ChuteRuntime
@@ -26,6 +28,27 @@ enum StoreUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable
                 try await body(store)
             }
         }
+    }
+}
+
+extension Job {
+    /// A job of the rule `r` (anything → JPEG into `output`) on `source`, with a fixed fingerprint: what the store
+    /// tests record.
+    static func stored(_ source: FilePath, output: FilePath, name: String = "out.jpg") throws -> Job {
+        let rule = Rule(
+            name: "r",
+            match: [try GlobPattern("*")],
+            to: try #require(Engines.registry.format(named: "jpg")),
+            output: output
+        )
+        return Job(
+            source: source,
+            root: source.removingLastComponent(),
+            rule: rule,
+            plan: OutputPlan(directory: output, name: FilePath.Component(name)!),
+            fingerprint: SourceFingerprint(device: 1, inode: 2, size: 3, modifiedNanoseconds: 4),
+            sniffed: .png
+        )
     }
 }
 
