@@ -239,8 +239,6 @@ package final class PostgresJobStore: JobStore {
                 }
                 try await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(2))
-            } catch let error as PostgresStoreError {
-                throw error
             } catch let error as CancellationError {
                 throw error
             } catch {
