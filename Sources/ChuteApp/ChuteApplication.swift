@@ -151,7 +151,16 @@ package struct ChuteApplication {
             let journal = try SQLiteJobStore(path: self.journalPath)
             try await self.run(on: journal, origin: journal.origin, notify: notify)
         case .postgres(let location):
-            try await PostgresJobStore.withStore(at: location, logger: self.logger) { store in
+            let budget = Self.budget(self.config.settings)
+            let host = ProcessInfo.processInfo.hostName
+            let agent = AgentInfo(
+                name: location.agent ?? host,
+                host: host,
+                lanes: Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu),
+                cpu: budget.cpu,
+                memory: budget.memory
+            )
+            try await PostgresJobStore.withStore(at: location, agent: agent, logger: self.logger) { store in
                 try await self.run(on: store, origin: store.origin, notify: notify)
             }
         }
@@ -185,7 +194,8 @@ package struct ChuteApplication {
         }
         // Outputs, sidecars and sources moved across file systems are written under temporary names first.
         for folder in Set(self.config.rules.flatMap(\.writtenFolders)) {
-            for path in OutputCommitter.removeStaleTemporaries(below: folder) {
+            for path in OutputCommitter.removeStaleTemporaries(below: folder, of: (journal as? any SharedQueue)?.agent)
+            {
                 self.logger.info(
                     "Removed a temporary file left by an earlier run",
                     metadata: ["path": "\(LogText.escaped(path))"]
@@ -215,7 +225,26 @@ package struct ChuteApplication {
         // Every job enters through the submitter, which records it in the journal before the queue has it; each one's
         // end goes to its origin's sink (the intake's, for a watched file) and to its ticket.
         let tickets = JobTickets()
-        let submitter = JobSubmitter(store: journal, queue: queue, tickets: tickets, logger: self.logger)
+        // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
+        let lanes = Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu)
+        // On a store that agents share, the jobs found here are offered to all, and claimed as the lanes free up.
+        let claims = (journal as? any SharedQueue).map { shared in
+            JobClaims(
+                store: shared,
+                queue: queue,
+                tickets: tickets,
+                cancellations: cancellations,
+                lanes: lanes,
+                logger: self.logger
+            )
+        }
+        let submitter = JobSubmitter(
+            store: journal,
+            queue: queue,
+            tickets: tickets,
+            claims: claims,
+            logger: self.logger
+        )
         let disposer = SourceDisposer(config: self.config, journal: journal, logger: self.logger)
         let intake = Intake(
             config: self.config,
@@ -226,8 +255,6 @@ package struct ChuteApplication {
             logger: self.logger,
             events: events
         )
-        // Every engine has its lanes, so that rules reloaded later may use any; an idle lane starts no worker.
-        let lanes = Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu)
         await self.resubmitUploads(recovery.resubmitted, spool: spool, journal: journal, submitter: submitter)
         let receiving = Uploads.Receiving()
         let uploads = Uploads(
@@ -243,7 +270,7 @@ package struct ChuteApplication {
         )
         let runtime = JobRuntime(
             queue: queue,
-            completions: JobCompletions(watched: [intake, disposer], tickets: tickets),
+            completions: JobCompletions(watched: [intake, disposer], tickets: tickets, claims: claims),
             watchedFolders: intake.watchedFolders,
             launcher: self.launcher,
             journal: journal,
@@ -306,17 +333,19 @@ package struct ChuteApplication {
         }
         // The disposer stops after the runtime has drained: a source whose timer is still running then is disposed of
         // at the next start.
-        services += [
-            disposer, runtime, watch, signalService, api,
-            HistoryPruning(journal: journal, retention: self.config.settings.historyRetention, logger: self.logger),
-            UploadSweeping(
-                spool: spool,
-                journal: journal,
-                retention: self.config.settings.uploadRetention,
-                receiving: { receiving.current },
-                logger: self.logger
-            ),
-        ]
+        // The claims go on after the runtime stopped: the leases of the jobs that finish in the grace period hold.
+        services +=
+            [disposer] + (claims.map { [$0] } ?? []) + [
+                runtime, watch, signalService, api,
+                HistoryPruning(journal: journal, retention: self.config.settings.historyRetention, logger: self.logger),
+                UploadSweeping(
+                    spool: spool,
+                    journal: journal,
+                    retention: self.config.settings.uploadRetention,
+                    receiving: { receiving.current },
+                    logger: self.logger
+                ),
+            ]
         if let watchdog { services.insert(watchdog, at: 0) }
         if let notifier { services.append(notifier) }
         let group = ServiceGroup(

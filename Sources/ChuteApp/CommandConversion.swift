@@ -116,7 +116,7 @@ package struct CommandConversion {
             return Self.summary(of: [final] + others, format: format, sidecar: sidecar)
         case .failed(let failure), .postponed(let failure):
             throw Self.inCommandTerms(failure)
-        case .cancelled, .cancelledOnRequest:
+        case .cancelled, .cancelledOnRequest, .handedOver:
             throw ConversionFailure(.cancelled, "cancelled")
         case .vanished:
             throw ConversionFailure(.corruptInput, "\(self.input) went away while it was converted")

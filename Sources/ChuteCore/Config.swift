@@ -220,7 +220,9 @@ package struct Settings: Sendable, Equatable {
     package var requestTimeout: Duration = .seconds(600)
     /// `store` (`sqlite` or a `postgres://USER@HOST:PORT/DATABASE` address, default `sqlite`): where jobs are kept:
     /// the journal beside the rules, or a PostgreSQL database (``StoreLocation``). `storePasswordFile` (path) names the
-    /// file holding the database's password; without it the password is read from `CHUTE_STORE_PASSWORD`.
+    /// file holding the database's password; without it the password is read from `CHUTE_STORE_PASSWORD`. With a
+    /// database, `agent` (string, default the host name) names this daemon among the agents sharing it, and
+    /// `agentLease` (duration, default 30s) is how long its claim on a job holds without a heartbeat.
     package var store = StoreLocation.journal
     /// `api` (mapping): where the daemon's status API listens (``APISettings``).
     package var api = APISettings()

@@ -41,7 +41,7 @@ extension ConfigReader.Walker {
         ]
         + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
         + ["historyRetention", "uploadRetention", "maxUploadSize", "maxUploads", "maxQueued", "requestTimeout", "api"]
-        + ["digestAt", "digestEvery", "store", "storePasswordFile"]
+        + ["digestAt", "digestEvery", "store", "storePasswordFile", "agent", "agentLease"]
     /// The keys of one `notify:` entry: `url` (a webhook) or `ntfy` (a topic), and `on`.
     static let notifyKeys = ["url", "ntfy", "on"]
 
@@ -837,6 +837,30 @@ extension ConfigReader.Walker {
                 settings.store = .postgres(location)
             } else {
                 self.report("'storePasswordFile' is for a PostgreSQL store (store: postgres://…)", at: entry.key)
+            }
+        }
+        if let entry = fields["agent"], let name = self.string(entry, expected: "an agent's name") {
+            if case .postgres(var location) = settings.store {
+                if name.isEmpty || name.count > 63 || name.contains(where: { $0.isWhitespace || $0.isNewline }) {
+                    self.report("'agent' must be a name of 1 to 63 characters without spaces", at: entry.value)
+                } else {
+                    location.agent = name
+                    settings.store = .postgres(location)
+                }
+            } else {
+                self.report("'agent' is for a PostgreSQL store that agents share (store: postgres://…)", at: entry.key)
+            }
+        }
+        if let entry = fields["agentLease"], let lease = self.duration(entry) {
+            if case .postgres(var location) = settings.store {
+                if lease >= .seconds(3) {
+                    location.lease = lease
+                    settings.store = .postgres(location)
+                } else {
+                    self.report("'agentLease' must be 3s or longer", at: entry.value)
+                }
+            } else {
+                self.report("'agentLease' is for a PostgreSQL store (store: postgres://…)", at: entry.key)
             }
         }
         if let entry = fields["concurrency"] {

@@ -222,6 +222,6 @@ package enum ConfigSchema {
         "digestAt": .object(["type": .string("string"), "pattern": .string("^[0-9]{1,2}:[0-9]{2}$")]),
         "digestEvery": Self.duration,
         "store": .object(["type": .string("string"), "pattern": .string("^(sqlite|journal|postgres(ql)?://.+)$")]),
-        "storePasswordFile": Self.string,
+        "storePasswordFile": Self.string, "agent": Self.string, "agentLease": Self.duration,
     ]) { first, _ in first }
 }

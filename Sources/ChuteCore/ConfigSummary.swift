@@ -283,7 +283,8 @@ package enum ConfigSummary {
         let password =
             location.passwordFile.map { "its password in \($0)" }
             ?? "its password from \(PostgresLocation.passwordVariable), if any"
-        return ", \(encryption), \(password)"
+        let agent = location.agent.map { "as agent \($0)" } ?? "as the agent named by the host name"
+        return ", \(encryption), \(password), \(agent), leases of \(ValueParsing.describe(location.lease))"
     }
 
     /// The settings line, with each engine's concurrency (`auto` when sized to the machine's cores).

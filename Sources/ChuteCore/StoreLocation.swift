@@ -49,6 +49,15 @@ package struct PostgresLocation: Sendable, Equatable {
     package var encryption: Encryption
     /// The file holding the password (its first line), or `nil` for `CHUTE_STORE_PASSWORD` or none.
     package var passwordFile: FilePath?
+    /// This daemon's name among the agents that share the database (`settings.agent`), or `nil` for the machine's
+    /// host name.
+    package var agent: String?
+    /// How long an agent's claim on a job holds without a heartbeat (`settings.agentLease`): once it runs out, another
+    /// agent takes the job over.
+    package var lease: Duration = Self.defaultLease
+
+    /// The lease unless `agentLease` says otherwise.
+    package static let defaultLease: Duration = .seconds(30)
 
     package init(
         host: String,

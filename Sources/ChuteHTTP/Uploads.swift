@@ -147,7 +147,7 @@ package struct Uploads: Sendable {
                 status: .unprocessableContent,
                 message: "\(failure.message) (\(failure.code.rawValue))"
             )
-        case .cancelled, .cancelledOnRequest, .vanished, .skipped:
+        case .cancelled, .cancelledOnRequest, .vanished, .skipped, .handedOver:
             self.spool.remove(job.id)
             throw StatusAPI.problem(.serviceUnavailable, "the job was cancelled before it converted anything")
         }

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOSSL
 import PostgresNIO
+import Synchronization
 import SystemPackage
 
 /// The ``JobStore`` in a PostgreSQL database (`settings.store: postgres://…`): the same records as the journal's,
@@ -12,8 +13,9 @@ import SystemPackage
 ///
 /// A source is named by its path, size and modification time, never by its device and inode, which differ between
 /// the machines that see one share; a group by its folder's path and rule. The schema is migrated at start, by one
-/// agent at a time (``PostgresSchema``), and one agent at a time runs on a database: claims, which let several share
-/// its queue, are not built yet.
+/// agent at a time (``PostgresSchema``). Several agents share its queue (``SharedQueue``, in
+/// PostgresJobStore+Claims.swift): each job's row says which agent holds it, under which lease, until when; every
+/// write of a job this agent holds is fenced by the lease's token.
 ///
 /// A statement that loses its connection (the server restarted, the network dropped) is tried again on a new one for
 /// up to ``reconnectWindow``: every write is idempotent (an update of one job's row, or an insert of a row the store
@@ -27,27 +29,44 @@ package final class PostgresJobStore: JobStore {
     package let location: PostgresLocation
     /// Whether the database was new (``StoreOrigin/created``) or had a schema already.
     package let origin: StoreOrigin
-    private let client: PostgresClient
-    private let logger: Logger
+    package let agent: String
+    package var lease: Duration { self.location.lease }
+    let client: PostgresClient
+    let logger: Logger
+    /// How the listener for the work channel connects.
+    let listenerConfiguration: PostgresConnection.Configuration
+    /// The jobs this agent holds: each one's lease token, and when its lease was last renewed on this agent's clock.
+    let held = Mutex<[String: (token: Int64, renewed: ContinuousClock.Instant)]>([:])
 
-    private init(location: PostgresLocation, origin: StoreOrigin, client: PostgresClient, logger: Logger) {
+    private init(
+        location: PostgresLocation,
+        origin: StoreOrigin,
+        agent: String,
+        client: PostgresClient,
+        listenerConfiguration: PostgresConnection.Configuration,
+        logger: Logger
+    ) {
         self.location = location
         self.origin = origin
+        self.agent = agent
         self.client = client
+        self.listenerConfiguration = listenerConfiguration
         self.logger = logger
     }
 
-    /// Connects to the database, migrates its schema, takes the agent lock, and runs `body` with the store; the pool
-    /// is closed when `body` returns or throws.
+    /// Connects to the database, migrates its schema, takes the lock on the agent's name, records the agent, and
+    /// runs `body` with the store; the pool is closed when `body` returns or throws.
     ///
     /// A connection of its own comes first, so that a wrong password or an unknown database is said at once, with the
     /// server's message (the pool would try again for a minute, then say only that it gave up); it then holds the
-    /// agent lock for as long as `body` runs.
+    /// lock on the agent's name for as long as `body` runs.
     ///
+    /// - Parameter agent: this agent, whose name ``PostgresLocation/agent`` gives (or the host name).
     /// - Throws: ``PostgresStoreError`` when the password cannot be read, the database cannot be reached or migrated,
-    ///   or another agent runs on it; whatever `body` throws.
+    ///   or another agent of the same name runs on it; whatever `body` throws.
     package static func withStore<Result: Sendable>(
         at location: PostgresLocation,
+        agent: AgentInfo,
         logger: Logger,
         _ body: (PostgresJobStore) async throws -> Result
     ) async throws -> Result {
@@ -59,24 +78,23 @@ package final class PostgresJobStore: JobStore {
             throw PostgresStoreError("\(failure): \(error)")
         }
         let connection: PostgresConnection
+        let configuration: PostgresConnection.Configuration
         let before: Int32
         do {
-            connection = try await PostgresConnection.connect(
-                configuration: try Self.connectionConfiguration(location, password: password),
-                id: 0,
-                logger: logger
-            )
+            configuration = try Self.connectionConfiguration(location, password: password)
+            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
         } catch {
             throw PostgresStoreError(failure, cause: error)
         }
         do {
             before = try await PostgresSchema.migrate(connection, logger: logger)
-            guard try await Self.takeAgentLock(connection, logger: logger) else {
+            guard try await Self.takeAgentLock(agent.name, connection, logger: logger) else {
                 throw PostgresStoreError(
-                    "\(failure): another Chute runs on this database; one at a time does until agents can share its "
-                        + "queue"
+                    "\(failure): an agent named '\(agent.name)' runs on this database already; give each agent its "
+                        + "own name (settings.agent)"
                 )
             }
+            try await Self.register(agent, connection, logger: logger)
         } catch let error as PostgresStoreError {
             try? await connection.close()
             throw error.message.hasPrefix(failure) ? error : PostgresStoreError("\(failure): \(error.message)")
@@ -93,7 +111,9 @@ package final class PostgresJobStore: JobStore {
         let store = PostgresJobStore(
             location: location,
             origin: before == 0 ? .created : .existing,
+            agent: agent.name,
             client: client,
+            listenerConfiguration: configuration,
             logger: logger
         )
         let result: Swift.Result<Result, any Error> = await withTaskGroup(of: Void.self) { group in
@@ -105,23 +125,42 @@ package final class PostgresJobStore: JobStore {
                 return .failure(error)
             }
         }
-        // The agent lock goes with its connection.
+        // The lock on the agent's name goes with its connection.
         try? await connection.close()
         return try result.get()
     }
 
-    /// Takes the lock one agent holds on a database, for as long as its connection lasts.
+    /// Takes the lock an agent holds on its name, for as long as its connection lasts.
     ///
-    /// - Returns: `false` when another agent holds it.
-    private static func takeAgentLock(_ connection: PostgresConnection, logger: Logger) async throws -> Bool {
+    /// - Returns: `false` when another agent of that name holds it.
+    private static func takeAgentLock(
+        _ name: String,
+        _ connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Bool {
         var locked = false
         for try await taken in try await connection.query(
-            "SELECT pg_try_advisory_lock(\(PostgresSchema.agentLock))",
+            "SELECT pg_try_advisory_lock(\(PostgresSchema.agentLock), hashtext(\(name)))",
             logger: logger
         ).decode(Bool.self) {
             locked = taken
         }
         return locked
+    }
+
+    /// Records an agent as started now, with its host, engines and budget.
+    private static func register(_ agent: AgentInfo, _ connection: PostgresConnection, logger: Logger) async throws {
+        let engines = agent.lanes.filter { $0.value > 0 }.keys.map(\.rawValue).sorted()
+        try await connection.query(
+            """
+            INSERT INTO agent (name, host, pid, engines, cpu, memory, started_at, heartbeat)
+            VALUES (\(agent.name), \(agent.host), \(Int32(getpid())), \(engines), \(agent.cpu), \(agent.memory), now(),
+              now())
+            ON CONFLICT (name) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, engines = EXCLUDED.engines,
+              cpu = EXCLUDED.cpu, memory = EXCLUDED.memory, started_at = now(), heartbeat = now()
+            """,
+            logger: logger
+        )
     }
 
     private static func connectionConfiguration(
@@ -219,7 +258,7 @@ package final class PostgresJobStore: JobStore {
         try await Task { try await work() }.value
     }
 
-    private func retrying<T>(_ work: (PostgresClient) async throws -> T) async throws -> T {
+    func retrying<T>(_ work: (PostgresClient) async throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + Self.reconnectWindow
         var delay = Duration.milliseconds(100)
         var warned = false
@@ -265,27 +304,28 @@ package final class PostgresJobStore: JobStore {
 
     // MARK: Accepting and running jobs
 
+    /// Offers the job to the agents' shared queue (``offer(_:cost:)``); its id may then differ from the store's.
     package func accept(_ job: Job) async throws {
-        try await self.record(job, state: .queued, startedAt: nil, members: nil)
+        _ = try await self.offer(job, cost: job.estimatedCost ?? 0)
     }
 
+    /// Writes a job's row anew as `running`, with its source's fingerprint, its rule, folder and origin; fenced by
+    /// its lease.
     package func begin(_ job: Job) async throws {
         let members: Data? = try job.isGroup ? JSONEncoder().encode(job.members) : nil
-        try await self.record(job, state: .running, startedAt: Date(), members: members)
-    }
-
-    /// Writes a job's row anew in `state`, with its source's fingerprint, its rule, folder and origin.
-    private func record(_ job: Job, state: JobState, startedAt: Date?, members: Data?) async throws {
         let fingerprint = job.fingerprint
-        let (now, started) = (Date().timeIntervalSince1970, startedAt?.timeIntervalSince1970)
-        try await self.write(
+        let now = Date().timeIntervalSince1970
+        let token = self.token(of: job.id)
+        try await self.fenced(
+            job.id,
+            token: token,
             """
             INSERT INTO job (id, source, device, inode, size, modified, changed, rule, state, output_folder, origin,
-              updated_at, started_at, members)
+              updated_at, started_at, members, lane, agent)
             VALUES (\(job.id), \(Self.bytes(job.source)), \(Int64(bitPattern: fingerprint.device)),
               \(Int64(bitPattern: fingerprint.inode)), \(fingerprint.size), \(fingerprint.modifiedNanoseconds),
-              \(fingerprint.changedNanoseconds), \(job.rule.name), \(state.rawValue), \(Self.bytes(job.plan.directory)),
-              \(job.origin.rawValue), \(now), \(started), \(members))
+              \(fingerprint.changedNanoseconds), \(job.rule.name), 'running', \(Self.bytes(job.plan.directory)),
+              \(job.origin.rawValue), \(now), \(now), \(members), \(job.engine.rawValue), \(self.agent))
             ON CONFLICT (id) DO UPDATE SET source = EXCLUDED.source, device = EXCLUDED.device,
               inode = EXCLUDED.inode, size = EXCLUDED.size, modified = EXCLUDED.modified, changed = EXCLUDED.changed,
               rule = EXCLUDED.rule, state = EXCLUDED.state, output_folder = EXCLUDED.output_folder,
@@ -294,6 +334,8 @@ package final class PostgresJobStore: JobStore {
               sidecar_path = NULL, sidecar_folder = NULL, sidecar_skipped = false, sha256 = NULL,
               failure_code = NULL, failure_message = NULL, quarantine = NULL, engine = NULL, estimated_cost = NULL,
               cpu_seconds = NULL
+            WHERE \(token)::bigint IS NULL OR job.lease_token = \(token)
+            RETURNING id
             """
         )
     }
@@ -309,24 +351,32 @@ package final class PostgresJobStore: JobStore {
     ) async throws {
         let encoded = try JSONEncoder().encode(sidecar)
         let encodedParts = try parts.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-        try await self.write(
+        let token = self.token(of: jobID)
+        try await self.fenced(
+            jobID,
+            token: token,
             """
             UPDATE job SET state = 'committing', output_inode = \(Int64(bitPattern: outputInode)), sidecar = \(encoded),
               sha256 = \(sidecar.source.sha256), sidecar_folder = \(sidecarFolder.map(Self.bytes)),
               sidecar_skipped = \(!writesSidecar), output_parts = \(encodedParts)::jsonb,
               engine = \(cost?.engine.rawValue), estimated_cost = \(cost?.sample.estimate),
               cpu_seconds = \(cost?.sample.cpuSeconds), updated_at = \(Date().timeIntervalSince1970)
-            WHERE id = \(jobID)
+            WHERE id = \(jobID) AND (\(token)::bigint IS NULL OR lease_token = \(token))
+            RETURNING id
             """
         )
     }
 
     package func finish(_ jobID: String, output: FilePath, sidecar: FilePath?) async throws {
-        try await self.write(
+        let token = self.token(of: jobID)
+        try await self.fenced(
+            jobID,
+            token: token,
             """
             UPDATE job SET state = 'completed', output = \(Self.bytes(output)), sidecar = NULL,
               sidecar_path = \(sidecar.map(Self.bytes)), updated_at = \(Date().timeIntervalSince1970)
-            WHERE id = \(jobID)
+            WHERE id = \(jobID) AND (\(token)::bigint IS NULL OR lease_token = \(token))
+            RETURNING id
             """
         )
     }
@@ -340,32 +390,54 @@ package final class PostgresJobStore: JobStore {
     }
 
     private func end(_ jobID: String, state: JobState, reason: ConversionFailure, sidecar: FilePath?) async throws {
-        try await self.write(
+        let token = self.token(of: jobID)
+        try await self.fenced(
+            jobID,
+            token: token,
             """
             UPDATE job SET state = \(state.rawValue), sidecar = NULL, failure_code = \(reason.code.rawValue),
               failure_message = \(reason.message), sidecar_path = \(sidecar.map(Self.bytes)),
               updated_at = \(Date().timeIntervalSince1970)
-            WHERE id = \(jobID)
+            WHERE id = \(jobID) AND (\(token)::bigint IS NULL OR lease_token = \(token))
+            RETURNING id
             """
         )
     }
 
+    /// Gives the job back to the agents' queue, where any agent that found its file claims it again.
     package func interrupt(_ jobID: String) async throws {
-        try await self.write(
-            "UPDATE job SET state = 'interrupted', updated_at = \(Date().timeIntervalSince1970) WHERE id = \(jobID)"
+        let token = self.token(of: jobID)
+        try await self.fenced(
+            jobID,
+            token: token,
+            """
+            UPDATE job SET \(unescaped: Self.requeued), updated_at = \(Date().timeIntervalSince1970)
+            WHERE id = \(jobID) AND (\(token)::bigint IS NULL OR lease_token = \(token))
+            RETURNING id
+            """
         )
+        try await self.notifyWork()
     }
 
     package func forget(_ jobID: String) async throws {
-        try await self.write("DELETE FROM job WHERE id = \(jobID)")
+        let token = self.token(of: jobID)
+        try await self.fenced(
+            jobID,
+            token: token,
+            "DELETE FROM job WHERE id = \(jobID) AND (\(token)::bigint IS NULL OR lease_token = \(token)) RETURNING id"
+        )
     }
 
     package func skipDuplicate(_ jobID: String, of output: FilePath, sha256: String) async throws {
-        try await self.write(
+        let token = self.token(of: jobID)
+        try await self.fenced(
+            jobID,
+            token: token,
             """
             UPDATE job SET state = 'completed', output = \(Self.bytes(output)), sha256 = \(sha256), sidecar = NULL,
               updated_at = \(Date().timeIntervalSince1970)
-            WHERE id = \(jobID)
+            WHERE id = \(jobID) AND (\(token)::bigint IS NULL OR lease_token = \(token))
+            RETURNING id
             """
         )
     }
@@ -467,7 +539,9 @@ package final class PostgresJobStore: JobStore {
             """
             SELECT id, source, rule, state, origin, output_folder, output_inode, sidecar, sidecar_folder,
               sidecar_skipped, output_parts::text AS output_parts FROM job
-            WHERE state IN ('queued', 'running', 'interrupted', 'committing') ORDER BY updated_at, id
+            WHERE (agent = \(self.agent) AND state IN ('queued', 'running', 'interrupted', 'committing'))
+              OR (agent IS NULL AND state IN ('running', 'interrupted', 'committing'))
+            ORDER BY updated_at, id
             """
         ).map { row in
             let stage: UnfinishedJob.Stage
@@ -545,7 +619,7 @@ package final class PostgresJobStore: JobStore {
                   \(Self.bytes(job.sidecar)), \(job.sha256), \(job.failure?.code.rawValue),
                   \(job.failure?.message), \((job.endedAt ?? Date()).timeIntervalSince1970),
                   \(job.startedAt?.timeIntervalSince1970))
-                ON CONFLICT (id) DO NOTHING
+                ON CONFLICT DO NOTHING
                 """
             }
         )

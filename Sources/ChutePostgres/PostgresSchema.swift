@@ -7,8 +7,11 @@ import PostgresNIO
 enum PostgresSchema {
     /// The advisory lock that migrations run under (the bytes of "chute" and a 1).
     static let migrationLock: Int64 = 0x63_6875_7465_01
-    /// The advisory lock one agent holds for as long as it runs (the bytes of "chute" and a 2).
-    static let agentLock: Int64 = 0x63_6875_7465_02
+    /// The first key of the advisory lock an agent holds on its name for as long as it runs (the bytes of "chu" and
+    /// a 2); the second is the name's hash.
+    static let agentLock: Int32 = 0x63_6875_02
+    /// The channel whose notifications say that a job is there to claim.
+    static let workChannel = "chute_work"
 
     /// One migration: its version, what it is for, and its statements.
     struct Migration {
@@ -72,7 +75,48 @@ enum PostgresSchema {
                 )
                 """,
             ]
-        )
+        ),
+        Migration(
+            version: 2,
+            name: "a queue that agents share",
+            statements: [
+                // Who holds (or last held) a job, its lane, its lease's token and end on the server's clock, and when
+                // it was queued on that clock (for the ageing limit).
+                """
+                ALTER TABLE job ADD COLUMN agent text, ADD COLUMN lane text, ADD COLUMN lease_token bigint,
+                  ADD COLUMN lease_until timestamptz, ADD COLUMN queued_at double precision
+                """,
+                "CREATE SEQUENCE chute_lease_token",
+                // One job per version of a source and rule: the agents that find one file offer one job.
+                """
+                UPDATE job SET state = 'retried' WHERE id IN (
+                  SELECT id FROM (
+                    SELECT id, ROW_NUMBER() OVER (PARTITION BY rule, source, size, modified ORDER BY updated_at DESC)
+                      AS newer
+                    FROM job WHERE state <> 'retried' AND modified <> -1
+                  ) AS versions WHERE newer > 1
+                )
+                """,
+                """
+                CREATE UNIQUE INDEX job_version ON job (rule, source, size, modified)
+                  WHERE state <> 'retried' AND modified <> -1
+                """,
+                "CREATE INDEX job_claimable ON job (lane, estimated_cost) WHERE state = 'queued' AND agent IS NULL",
+                "CREATE INDEX job_leased ON job (lease_until) WHERE agent IS NOT NULL",
+                """
+                CREATE TABLE agent (
+                  name text PRIMARY KEY,
+                  host text NOT NULL,
+                  pid integer NOT NULL,
+                  engines text[] NOT NULL,
+                  cpu integer NOT NULL,
+                  memory bigint NOT NULL,
+                  started_at timestamptz NOT NULL,
+                  heartbeat timestamptz NOT NULL
+                )
+                """,
+            ]
+        ),
     ]
 
     /// The newest version this build knows.

@@ -319,7 +319,7 @@ package actor Intake: JobCompletionSink {
             self.postponed[job.source] = job
             self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
             retryAt = self.clock.date() + TimeInterval(delay.components.seconds)
-        case .cancelled, .vanished:
+        case .cancelled, .vanished, .handedOver:
             break
         }
         if self.recheck.remove(job.source) != nil {
@@ -910,7 +910,7 @@ extension Intake {
             )
             self.retryContinuation.yield(Retry(path: job.source, root: job.root, delay: delay))
             return self.clock.date() + TimeInterval(delay.components.seconds)
-        case .cancelled, .vanished:
+        case .cancelled, .vanished, .handedOver:
             self.releaseGroup(job)
         }
         return nil

@@ -37,6 +37,9 @@ package struct Job: Sendable, Identifiable {
     package var attempt = 1
     /// Where it came from, which decides what becomes of its source once it ends.
     package var origin = JobOrigin.watched
+    /// In a store that agents share, the agent and lease that hold it (`north-17`): its temporary files are named
+    /// after them, so that another agent's run of the same job never meets them; `nil` otherwise.
+    package var claim: String?
 
     /// Whether the job joins the files of a group.
     package var isGroup: Bool { !self.members.isEmpty }

@@ -14,14 +14,17 @@ package protocol JobCompletionSink: Sendable {
 package struct JobCompletions: JobCompletionSink {
     private let watched: [any JobCompletionSink]
     private let tickets: JobTickets
+    private let claims: JobClaims?
 
     /// - Parameters:
     ///   - watched: where jobs of watched files go, in order (the intake, then the source's disposal); none where
     ///     nothing is watched (`chute convert`).
     ///   - tickets: the tickets that each job's outcome ends.
-    package init(watched: [any JobCompletionSink], tickets: JobTickets) {
+    ///   - claims: an agent's claims on a shared queue, whose lane is free again once its job ended.
+    package init(watched: [any JobCompletionSink], tickets: JobTickets, claims: JobClaims? = nil) {
         self.watched = watched
         self.tickets = tickets
+        self.claims = claims
     }
 
     package func jobFinished(_ job: Job, outcome: JobOutcome) async -> Date? {
@@ -38,6 +41,7 @@ package struct JobCompletions: JobCompletionSink {
             // The spool keeps the upload and its outputs for their retention (UploadSpool.sweep), for download.
             break
         }
+        await self.claims?.finished(job)
         self.tickets.end(job.id, with: outcome)
         return retryAt
     }

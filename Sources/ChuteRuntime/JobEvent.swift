@@ -140,6 +140,12 @@ package struct JobEvent: Sendable, Codable, Hashable {
             self.init(.cancelled, of: job, message: "cancelled on request")
         case .vanished:
             self.init(.vanished, of: job, message: "the source was deleted or moved away; nothing was written")
+        case .handedOver:
+            self.init(
+                .cancelled,
+                of: job,
+                message: "its lease was lost: another agent holds it now; nothing of this run was published"
+            )
         }
     }
 

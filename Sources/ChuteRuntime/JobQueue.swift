@@ -93,17 +93,23 @@ package actor JobQueue {
     /// - Returns: `false` when the queue is closed or the same source is already queued or running.
     @discardableResult
     package nonisolated func submit(_ job: Job) async -> Bool {
+        await self.submit(job, demand: await self.estimate(job))
+    }
+
+    /// What the cost model makes of a job from its file's headers (``JobDemand``), before the history refines it.
+    package nonisolated func estimate(_ job: Job) async -> JobDemand {
         let threads = self.budget.threads(job.engine)
         let (source, root, sniffed, size) = (job.source, job.root, job.sniffed, job.fingerprint.size)
-        let demand = await Blocking.run {
+        return await Blocking.run {
             let header = sniffed.map { SourceInspector.header(of: source, type: $0, beneath: root) } ?? MediaHeader()
             return JobDemand.estimate(category: sniffed?.category, size: size, header: header, threads: threads)
         }
-        return await self.enqueue(job, demand: demand)
     }
 
-    /// Adds a job whose demand the model estimated, its cost refined by the history.
-    private func enqueue(_ job: Job, demand estimated: JobDemand) -> Bool {
+    /// Adds a job whose demand the model estimated (``estimate(_:)``), its cost refined by the history.
+    ///
+    /// - Returns: `false` when the queue is closed or the same source is already queued or running.
+    package func submit(_ job: Job, demand estimated: JobDemand) -> Bool {
         guard case .accepting = self.state, !self.activePaths.contains(job.source) else { return false }
         var job = job
         job.estimatedCost = estimated.cost
@@ -222,6 +228,12 @@ package actor JobQueue {
     /// Whether a source is queued or running.
     package func isActive(_ source: FilePath) -> Bool {
         self.activePaths.contains(source)
+    }
+
+    /// Whether the queue stopped handing out work (``close()``).
+    package var isClosed: Bool {
+        if case .closed = self.state { return true }
+        return false
     }
 
     /// How many jobs are waiting and how many are running.

@@ -25,6 +25,9 @@ package enum JobOutcome: Sendable, Equatable {
     /// A transient failure (the target's disk is full, the source is busy): nothing was recorded, and the intake
     /// tries the file again after a back-off.
     case postponed(ConversionFailure)
+    /// This agent lost its lease on the job (``LeaseLost``): another agent holds it now, or ran it. Nothing of this
+    /// run was recorded or published.
+    case handedOver
 }
 
 /// A job whose worker is done with it.
@@ -133,6 +136,8 @@ package struct JobRunner: Sendable {
         async let hashing = Self.hashes(of: job, source: source, beneath: root, known: duplicate.hash)
         do {
             try await self.journal.begin(job)
+        } catch let lost as LeaseLost {
+            return .ended(Self.refuse(lost, logger))
         } catch {
             return .ended(
                 await self.fail(record, ConversionFailure(.outputFailed, "cannot record the job: \(error)"), logger)
@@ -406,6 +411,9 @@ package struct JobRunner: Sendable {
                     }
                 }
             )
+        } catch let lost as LeaseLost {
+            removeTemporaries()
+            return Self.refuse(lost, logger)
         } catch {
             removeTemporaries()
             return await self.fail(
@@ -426,6 +434,13 @@ package struct JobRunner: Sendable {
                         + "Chute did not write; the output took a free name"
                 )
             }
+        }
+        do {
+            // The write above was fenced; a pause since (SIGSTOP, a frozen VM) may have outlasted the lease.
+            try await self.journal.confirmHeld(job.id, askingStore: false)
+        } catch {
+            removeTemporaries()
+            return Self.refuse(LeaseLost(jobID: job.id, why: "\(error)"), logger)
         }
         do throws(ConversionFailure) {
             // The renames, the folder's fsync and the sidecar's write can block for long on a slow or network mount:
@@ -546,6 +561,29 @@ package struct JobRunner: Sendable {
         return now.fingerprint != status.fingerprint
     }
 
+    /// ``JobOutcome/handedOver`` when the store says this agent lost its lease on the job, before anything of a
+    /// failure is written: the agent that holds the job now writes its sidecar.
+    private func lostLease(_ job: Job, _ logger: Logger) async -> JobOutcome? {
+        do {
+            try await self.journal.confirmHeld(job.id, askingStore: true)
+            return nil
+        } catch let lost as LeaseLost {
+            return Self.refuse(lost, logger)
+        } catch {
+            // The store cannot say: the failure is recorded as usual, and its write is fenced.
+            return nil
+        }
+    }
+
+    /// Logs that a result of this agent is refused because its lease on the job was lost.
+    private static func refuse(_ lost: LeaseLost, _ logger: Logger) -> JobOutcome {
+        logger.warning(
+            "Result refused: the lease on the job was lost, and nothing of this run is published",
+            metadata: ["reason": "\(LogText.escaped(lost.why))"]
+        )
+        return .handedOver
+    }
+
     /// Records a failed job: its sidecar, then its journal row. A transient failure of a watched file is not recorded:
     /// its journal row is dropped (so a restart tries it too) and the job is postponed; an upload's or a command's
     /// fails, since nothing would find its file again. A watched file is also postponed for any failure of a source
@@ -553,6 +591,7 @@ package struct JobRunner: Sendable {
     /// file is taken later. The source is not quarantined here: ``SourceDisposer`` does it once the source has been
     /// left alone for a while after the job.
     private func fail(_ record: Record, _ failure: ConversionFailure, _ logger: Logger) async -> JobOutcome {
+        if let lost = await self.lostLease(record.job, logger) { return lost }
         if !record.job.isGroup, Self.sourceVanished(record.job) { return await self.vanish(record.job, logger) }
         var failure = failure
         if !failure.isTransient, record.job.isGroup, let change = Self.changedMember(of: record.job) {
@@ -627,6 +666,7 @@ package struct JobRunner: Sendable {
     /// Records a job cancelled on request: its sidecar says `cancelled`, then its journal row, so that the same version
     /// of the file is not taken again (a new version is).
     private func cancelOnRequest(_ record: Record, _ logger: Logger) async -> JobOutcome {
+        if let lost = await self.lostLease(record.job, logger) { return lost }
         let reason = ConversionFailure(.cancelled, "cancelled on request")
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
         let sidecar = record.sidecar(output: nil, failure: reason, status: .cancelled)

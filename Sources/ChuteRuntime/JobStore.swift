@@ -68,6 +68,14 @@ package protocol JobStore: Sendable {
     /// completed with that output, so the same source is not taken again.
     func skipDuplicate(_ jobID: String, of output: FilePath, sha256: String) async throws
 
+    /// Confirms that this daemon may still publish the job's output or sidecar: in a store several agents share
+    /// (``SharedQueue``), that its lease on the job holds. A store of one daemon confirms every job.
+    ///
+    /// - Parameter askingStore: whether the store itself is asked; otherwise only this agent's clock is held against
+    ///   the lease's last renewal (for the moment before a rename, which a write just fenced).
+    /// - Throws: ``LeaseLost`` when the lease was lost.
+    func confirmHeld(_ jobID: String, askingStore: Bool) async throws
+
     // MARK: What the intake and the runner look up
 
     /// How the job of this version of a source ended, or `nil` when it has no completed, failed or cancelled job.
@@ -142,6 +150,10 @@ package protocol JobStore: Sendable {
 
     /// Forgets a kept notification once it was sent.
     func forgetNotification(_ id: Int64) async throws
+}
+
+extension JobStore {
+    package func confirmHeld(_ jobID: String, askingStore: Bool) async throws {}
 }
 
 /// How a store was found when it was opened: one created or replaced knows nothing of earlier runs until

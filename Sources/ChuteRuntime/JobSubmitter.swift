@@ -7,13 +7,18 @@ package struct JobSubmitter: Sendable {
     private let store: any JobStore
     private let queue: JobQueue
     private let tickets: JobTickets
+    private let claims: JobClaims?
     private let logger: Logger
 
-    /// - Parameter tickets: where the ticket of each job submitted waits for its outcome (``JobCompletions`` ends it).
-    package init(store: any JobStore, queue: JobQueue, tickets: JobTickets, logger: Logger) {
+    /// - Parameters:
+    ///   - tickets: where the ticket of each job submitted waits for its outcome (``JobCompletions`` ends it).
+    ///   - claims: an agent's claims on a queue that several agents share: the jobs are offered to it, and reach the
+    ///     local queue once claimed; `nil` for a store of one daemon.
+    package init(store: any JobStore, queue: JobQueue, tickets: JobTickets, claims: JobClaims? = nil, logger: Logger) {
         self.store = store
         self.queue = queue
         self.tickets = tickets
+        self.claims = claims
         self.logger = logger
     }
 
@@ -25,6 +30,7 @@ package struct JobSubmitter: Sendable {
     /// - Returns: its ticket, or `nil` when the queue refused it (closed, or the same source already queued or
     ///   running); a refused job leaves no record.
     package func submit(_ job: Job) async -> JobTicket? {
+        if let claims = self.claims { return await claims.submit(job) }
         var accepted = true
         do {
             try await self.store.accept(job)
@@ -67,6 +73,7 @@ package struct JobSubmitter: Sendable {
     ///
     /// - Returns: the job, or `nil` when it is not queued.
     package func withdraw(_ jobID: String) async -> Job? {
+        if let job = await self.claims?.withdraw(jobID) { return job }
         guard let job = await self.queue.withdraw(jobID) else { return nil }
         do {
             try await self.store.cancel(job.id, reason: Self.withdrawal, sidecar: nil)
@@ -76,6 +83,7 @@ package struct JobSubmitter: Sendable {
                 metadata: ["job.id": "\(job.id)", "error": "\(LogText.escaped("\(error)"))"]
             )
         }
+        await self.claims?.finished(job)
         self.tickets.end(job.id, with: .cancelledOnRequest)
         return job
     }

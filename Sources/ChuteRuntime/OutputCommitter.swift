@@ -13,9 +13,10 @@ package enum OutputCommitter {
     /// The prefix of every temporary file Chute writes; the watcher ignores such names.
     package static let temporaryPrefix = ".chute-"
 
-    /// The hidden temporary path a job's worker writes to, in the output's own folder.
+    /// The hidden temporary path a job's worker writes to, in the output's own folder: named after the job, and after
+    /// its claim in a store that agents share (``Job/claim``).
     package static func temporaryPath(for job: Job) -> FilePath {
-        job.plan.directory.appending("\(self.temporaryPrefix)\(job.id).partial")
+        job.plan.directory.appending("\(self.temporaryPrefix)\(job.id)\(job.claim.map { ".\($0)" } ?? "").partial")
     }
 
     /// The sidecar path for an output path.
@@ -291,13 +292,17 @@ package enum OutputCommitter {
 
     /// Removes Chute's temporary files left in a folder tree by a process that was killed.
     ///
+    /// - Parameter agent: in a store that agents share, this agent's name: only the temporary outputs of its own claims
+    ///   go (``Job/claim``), since other agents write into the same folders while it starts.
     /// - Returns: the paths removed.
     @discardableResult
-    package static func removeStaleTemporaries(below directory: FilePath) -> [FilePath] {
+    package static func removeStaleTemporaries(below directory: FilePath, of agent: String? = nil) -> [FilePath] {
         var removed: [FilePath] = []
+        let mark = agent.map { Array(".\($0)-".utf8) }
         for relative in SystemCall.files(below: directory) {
             let path = directory.pushing(relative)
-            guard path.lastComponent?.bytes.starts(with: self.temporaryPrefix.utf8) == true,
+            guard let name = path.lastComponent?.bytes, name.starts(with: self.temporaryPrefix.utf8),
+                mark.map({ name.firstRange(of: $0) != nil }) ?? true,
                 (try? SourceInspector.status(of: path))?.isRegularFile == true
             else { continue }
             if SystemCall.unlink(path) == 0 { removed.append(path) }

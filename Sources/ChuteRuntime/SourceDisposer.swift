@@ -75,7 +75,8 @@ package struct SourceDisposer: Service, JobCompletionSink {
             await self.schedule(job, .afterSuccess(output: earlier))
         case .failed(let failure) where !job.isGroup:
             await self.schedule(job, .quarantine(failure))
-        case .failed, .cancelled, .cancelledOnRequest, .vanished, .postponed:
+        case .failed, .cancelled, .cancelledOnRequest, .vanished, .postponed, .handedOver:
+            // A job handed over is disposed of by the agent that ends it.
             break
         }
         return nil

@@ -190,7 +190,7 @@ private let unknownKeyCases: [(String, String)] = [
             + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
             + "maxDuration, "
-            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile"
+            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -692,7 +692,7 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
                     + "maxDuration, "
-                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile",
+                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease",
             ]
         )
     }
@@ -1098,6 +1098,8 @@ private let badSettingsValueCases: [(String, String)] = [
           digestEvery: 12h
           store: postgres://chute@db.lan:5433/jobs?sslmode=require
           storePasswordFile: /etc/chute/db.pass
+          agent: nas-2
+          agentLease: 45s
         notify:
           - ntfy: http://ntfy.local/chute-alerts
             on: [failed, digest]
@@ -1170,6 +1172,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "digestAt": "from 07:45", "digestEvery": "digest every 12h",
         "store": "Jobs kept in PostgreSQL at chute@db.lan:5433/jobs, encrypted",
         "storePasswordFile": "its password in /etc/chute/db.pass",
+        "agent": "as agent nas-2", "agentLease": "leases of 45s",
     ]
 
     @Test func everyKeyTheFileSetsShows() throws {

@@ -10,29 +10,32 @@ import SystemPackage
 import Testing
 
 /// What the PostgreSQL store does beyond the journal's promises: a schema migrated once and never downgraded, one
-/// agent at a time, a server restarted under it, and a password kept out of the address.
+/// agent of a name at a time, a server restarted under it, and a password kept out of the address.
 @Suite struct PostgresJobStoreTests {
     private static let logger = Logger(label: "test")
 
-    @Test func theSchemaIsMigratedOnceAndASecondAgentIsRefused() async throws {
+    @Test func theSchemaIsMigratedOnceAndASecondAgentOfTheSameNameIsRefused() async throws {
         let server = try PostgresServer()
         defer { server.stop() }
         let location = try server.location()
-        try await PostgresJobStore.withStore(at: location, logger: Self.logger) { first in
+        try await PostgresJobStore.withStore(at: location, agent: .test(), logger: Self.logger) { first in
             #expect(first.origin == .created)
             let refusal = await #expect(throws: PostgresStoreError.self) {
-                try await PostgresJobStore.withStore(at: location, logger: Self.logger) { _ in }
+                try await PostgresJobStore.withStore(at: location, agent: .test(), logger: Self.logger) { _ in }
             }
-            print("a second agent: \(refusal?.description ?? "")")
-            #expect(refusal?.description.contains("another Chute runs on this database") == true)
+            print("a second agent of the same name: \(refusal?.description ?? "")")
+            #expect(refusal?.description.contains("an agent named 'test' runs on this database already") == true)
+            try await PostgresJobStore.withStore(at: location, agent: .test("other"), logger: Self.logger) { other in
+                #expect(other.origin == .existing)
+            }
         }
         // Once the first has stopped, the next opens the same schema, and applies nothing.
-        try await PostgresJobStore.withStore(at: location, logger: Self.logger) { second in
+        try await PostgresJobStore.withStore(at: location, agent: .test(), logger: Self.logger) { second in
             #expect(second.origin == .existing)
         }
         #expect(
             try server.psql("SELECT string_agg(version || ' ' || name, ',') FROM chute_migration")
-                == "1 jobs and kept notifications"
+                == "1 jobs and kept notifications,2 a queue that agents share"
         )
     }
 
@@ -40,13 +43,13 @@ import Testing
         let server = try PostgresServer()
         defer { server.stop() }
         let location = try server.location()
-        try await PostgresJobStore.withStore(at: location, logger: Self.logger) { _ in }
+        try await PostgresJobStore.withStore(at: location, agent: .test(), logger: Self.logger) { _ in }
         try server.psql("INSERT INTO chute_migration (version, name) VALUES (99, 'from a newer Chute')")
         let refusal = await #expect(throws: PostgresStoreError.self) {
-            try await PostgresJobStore.withStore(at: location, logger: Self.logger) { _ in }
+            try await PostgresJobStore.withStore(at: location, agent: .test(), logger: Self.logger) { _ in }
         }
         print("a newer schema: \(refusal?.description ?? "")")
-        #expect(refusal?.description.contains("its schema is version 99, newer than this Chute knows (1)") == true)
+        #expect(refusal?.description.contains("its schema is version 99, newer than this Chute knows (2)") == true)
         #expect(try server.psql("SELECT COUNT(*) FROM job") == "0", "the tables are left as they were")
     }
 
@@ -58,7 +61,7 @@ import Testing
         let refusal = await #expect(throws: (any Error).self) {
             setenv(PostgresLocation.passwordVariable, "not-the-password", 1)
             defer { unsetenv(PostgresLocation.passwordVariable) }
-            try await PostgresJobStore.withStore(at: location, logger: Self.logger) { _ in }
+            try await PostgresJobStore.withStore(at: location, agent: .test(), logger: Self.logger) { _ in }
         }
         print("a wrong password: \(refusal.map { "\($0)" } ?? "")")
         #expect("\(refusal.map { "\($0)" } ?? "")".contains("password authentication failed for user \"chute\""))
@@ -72,7 +75,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "postgres-restart")
         defer { directory.remove() }
         let output = try directory.makeDirectory("out")
-        try await PostgresJobStore.withStore(at: try server.location(), logger: Self.logger) { store in
+        try await PostgresJobStore.withStore(at: try server.location(), agent: .test(), logger: Self.logger) { store in
             let jobs = try (0..<200).map { try Job.stored(directory.appending("in/\($0).png"), output: output) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

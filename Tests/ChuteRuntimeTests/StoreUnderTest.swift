@@ -23,7 +23,11 @@ enum StoreUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable
         case .postgres:
             let server = try PostgresServer()
             defer { server.stop() }
-            try await PostgresJobStore.withStore(at: try server.location(), logger: Logger(label: "test")) { store in
+            try await PostgresJobStore.withStore(
+                at: try server.location(),
+                agent: .test(),
+                logger: Logger(label: "test")
+            ) { store in
                 #expect(store.origin == .created)
                 try await body(store)
             }
@@ -49,6 +53,13 @@ extension Job {
             fingerprint: SourceFingerprint(device: 1, inode: 2, size: 3, modifiedNanoseconds: 4),
             sniffed: .png
         )
+    }
+}
+
+extension AgentInfo {
+    /// An agent of one image lane, as the store tests open a database.
+    static func test(_ name: String = "test") -> AgentInfo {
+        AgentInfo(name: name, host: "test-host", lanes: [.image: 1], cpu: 2, memory: 1 << 30)
     }
 }
 

@@ -1,0 +1,105 @@
+import ChuteCore
+
+/// A store whose queue several agents share (``JobStore`` in PostgreSQL): each agent offers the jobs it found, and
+/// claims, under a lease, those it can start now; ``JobClaims`` is the agent's side.
+///
+/// A claim is leased: the agent renews it while the job runs, and once it runs out (the agent was killed, paused or cut
+/// off) the job goes back to the queue for another agent, with a new lease. Every write of the job's progress carries
+/// its lease's token, so that an agent that lost the lease can record nothing of the job any more (fencing): the store
+/// throws ``LeaseLost``.
+package protocol SharedQueue: JobStore {
+    /// This agent's name, which the jobs it claims carry.
+    var agent: String { get }
+    /// How long a claim holds without being renewed.
+    var lease: Duration { get }
+
+    /// Records a job as queued for whichever agent claims it first, unless the store holds a job for this version of
+    /// its source already (another agent found it first): that one is adopted.
+    ///
+    /// - Parameters:
+    ///   - cost: the cost model's estimate, which orders the claims as the local scheduler orders its jobs.
+    /// - Returns: the id the job has in the store (its own, or the earlier job's), and whether that job is over.
+    func offer(_ job: Job, cost: Double) async throws -> SharedOffer
+
+    /// Claims queued jobs among `ids`, for each lane at most its count in `limits`, the cheapest first but those that
+    /// waited `agingLimit` before all; each comes with a lease.
+    ///
+    /// - Returns: the ids claimed, with their leases' tokens.
+    func claim(
+        among ids: [String],
+        limits: [EngineKind: Int],
+        agingLimit: Duration
+    ) async throws -> [(id: String, token: Int64)]
+
+    /// Gives back to the queue a claimed job that this agent does not start after all.
+    func release(_ jobID: String) async throws
+
+    /// Takes a job that no agent has claimed out of the queue on request, as cancelled.
+    ///
+    /// - Returns: `false` when an agent claimed it meanwhile, or it is over.
+    func withdraw(_ jobID: String) async throws -> Bool
+
+    /// Renews the leases of the jobs this agent holds, once, without waiting for a lost connection to come back.
+    ///
+    /// - Returns: the ids of the jobs whose lease this agent lost (another agent holds them now, or they are over).
+    /// - Throws: when the store cannot be reached.
+    func renew() async throws -> [String]
+
+    /// Puts back in the queue the claimed and running jobs whose lease ran out.
+    ///
+    /// - Returns: each job taken back, with the agent that held it.
+    func reclaimExpired() async throws -> [(jobID: String, agent: String)]
+
+    /// Which of `ids` no agent can claim any more: over (with how they ended), or gone from the store (`nil`).
+    func settled(among ids: [String]) async throws -> [String: StoredOutcome?]
+
+    /// Forgets the lease of a job this agent has done with, whatever became of it.
+    func letGo(_ jobID: String)
+
+    /// An element each time an agent offers or gives back a job, and each time the store is reached again after its
+    /// connection was lost; it ends when its consumer stops iterating.
+    func notifications() -> AsyncStream<Void>
+}
+
+/// What ``SharedQueue/offer(_:cost:)`` found.
+package enum SharedOffer: Sendable, Equatable {
+    /// The job is queued, or claimed or running on an agent, under this id.
+    case live(id: String)
+    /// This version of the source was handled already, by the job with this id.
+    case over(id: String)
+}
+
+/// An agent's lease on a job ran out and another agent holds it now, or it ended there: nothing of this agent's run
+/// of it may be recorded or published.
+package struct LeaseLost: Error, CustomStringConvertible {
+    package var jobID: String
+    package var why: String
+
+    package init(jobID: String, why: String) {
+        self.jobID = jobID
+        self.why = why
+    }
+
+    package var description: String { "the lease on job \(self.jobID) was lost: \(self.why)" }
+}
+
+/// An agent as the shared store knows it: what the status of the agents shows.
+package struct AgentInfo: Sendable, Equatable {
+    /// Its name, unique among the agents on one store.
+    package var name: String
+    /// The machine it runs on.
+    package var host: String
+    /// The engines it has lanes for, with how many.
+    package var lanes: [EngineKind: Int]
+    /// Its scheduler's budget.
+    package var cpu: Int
+    package var memory: Int64
+
+    package init(name: String, host: String, lanes: [EngineKind: Int], cpu: Int, memory: Int64) {
+        self.name = name
+        self.host = host
+        self.lanes = lanes
+        self.cpu = cpu
+        self.memory = memory
+    }
+}
