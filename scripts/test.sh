@@ -46,6 +46,7 @@ longest=(
     ChuteEndToEndTests.MediaSoundEndToEndTests ChuteEndToEndTests.SchedulerEndToEndTests
     ChuteEndToEndTests.DiskFullEndToEndTests ChuteEndToEndTests.TilesEndToEndTests
     ChuteEndToEndTests.FailureEndToEndTests ChuteEndToEndTests.FragmentEndToEndTests
+    ChuteEndToEndTests.AgentsEndToEndTests
 )
 suites=$("$tests" --testing-library swift-testing --list-tests | sed 's|/.*||' | sort -u)
 order=$(

@@ -133,6 +133,46 @@ import Testing
         #expect(agents.shared.files().filter { $0.contains(".chute-") }.isEmpty, "no temporary file is left")
     }
 
+    /// `pg_ctl restart -m fast` in the middle of a batch: the agents wait for the server, reconnect and convert every
+    /// file exactly once.
+    @Test func aDatabaseRestartedDuringABatchLosesAndDoublesNothing() async throws {
+        let names = ["north", "south"]
+        let agents = try Agents(names, rules: Self.photos)
+        defer { agents.stop() }
+        let staging = try agents.shared.makeDirectory("staging")
+        let files = (0..<300).map { String(format: "page%03d.png", $0) }
+        for (index, file) in files.enumerated() {
+            try Fixtures.makeImage(at: staging.appending(file), width: 96 + index % 5, height: 64)
+        }
+        for name in names { try await agents.start(name) }
+        for file in files {
+            try FileManager.default.moveItem(
+                atPath: staging.appending(file).string,
+                toPath: agents.inbox.appending(file).string
+            )
+        }
+        try await waitUntil("60 outputs", timeout: 120) { agents.outputs(".jpg").count >= 60 ? true : nil }
+        let before = agents.outputs(".jpg").count
+        try agents.server.restart()
+        try await waitUntil("300 sidecars", timeout: 400) { agents.sidecars >= files.count ? true : nil }
+        try await waitUntil("every job recorded as completed", timeout: 120) {
+            try agents.server.psql("SELECT COUNT(*) FROM job WHERE state = 'completed'") == "300" ? true : nil
+        }
+        let outputs = agents.outputs(".jpg")
+        let started = try names.map { try agents.daemon($0).logLines(containing: "Job started", "page").count }
+        let lost = try names.map { try agents.daemon($0).logLines(containing: "Store connection lost").count }
+        print(
+            "database restarted after \(before) of 300 outputs: \(outputs.count) outputs, \(Set(outputs).count) distinct, "
+                + "rows \(try agents.server.psql("SELECT COUNT(*) FROM job")); jobs started per agent \(started); "
+                + "'Store connection lost' per agent \(lost)"
+        )
+        #expect(try agents.server.serverLog().contains("database system is shut down"), "the server did restart")
+        #expect(outputs.sorted() == files.map { $0.replacingOccurrences(of: ".png", with: ".jpg") }.sorted())
+        #expect(try agents.server.psql("SELECT COUNT(*) FROM job") == "300")
+        #expect(started.reduce(0, +) == 300, "no file converted twice: \(started)")
+        #expect(agents.shared.files().filter { $0.contains(".chute-") }.isEmpty, "no temporary file is left")
+    }
+
     /// The agent converting a long clip is killed: once its lease runs out, another agent takes the job over and
     /// finishes it; the killed agent, started again, does not convert it again.
     @Test func aKilledAgentsJobIsFinishedByAnotherAfterItsLease() async throws {
