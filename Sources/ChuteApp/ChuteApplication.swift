@@ -281,7 +281,14 @@ package struct ChuteApplication {
             cancellations: cancellations,
             workers: workers
         )
-        let metrics = JobMetrics(events: events, queue: queue, board: board, workers: workers, engines: lanes.keys)
+        let metrics = JobMetrics(
+            events: events,
+            queue: queue,
+            board: board,
+            workers: workers,
+            engines: lanes.keys,
+            agent: (journal as? any SharedQueue)?.agent
+        )
         let api = APIServer(
             api: StatusAPI(
                 board: board,

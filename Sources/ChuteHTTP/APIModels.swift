@@ -24,6 +24,10 @@ package enum API {
         package var running: [Job]
         /// The CPU and memory budget, what the running jobs hold of it, and the queued jobs that wait for it.
         package var budget: BudgetStatus
+        /// On a store that agents share: every agent, with its heartbeat and jobs; `nil` on the journal.
+        package var agents: [AgentStatus]?
+        /// On a store that agents share: this daemon's name among them.
+        package var agent: String?
     }
 
     /// `GET /api/jobs`.

@@ -40,6 +40,18 @@ package struct ControlClient: Sendable {
             order.map { "\($0) \(status.counts[$0] ?? 0)" }.joined(separator: ", "),
         ]
         lines.append(Self.describe(status.budget))
+        if let agents = status.agents {
+            lines.append("Agents (this one is \(status.agent ?? "?")):")
+            for agent in agents {
+                let beat = Int(max(0, Date().timeIntervalSince(agent.heartbeat)).rounded())
+                lines.append(
+                    "  \(agent.name) on \(agent.host) (pid \(agent.pid)): "
+                        + (agent.alive ? "alive" : "silent") + ", last heartbeat \(beat) s ago; "
+                        + "\(agent.cpu) cores, \(Self.bytes(agent.memory)); engines \(agent.engines.joined(separator: " ")); "
+                        + "holding \(agent.holding), completed \(agent.completed)"
+                )
+            }
+        }
         if !status.running.isEmpty { lines.append("Running:") }
         for job in status.running {
             lines.append("  \(Self.bar(job.progress)) \(job.id ?? "")  \(job.rule ?? "")  \(job.source)")

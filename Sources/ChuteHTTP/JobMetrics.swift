@@ -31,17 +31,23 @@ package final class JobMetrics: Service, Sendable {
     private let engines: [EngineKind]
     /// Held while the scrape-time values are written and the text is made, so that two scrapes never interleave.
     private let scraping = Mutex(())
+    /// `agent`, on a store that agents share: every metric carries it, so that one dashboard tells the agents apart.
+    private let agentLabel: [(String, String)]
 
     /// Subscribes to `events` at once, so that no job's end is missed.
     ///
-    /// - Parameter engines: the engines whose lanes exist, each reported (with zeros) before it has run anything.
+    /// - Parameters:
+    ///   - engines: the engines whose lanes exist, each reported (with zeros) before it has run anything.
+    ///   - agent: this daemon's name among the agents sharing its store, for the `agent` label; `nil` for none.
     package init(
         events: JobEvents,
         queue: JobQueue,
         board: JobStatusBoard,
         workers: WorkerCensus,
-        engines: some Sequence<EngineKind>
+        engines: some Sequence<EngineKind>,
+        agent: String? = nil
     ) {
+        self.agentLabel = agent.map { [("agent", $0)] } ?? []
         self.subscription = events.subscribe(limit: .max)
         self.queue = queue
         self.board = board
@@ -94,7 +100,7 @@ package final class JobMetrics: Service, Sendable {
                     unit: "seconds",
                     "Time from a job's start to its end, by engine."
                 ),
-                labels: [("engine", engine)],
+                labels: [("engine", engine)] + self.agentLabel,
                 buckets: Self.durationBuckets
             ).record(.nanoseconds(Int64(seconds * 1_000_000_000)))
         }
@@ -132,11 +138,11 @@ package final class JobMetrics: Service, Sendable {
     }
 
     private func counter(_ name: String, _ help: String, _ labels: [(String, String)]) -> Counter {
-        self.registry.makeCounter(descriptor: Self.name(name, unit: "total", help), labels: labels)
+        self.registry.makeCounter(descriptor: Self.name(name, unit: "total", help), labels: labels + self.agentLabel)
     }
 
     private func gauge(_ name: String, _ help: String, _ labels: [(String, String)]) -> Gauge {
-        self.registry.makeGauge(descriptor: Self.name(name, unit: "", help), labels: labels)
+        self.registry.makeGauge(descriptor: Self.name(name, unit: "", help), labels: labels + self.agentLabel)
     }
 
     /// `chute_NAME_UNIT`.

@@ -133,12 +133,15 @@ package struct StatusAPI: Sendable {
         counts["queued"] = await self.board.queuedCount
         counts["postponed"] = await self.board.postponedCount
         counts["waiting"] = await self.board.waitingCount
+        let shared = self.journal as? any SharedQueue
         return try Self.json(
             API.Status(
                 paused: self.intake.isPaused,
                 counts: counts,
                 running: running,
-                budget: await self.queue.budgetStatus
+                budget: await self.queue.budgetStatus,
+                agents: try await shared?.agents(),
+                agent: shared?.agent
             )
         )
     }
@@ -472,7 +475,8 @@ package struct StatusAPI: Sendable {
             progress: entry.state == "completed" ? 1 : nil,
             startedAt: entry.startedAt,
             endedAt: entry.updatedAt,
-            quarantined: entry.quarantine?.readableString
+            quarantined: entry.quarantine?.readableString,
+            agent: entry.agent
         )
     }
 

@@ -42,6 +42,7 @@ enum WebAssets {
           <p id="notice" class="notice" role="status" hidden></p>
           <ul id="counts" class="counts" aria-label="Jobs by state"></ul>
           <p id="budget" class="budget" aria-label="Scheduler budget"></p>
+          <ul id="agents" class="budget agents" aria-label="Agents sharing the store" hidden></ul>
 
           <section id="upload" class="panel upload" aria-labelledby="upload-title" hidden>
             <h2 id="upload-title">Upload</h2>
@@ -186,6 +187,7 @@ enum WebAssets {
         .counts [data-state="running"] .n { color: var(--accent); }
         .counts [data-state="completed"] .n { color: var(--ok); }
         .budget { color: var(--muted); font-size: 0.9rem; margin: -0.4rem 0 1rem; }
+        .agents { list-style: none; padding: 0; }
 
         .panel {
           background: var(--card); border: 1px solid var(--line); border-radius: 12px;
@@ -300,6 +302,9 @@ enum WebAssets {
             paused: false,
             counts: {},
             budget: null,
+            // The agents sharing the store and this daemon's name among them; null on the journal.
+            agents: null,
+            agent: null,
             running: new Map(),
             queued: new Map(),
             waiting: [],
@@ -522,6 +527,18 @@ enum WebAssets {
             $('budget').textContent = parts.join('; ');
           }
 
+          // `north (this one) on nas-1: alive, last heartbeat 3 s ago; holding 1, completed 101`, one line per agent, as
+          // `chute status` says it.
+          function renderAgents() {
+            $('agents').hidden = !model.agents;
+            const now = Date.now() + model.serverOffset;
+            fill('agents', (model.agents || []).map((agent) => el('li', { 'data-agent': agent.name },
+              agent.name + (agent.name === model.agent ? ' (this one)' : '') + ' on ' + agent.host + ': '
+                + (agent.alive ? 'alive' : 'silent') + ', last heartbeat '
+                + Math.max(0, Math.round((now - Date.parse(agent.heartbeat)) / 1000)) + ' s ago; holding '
+                + agent.holding + ', completed ' + agent.completed)));
+          }
+
           function renderLive() {
             const byStart = (a, b) => String(a.startedAt || '').localeCompare(String(b.startedAt || ''));
             fill('running', [...model.running.values()].sort(byStart).map(runningRow));
@@ -544,7 +561,7 @@ enum WebAssets {
           }
 
           function renderAll() {
-            renderCounts(); renderBudget(); renderLive(); renderFailed(); renderHistory(); renderPause();
+            renderCounts(); renderBudget(); renderAgents(); renderLive(); renderFailed(); renderHistory(); renderPause();
           }
 
           // ---- Loading ----
@@ -595,6 +612,8 @@ enum WebAssets {
             model.paused = status.paused;
             model.counts = status.counts;
             model.budget = status.budget;
+            model.agents = status.agents || null;
+            model.agent = status.agent || null;
             const running = merge(status.running, [...model.running.values()], since, (job) => job.state === 'running');
             // The server's progress has no time; an event's (which has) is kept unless the server knows more.
             model.running = new Map(running.map((job) => {

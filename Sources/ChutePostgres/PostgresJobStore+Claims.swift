@@ -170,6 +170,34 @@ extension PostgresJobStore: SharedQueue {
         return settled
     }
 
+    package func agents() async throws -> [AgentStatus] {
+        try await self.rows(
+            """
+            SELECT name, host, pid, engines, cpu, memory, EXTRACT(EPOCH FROM started_at)::float8 AS started,
+              EXTRACT(EPOCH FROM heartbeat)::float8 AS beat,
+              heartbeat > now() - make_interval(secs => \(Self.seconds(self.lease))) AS alive,
+              (SELECT COUNT(*) FROM job WHERE job.agent = agent.name AND state IN ('queued', 'running', 'committing'))
+                AS holding,
+              (SELECT COUNT(*) FROM job WHERE job.agent = agent.name AND state = 'completed') AS completed
+            FROM agent ORDER BY name
+            """
+        ).map { row in
+            AgentStatus(
+                name: try row["name"].decode(String.self),
+                host: try row["host"].decode(String.self),
+                pid: try row["pid"].decode(Int32.self),
+                engines: try row["engines"].decode([String].self),
+                cpu: Int(try row["cpu"].decode(Int32.self)),
+                memory: try row["memory"].decode(Int64.self),
+                startedAt: Date(timeIntervalSince1970: try row["started"].decode(Double.self)),
+                heartbeat: Date(timeIntervalSince1970: try row["beat"].decode(Double.self)),
+                alive: try row["alive"].decode(Bool.self),
+                holding: Int(try row["holding"].decode(Int64.self)),
+                completed: Int(try row["completed"].decode(Int64.self))
+            )
+        }
+    }
+
     package func letGo(_ jobID: String) {
         _ = self.held.withLock { $0.removeValue(forKey: jobID) }
     }

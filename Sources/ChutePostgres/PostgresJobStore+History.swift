@@ -170,7 +170,8 @@ extension PostgresJobStore {
             sidecar: try Self.optionalPath(row["sidecar_path"]),
             quarantine: try Self.optionalPath(row["quarantine"]),
             startedAt: try row["started_at"].decode(Double?.self).map(Date.init(timeIntervalSince1970:)),
-            updatedAt: Date(timeIntervalSince1970: try row["updated_at"].decode(Double.self))
+            updatedAt: Date(timeIntervalSince1970: try row["updated_at"].decode(Double.self)),
+            agent: try row["agent"].decode(String?.self)
         )
     }
 }

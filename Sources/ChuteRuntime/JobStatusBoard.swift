@@ -28,6 +28,8 @@ package actor JobStatusBoard: Service {
         package var quarantined: String?
         /// For a waiting file that is not ready: when it is taken anyway unless it changes (`incompleteTimeout`).
         package var until: Date?
+        /// In the history of a store that agents share: the agent that holds or ran the job.
+        package var agent: String?
 
         package init(
             id: String?,
@@ -42,7 +44,8 @@ package actor JobStatusBoard: Service {
             startedAt: Date? = nil,
             endedAt: Date? = nil,
             quarantined: String? = nil,
-            until: Date? = nil
+            until: Date? = nil,
+            agent: String? = nil
         ) {
             self.id = id
             self.rule = rule
@@ -57,6 +60,7 @@ package actor JobStatusBoard: Service {
             self.endedAt = endedAt
             self.quarantined = quarantined
             self.until = until
+            self.agent = agent
         }
     }
 

@@ -384,6 +384,8 @@ package struct JobHistoryEntry: Sendable, Equatable {
     package var quarantine: FilePath?
     package var startedAt: Date?
     package var updatedAt: Date
+    /// In a store that agents share: the agent that holds or ran the job.
+    package var agent: String?
 
     package init(
         id: String,
@@ -396,8 +398,10 @@ package struct JobHistoryEntry: Sendable, Equatable {
         sidecar: FilePath?,
         quarantine: FilePath?,
         startedAt: Date?,
-        updatedAt: Date
+        updatedAt: Date,
+        agent: String? = nil
     ) {
+        self.agent = agent
         self.id = id
         self.source = source
         self.rule = rule

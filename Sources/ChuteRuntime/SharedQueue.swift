@@ -1,4 +1,5 @@
 import ChuteCore
+import Foundation
 
 /// A store whose queue several agents share (``JobStore`` in PostgreSQL): each agent offers the jobs it found, and
 /// claims, under a lease, those it can start now; ``JobClaims`` is the agent's side.
@@ -56,6 +57,9 @@ package protocol SharedQueue: JobStore {
     /// Forgets the lease of a job this agent has done with, whatever became of it.
     func letGo(_ jobID: String)
 
+    /// Every agent that ever ran on the store, by name.
+    func agents() async throws -> [AgentStatus]
+
     /// An element each time an agent offers or gives back a job, and each time the store is reached again after its
     /// connection was lost; it ends when its consumer stops iterating.
     func notifications() -> AsyncStream<Void>
@@ -101,5 +105,52 @@ package struct AgentInfo: Sendable, Equatable {
         self.lanes = lanes
         self.cpu = cpu
         self.memory = memory
+    }
+}
+
+/// An agent as the status shows it (``SharedQueue/agents()``): what it is, its last heartbeat, and its jobs.
+package struct AgentStatus: Sendable, Equatable, Codable {
+    package var name: String
+    package var host: String
+    package var pid: Int32
+    /// The engines it has lanes for.
+    package var engines: [String]
+    /// Its scheduler's budget: cores and bytes of memory.
+    package var cpu: Int
+    package var memory: Int64
+    package var startedAt: Date
+    /// Its last heartbeat, on the database's clock.
+    package var heartbeat: Date
+    /// Whether its last heartbeat is within a lease: `false` for an agent stopped, killed or cut off.
+    package var alive: Bool
+    /// The jobs it holds now: claimed, converting or being committed.
+    package var holding: Int
+    /// The jobs it completed, in the history.
+    package var completed: Int
+
+    package init(
+        name: String,
+        host: String,
+        pid: Int32,
+        engines: [String],
+        cpu: Int,
+        memory: Int64,
+        startedAt: Date,
+        heartbeat: Date,
+        alive: Bool,
+        holding: Int,
+        completed: Int
+    ) {
+        self.name = name
+        self.host = host
+        self.pid = pid
+        self.engines = engines
+        self.cpu = cpu
+        self.memory = memory
+        self.startedAt = startedAt
+        self.heartbeat = heartbeat
+        self.alive = alive
+        self.holding = holding
+        self.completed = completed
     }
 }

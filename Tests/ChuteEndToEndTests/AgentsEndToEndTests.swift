@@ -131,6 +131,33 @@ import Testing
         #expect(started.values.reduce(0, +) == 300, "no file converted twice: \(started)")
         #expect(started.values.allSatisfy { $0 > 0 }, "each agent did some of the work: \(started)")
         #expect(agents.shared.files().filter { $0.contains(".chute-") }.isEmpty, "no temporary file is left")
+
+        // Every agent shows in any agent's status, with the jobs it did; the history and the metrics name the agent.
+        let config = try #require(agents.folders["south"]).appending("rules.yaml").string
+        let status = try ChuteProcess(["status", "--config", config])
+        #expect(try await status.waitForExit().status == 0, "\(status.log)")
+        let lines = status.output.filter {
+            $0.hasPrefix("  north ") || $0.hasPrefix("  south ") || $0.hasPrefix("  west ")
+        }
+        print("chute status on south:\n" + status.output.joined(separator: "\n"))
+        #expect(status.output.contains("Agents (this one is south):"))
+        #expect(lines.count == 3 && lines.allSatisfy { $0.contains(": alive, last heartbeat") }, "\(lines)")
+        for name in names {
+            #expect(lines.contains { $0.hasPrefix("  \(name) ") && $0.contains("completed \(started[name] ?? -1)") })
+        }
+        let socket = try #require(agents.folders["west"]).appending(".chute/api.sock").string
+        let jobs = try CommandLineTool.run([
+            "curl", "-sS", "--fail", "--unix-socket", socket, "http://chute/api/jobs?state=completed&limit=1000",
+        ]).standardOutput
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(jobs.utf8)) as? [String: Any])
+        let ranBy = (listed["jobs"] as? [[String: Any]] ?? []).compactMap { $0["agent"] as? String }
+        #expect(ranBy.count == 300 && Set(ranBy) == Set(names), "the history names the agent of each job")
+        let metrics = try CommandLineTool.run([
+            "curl", "-sS", "--fail", "--unix-socket", socket, "http://chute/metrics",
+        ]).standardOutput
+        let finished = metrics.split(separator: "\n").filter { $0.hasPrefix("chute_jobs_finished_total{") }
+        print("west's metrics: \(finished.joined(separator: "; "))")
+        #expect(finished.contains { $0.contains("agent=\"west\"") && $0.hasSuffix(" \(started["west"] ?? -1)") })
     }
 
     /// `pg_ctl restart -m fast` in the middle of a batch: the agents wait for the server, reconnect and convert every

@@ -19,8 +19,8 @@ struct WebPageEndToEndTests {
         var states: [String]
     }
 
-    /// A daemon with an image rule and a slow video rule, its API on TCP with a token.
-    private static func startDaemon() async throws -> (DaemonHarness, Int) {
+    /// A daemon with an image rule and a slow video rule, its API on TCP with a token, and `settings` (indented by two).
+    private static func startDaemon(settings: String = "") async throws -> (DaemonHarness, Int) {
         let port = try LoopbackListener.freePort()
         let harness = try DaemonHarness(
             rules: """
@@ -39,6 +39,7 @@ struct WebPageEndToEndTests {
                   api:
                     listen: 127.0.0.1:\(port)
                     tokenFile: ./token
+                \(settings)
                 """
         )
         try "\(Self.token)\n".write(
@@ -148,6 +149,47 @@ struct WebPageEndToEndTests {
         return try JSONDecoder().decode([Seen].self, from: Data((text as? String ?? "[]").utf8))
     }
 
+    /// On a store that agents share, the page lists every agent with its heartbeat and jobs, as `chute status` does;
+    /// on the journal the list stays hidden.
+    @Test func pageListsTheAgentsSharingTheStore() async throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let (harness, port) = try await Self.startDaemon(
+            settings: """
+                  store: \(server.address)
+                  storePasswordFile: \(server.passwordFile)
+                  agent: page-north
+                """
+        )
+        defer { harness.stop() }
+        try server.psql(
+            "INSERT INTO agent (name, host, pid, engines, cpu, memory, started_at, heartbeat) VALUES ('page-south', "
+                + "'nas-2', 4242, '{image}', 4, 1000000000, now() - interval '1 hour', now() - interval '5 minutes')"
+        )
+        let browser = try Self.startBrowser()
+        defer { browser.stop() }
+        try await Self.signIn(browser, port: port)
+        try Fixtures.makeImage(at: harness.directory.appending("a.png"), width: 64, height: 64)
+        try harness.moveIn(["a.png"], from: harness.directory.path)
+        try await harness.waitForSidecars(1)
+        let shown = try await Self.until(
+            browser,
+            "both agents listed, this one with its two jobs",
+            """
+            (() => {
+              const list = document.getElementById('agents');
+              const lines = [...list.querySelectorAll('li')].map((li) => li.textContent);
+              return !list.hidden && lines.length === 2 && lines[0].includes('completed 2') ? lines.join(' | ') : null;
+            })()
+            """
+        )
+        print("the page's agents: \(shown)")
+        let lines = "\(shown)".components(separatedBy: " | ")
+        #expect(lines[0].hasPrefix("page-north (this one) on ") && lines[0].contains(": alive, last heartbeat "))
+        #expect(lines[1].hasPrefix("page-south on nas-2: silent, last heartbeat 30"), "about 300 s ago")
+        #expect(lines[1].hasSuffix(" s ago; holding 0, completed 0"))
+    }
+
     @Test func pageFollowsJobsLiveRetriesAFailureAndShowsNamesAsText() async throws {
         let (harness, port) = try await Self.startDaemon()
         defer { harness.stop() }
@@ -158,6 +200,10 @@ struct WebPageEndToEndTests {
         // The session is an HttpOnly cookie, out of the script's reach; with the cookie alone, a change that lacks
         // the page's header (as a form of another site would send it) is refused.
         #expect(try browser.evaluate("document.cookie") as? String == "")
+        #expect(
+            try browser.evaluate("document.getElementById('agents').hidden") as? Bool == true,
+            "no agents on the journal"
+        )
         #expect(try browser.evaluate("fetch('/api/pause', { method: 'POST' }).then(r => r.status)") as? Int == 403)
         #expect(try browser.evaluate("fetch('/api/health').then(r => r.json()).then(h => h.paused)") as? Bool == false)
         // The same seen with curl: the cookie's attributes, and a sign-in without the page's header refused.
