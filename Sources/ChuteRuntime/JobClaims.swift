@@ -41,6 +41,7 @@ package actor JobClaims: Service {
     /// Whether the local queue closed: nothing more is claimed.
     private var closed = false
     private var lastReclaim: Duration?
+    private var lastSettledCheck: Duration?
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
@@ -225,9 +226,13 @@ package actor JobClaims: Service {
         }
     }
 
-    /// Forgets the offered jobs that ended on another agent, or went from the store, and ends their tickets.
+    /// Forgets, at most once a poll, the offered jobs that ended on another agent, or went from the store, and ends
+    /// their tickets: a round for each notification would ask for every offered job again and again.
     private func dropSettled() async {
         guard !self.offered.isEmpty else { return }
+        let now = self.clock.now()
+        if let last = self.lastSettledCheck, now - last < self.poll { return }
+        self.lastSettledCheck = now
         let settled: [String: StoredOutcome?]
         do {
             settled = try await self.store.settled(among: Array(self.offered.keys))
