@@ -202,7 +202,14 @@ package struct ChuteApplication {
                 )
             }
         }
-        let watcher = try DirectoryWatcher(specs: self.watchSpecs(), logger: self.logger)
+        // An agent that watches no folder (settings.watch: false) converts the files other agents found.
+        let watches: Bool
+        if case .postgres(let location) = self.config.settings.store {
+            watches = location.watches
+        } else {
+            watches = true
+        }
+        let watcher = watches ? try DirectoryWatcher(specs: self.watchSpecs(), logger: self.logger) : nil
         let budget = Self.budget(self.config.settings)
         self.logger.info(
             "Scheduler budget",
@@ -255,6 +262,10 @@ package struct ChuteApplication {
             logger: self.logger,
             events: events
         )
+        if !watches, let claims {
+            await claims.adoptFilesFoundElsewhere(rules: self.config.rules.map(\.name)) { await intake.job(for: $0) }
+            self.logger.info("Watching no folder: converting the files other agents found (settings.watch: false)")
+        }
         await self.resubmitUploads(recovery.resubmitted, spool: spool, journal: journal, submitter: submitter)
         let receiving = Uploads.Receiving()
         let uploads = Uploads(
@@ -329,8 +340,11 @@ package struct ChuteApplication {
         let watchdog = notify.flatMap { notify in
             notify.watchdogInterval.map { SystemdWatchdog(socket: notify, interval: $0) }
         }
-        var watch = WatchService(watcher: watcher, intake: intake)
-        if let notifier { watch.watching = notifier.watcherIsWatching }
+        var watch = watcher.map { WatchService(watcher: $0, intake: intake) }
+        if let notifier {
+            watch?.watching = notifier.watcherIsWatching
+            if watch == nil { notifier.watcherIsWatching() }
+        }
         // Shutdown runs in reverse order: the API stops answering, then the watcher stops taking files, then the
         // runtime drains, then the webhooks' notifier stops; the board and the metrics read events until the end.
         var services: [any Service] = [board, metrics]
@@ -341,18 +355,21 @@ package struct ChuteApplication {
         // The disposer stops after the runtime has drained: a source whose timer is still running then is disposed of
         // at the next start.
         // The claims go on after the runtime stopped: the leases of the jobs that finish in the grace period hold.
-        services +=
-            [disposer] + (claims.map { [$0] } ?? []) + [
-                runtime, watch, signalService, api,
-                HistoryPruning(journal: journal, retention: self.config.settings.historyRetention, logger: self.logger),
-                UploadSweeping(
-                    spool: spool,
-                    journal: journal,
-                    retention: self.config.settings.uploadRetention,
-                    receiving: { receiving.current },
-                    logger: self.logger
-                ),
-            ]
+        services.append(disposer)
+        if let claims { services.append(claims) }
+        services.append(runtime)
+        if let watch { services.append(watch) }
+        services += [
+            signalService, api,
+            HistoryPruning(journal: journal, retention: self.config.settings.historyRetention, logger: self.logger),
+            UploadSweeping(
+                spool: spool,
+                journal: journal,
+                retention: self.config.settings.uploadRetention,
+                receiving: { receiving.current },
+                logger: self.logger
+            ),
+        ]
         if let watchdog { services.insert(watchdog, at: 0) }
         if let notifier { services.append(notifier) }
         let group = ServiceGroup(

@@ -222,7 +222,8 @@ package struct Settings: Sendable, Equatable {
     /// the journal beside the rules, or a PostgreSQL database (``StoreLocation``). `storePasswordFile` (path) names the
     /// file holding the database's password; without it the password is read from `CHUTE_STORE_PASSWORD`. With a
     /// database, `agent` (string, default the host name) names this daemon among the agents sharing it, and
-    /// `agentLease` (duration, default 30s) is how long its claim on a job holds without a heartbeat.
+    /// `agentLease` (duration, default 30s) is how long its claim on a job holds without a heartbeat; `watch: false`
+    /// makes it watch no folder and convert the files that other agents found.
     package var store = StoreLocation.journal
     /// `api` (mapping): where the daemon's status API listens (``APISettings``).
     package var api = APISettings()

@@ -41,7 +41,7 @@ extension ConfigReader.Walker {
         ]
         + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
         + ["historyRetention", "uploadRetention", "maxUploadSize", "maxUploads", "maxQueued", "requestTimeout", "api"]
-        + ["digestAt", "digestEvery", "store", "storePasswordFile", "agent", "agentLease"]
+        + ["digestAt", "digestEvery", "store", "storePasswordFile", "agent", "agentLease", "watch"]
     /// The keys of one `notify:` entry: `url` (a webhook) or `ntfy` (a topic), and `on`.
     static let notifyKeys = ["url", "ntfy", "on"]
 
@@ -849,6 +849,18 @@ extension ConfigReader.Walker {
                 }
             } else {
                 self.report("'agent' is for a PostgreSQL store that agents share (store: postgres://…)", at: entry.key)
+            }
+        }
+        if let entry = fields["watch"], let watches = self.bool(entry) {
+            if case .postgres(var location) = settings.store {
+                location.watches = watches
+                settings.store = .postgres(location)
+            } else {
+                self.report(
+                    "'watch' is for an agent on a PostgreSQL store (store: postgres://…); without one, the daemon "
+                        + "always watches its folders",
+                    at: entry.key
+                )
             }
         }
         if let entry = fields["agentLease"], let lease = self.duration(entry) {

@@ -285,6 +285,7 @@ package enum ConfigSummary {
             ?? "its password from \(PostgresLocation.passwordVariable), if any"
         let agent = location.agent.map { "as agent \($0)" } ?? "as the agent named by the host name"
         return ", \(encryption), \(password), \(agent), leases of \(ValueParsing.describe(location.lease))"
+            + (location.watches ? "" : ", watching no folder (converting what other agents found)")
     }
 
     /// The settings line, with each engine's concurrency (`auto` when sized to the machine's cores).

@@ -56,6 +56,10 @@ package struct PostgresLocation: Sendable, Equatable {
     /// agent takes the job over.
     package var lease: Duration = Self.defaultLease
 
+    /// Whether this agent watches its folders (`settings.watch`, default `true`); one that does not converts the files
+    /// other agents found.
+    package var watches = true
+
     /// The lease unless `agentLease` says otherwise.
     package static let defaultLease: Duration = .seconds(30)
 

@@ -18,12 +18,12 @@ extension PostgresJobStore: SharedQueue {
         let rows = try await self.write(
             """
             INSERT INTO job (id, source, device, inode, size, modified, changed, rule, state, output_folder, origin,
-              updated_at, lane, estimated_cost, queued_at)
+              updated_at, lane, estimated_cost, queued_at, root)
             VALUES (\(job.id), \(Self.bytes(job.source)), \(Int64(bitPattern: fingerprint.device)),
               \(Int64(bitPattern: fingerprint.inode)), \(fingerprint.size), \(fingerprint.modifiedNanoseconds),
               \(fingerprint.changedNanoseconds), \(job.rule.name), 'queued', \(Self.bytes(job.plan.directory)),
               \(job.origin.rawValue), \(Date().timeIntervalSince1970), \(job.engine.rawValue), \(cost),
-              EXTRACT(EPOCH FROM now()))
+              EXTRACT(EPOCH FROM now()), \(Self.bytes(job.root)))
             ON CONFLICT (rule, source, size, modified) WHERE state <> 'retried' AND modified <> -1
             DO UPDATE SET updated_at = job.updated_at
             RETURNING id, state, xmax = 0 AS inserted
@@ -42,10 +42,12 @@ extension PostgresJobStore: SharedQueue {
 
     package func claim(
         among ids: [String],
+        foundElsewhere rules: [String],
+        excluding excluded: [String],
         limits: [EngineKind: Int],
         agingLimit: Duration
-    ) async throws -> [(id: String, token: Int64)] {
-        var claimed: [(id: String, token: Int64)] = []
+    ) async throws -> [SharedClaim] {
+        var claimed: [SharedClaim] = []
         let lease = Self.seconds(self.lease)
         let aged = Self.seconds(agingLimit)
         for (engine, limit) in limits.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where limit > 0 {
@@ -55,18 +57,31 @@ extension PostgresJobStore: SharedQueue {
                   lease_until = now() + make_interval(secs => \(lease)), updated_at = \(Date().timeIntervalSince1970)
                 WHERE id IN (
                   SELECT id FROM job
-                  WHERE id = ANY(\(ids)) AND state = 'queued' AND agent IS NULL AND lane = \(engine.rawValue)
+                  WHERE state = 'queued' AND agent IS NULL AND lane = \(engine.rawValue)
+                    AND (id = ANY(\(ids)) OR (rule = ANY(\(rules)) AND origin = 'watched' AND members IS NULL
+                      AND root IS NOT NULL))
+                    AND id <> ALL(\(excluded))
                   ORDER BY queued_at <= EXTRACT(EPOCH FROM now()) - \(aged) DESC, estimated_cost, queued_at, id
                   LIMIT \(limit) FOR UPDATE SKIP LOCKED
                 )
-                RETURNING id, lease_token
+                RETURNING id, lease_token, source, root, rule, size, modified
                 """
             )
             let now = ContinuousClock.now
             for row in rows {
                 let (id, token) = (try row["id"].decode(String.self), try row["lease_token"].decode(Int64.self))
                 self.held.withLock { $0[id] = (token, now) }
-                claimed.append((id, token))
+                claimed.append(
+                    SharedClaim(
+                        id: id,
+                        token: token,
+                        source: try Self.path(row["source"]),
+                        root: try Self.optionalPath(row["root"]),
+                        rule: try row["rule"].decode(String.self),
+                        size: try row["size"].decode(Int64.self),
+                        modifiedNanoseconds: try row["modified"].decode(Int64.self)
+                    )
+                )
             }
         }
         return claimed

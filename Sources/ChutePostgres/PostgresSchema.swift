@@ -117,6 +117,14 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        Migration(
+            version: 3,
+            name: "the watched folder of each job",
+            statements: [
+                // What an agent that watches no folder needs to make the job of a file another agent found.
+                "ALTER TABLE job ADD COLUMN root bytea"
+            ]
+        ),
     ]
 
     /// The newest version this build knows.

@@ -229,6 +229,42 @@ package actor Intake: JobCompletionSink {
         return root
     }
 
+    /// The job of a file that another agent found and offered to the queue they share, for an agent that watches no
+    /// folder (``JobClaims``): made as this intake would make it, with the claim's id.
+    ///
+    /// - Returns: `nil` when the file is not in a folder of this agent's watches, not there at the version that was
+    ///   offered, or no longer taken by that rule (or taken as a group's).
+    package func job(for claim: SharedClaim) async -> Job? {
+        guard let root = claim.root, let watch = self.watches[root],
+            let status = try? SourceInspector.status(of: claim.source, beneath: root), status.isRegularFile,
+            status.fingerprint.size == claim.size,
+            status.fingerprint.modifiedNanoseconds == claim.modifiedNanoseconds
+        else { return nil }
+        let sniffed = await Blocking.run { SourceInspector.sniff(claim.source, beneath: root) }
+        let facts = FileFacts(size: status.fingerprint.size, modified: status.fingerprint.modified, sniffed: sniffed)
+        let now = self.clock.date()
+        guard
+            case .matched(let rule, let plan, _) = self.matcher.decide(
+                path: claim.source,
+                root: root,
+                facts: facts,
+                now: now,
+                date: now
+            ), rule.name == claim.rule, rule.grouping != .folder
+        else { return nil }
+        return Job(
+            id: claim.id,
+            source: claim.source,
+            root: root,
+            rule: rule,
+            plan: plan,
+            fingerprint: status.fingerprint,
+            sniffed: sniffed,
+            doneMarker: watch.doneMarker(of: claim.source),
+            allowsHardLinks: watch.allowHardLinks
+        )
+    }
+
     /// Takes a job out of the queue on request; the same version of its file is not taken again.
     ///
     /// - Returns: the job, or `nil` when it is not queued.

@@ -42,6 +42,11 @@ package actor JobClaims: Service {
     private var closed = false
     private var lastReclaim: Duration?
     private var lastSettledCheck: Duration?
+    /// For an agent that watches no folder: the rules whose jobs it claims though it did not find their files, and
+    /// how it makes such a job (`nil`: the file is not there, at its version, for this agent).
+    private var adopting: (rules: [String], make: @Sendable (SharedClaim) async -> Job?)?
+    /// Jobs found elsewhere that this agent could not make: never claimed again.
+    private var unadoptable: Set<String> = []
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
@@ -99,6 +104,12 @@ package actor JobClaims: Service {
         self.offered[job.id] = Offered(job: job, demand: demand)
         self.wake.yield()
         return ticket
+    }
+
+    /// Makes this agent, which watches no folder (`settings.watch: false`), claim the jobs of `rules` that other agents
+    /// found, each made by `make` (``Intake/job(for:)``), which says `nil` for a file this agent cannot take.
+    package func adoptFilesFoundElsewhere(rules: [String], make: @escaping @Sendable (SharedClaim) async -> Job?) {
+        self.adopting = (rules, make)
     }
 
     /// Takes an offered job that no agent claimed out of the queue on request, as cancelled.
@@ -165,11 +176,13 @@ package actor JobClaims: Service {
             if free > 0 { limits[engine] = free }
         }
         let candidates = self.offered.filter { limits[$0.value.job.engine] != nil }.map(\.key)
-        guard !candidates.isEmpty else { return }
-        let claimed: [(id: String, token: Int64)]
+        guard !candidates.isEmpty || self.adopting != nil else { return }
+        let claimed: [SharedClaim]
         do {
             claimed = try await self.store.claim(
                 among: candidates,
+                foundElsewhere: self.adopting?.rules ?? [],
+                excluding: Array(self.unadoptable),
                 limits: limits,
                 agingLimit: self.queue.budget.agingLimit
             )
@@ -177,14 +190,22 @@ package actor JobClaims: Service {
             self.logger.error("Cannot claim jobs", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             return
         }
-        for (id, token) in claimed {
-            guard var entry = self.offered.removeValue(forKey: id) else {
-                // Withdrawn while the claim was made.
+        for claim in claimed {
+            let id = claim.id
+            var entry: Offered
+            if let offered = self.offered.removeValue(forKey: id) {
+                entry = offered
+            } else if let adopting = self.adopting, let job = await adopting.make(claim) {
+                entry = Offered(job: job, demand: await self.queue.estimate(job))
+                self.logger.debug("Job of a file another agent found", metadata: ["job.id": "\(id)"])
+            } else {
+                // Withdrawn while the claim was made, or a file this agent cannot take.
+                if self.adopting != nil { self.unadoptable.insert(id) }
                 await self.giveBack(id)
                 continue
             }
             self.handed[id] = entry.job.engine
-            entry.job.claim = "\(self.store.agent)-\(token)"
+            entry.job.claim = "\(self.store.agent)-\(claim.token)"
             guard await self.queue.submit(entry.job, demand: entry.demand) else {
                 // The queue closed (shutdown), or the same source runs here already.
                 self.handed[id] = nil

@@ -1,5 +1,6 @@
 import ChuteCore
 import Foundation
+import SystemPackage
 
 /// A store whose queue several agents share (``JobStore`` in PostgreSQL): each agent offers the jobs it found, and
 /// claims, under a lease, those it can start now; ``JobClaims`` is the agent's side.
@@ -22,15 +23,18 @@ package protocol SharedQueue: JobStore {
     /// - Returns: the id the job has in the store (its own, or the earlier job's), and whether that job is over.
     func offer(_ job: Job, cost: Double) async throws -> SharedOffer
 
-    /// Claims queued jobs among `ids`, for each lane at most its count in `limits`, the cheapest first but those that
-    /// waited `agingLimit` before all; each comes with a lease.
+    /// Claims queued jobs among `ids`, and of watched files that other agents found, those of the rules `rules`; for
+    /// each lane at most its count in `limits`, the cheapest first but those that waited `agingLimit` before all; each
+    /// comes with a lease.
     ///
-    /// - Returns: the ids claimed, with their leases' tokens.
+    /// - Parameter excluded: jobs never to claim (files this agent cannot see).
     func claim(
         among ids: [String],
+        foundElsewhere rules: [String],
+        excluding excluded: [String],
         limits: [EngineKind: Int],
         agingLimit: Duration
-    ) async throws -> [(id: String, token: Int64)]
+    ) async throws -> [SharedClaim]
 
     /// Gives back to the queue a claimed job that this agent does not start after all.
     func release(_ jobID: String) async throws
@@ -63,6 +67,38 @@ package protocol SharedQueue: JobStore {
     /// An element each time an agent offers or gives back a job, and each time the store is reached again after its
     /// connection was lost; it ends when its consumer stops iterating.
     func notifications() -> AsyncStream<Void>
+}
+
+/// A job claimed from the shared queue, with what an agent that did not find its file needs to make its job.
+package struct SharedClaim: Sendable, Equatable {
+    package var id: String
+    /// The lease's token.
+    package var token: Int64
+    package var source: FilePath
+    /// The watched folder the file was found in, by the agent that offered it.
+    package var root: FilePath?
+    package var rule: String
+    /// The size and modification time the file had when it was found: a file that changed since is another version.
+    package var size: Int64
+    package var modifiedNanoseconds: Int64
+
+    package init(
+        id: String,
+        token: Int64,
+        source: FilePath,
+        root: FilePath?,
+        rule: String,
+        size: Int64,
+        modifiedNanoseconds: Int64
+    ) {
+        self.id = id
+        self.token = token
+        self.source = source
+        self.root = root
+        self.rule = rule
+        self.size = size
+        self.modifiedNanoseconds = modifiedNanoseconds
+    }
 }
 
 /// What ``SharedQueue/offer(_:cost:)`` found.

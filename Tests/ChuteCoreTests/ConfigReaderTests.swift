@@ -190,7 +190,7 @@ private let unknownKeyCases: [(String, String)] = [
             + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
             + "maxDuration, "
-            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease"
+            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -692,7 +692,7 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
                     + "maxDuration, "
-                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease",
+                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch",
             ]
         )
     }
@@ -1100,6 +1100,7 @@ private let badSettingsValueCases: [(String, String)] = [
           storePasswordFile: /etc/chute/db.pass
           agent: nas-2
           agentLease: 45s
+          watch: false
         notify:
           - ntfy: http://ntfy.local/chute-alerts
             on: [failed, digest]
@@ -1172,7 +1173,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "digestAt": "from 07:45", "digestEvery": "digest every 12h",
         "store": "Jobs kept in PostgreSQL at chute@db.lan:5433/jobs, encrypted",
         "storePasswordFile": "its password in /etc/chute/db.pass",
-        "agent": "as agent nas-2", "agentLease": "leases of 45s",
+        "agent": "as agent nas-2", "agentLease": "leases of 45s", "watch": "watching no folder",
     ]
 
     @Test func everyKeyTheFileSetsShows() throws {

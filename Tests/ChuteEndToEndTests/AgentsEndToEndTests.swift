@@ -19,7 +19,8 @@ import Testing
         /// - Parameters:
         ///   - rules: the rules (YAML list items indented by two spaces), with `OUTBOX` for the shared outbox.
         ///   - lease: each agent's `agentLease`.
-        init(_ names: [String], rules: String, lease: String = "30s") throws {
+        ///   - settings: more settings of some agents, by name (lines indented by two spaces).
+        init(_ names: [String], rules: String, lease: String = "30s", settings: [String: String] = [:]) throws {
             self.server = try PostgresServer()
             self.shared = try TemporaryDirectory(prefix: "agents")
             self.inbox = try self.shared.makeDirectory("inbox")
@@ -41,19 +42,21 @@ import Testing
                       storePasswordFile: \(self.server.passwordFile)
                       agent: \(name)
                       agentLease: \(lease)
+                    \(settings[name] ?? "")
                     """
                 try yaml.write(toFile: folder.appending("rules.yaml").string, atomically: true, encoding: .utf8)
                 self.folders[name] = folder
             }
         }
 
-        func start(_ name: String) async throws {
+        /// Starts an agent and waits until it watches (`ready`), or for an agent that watches nothing until it runs.
+        func start(_ name: String, ready: String = "Watcher ready") async throws {
             let folder = try #require(self.folders[name])
             let daemon = try ChuteProcess([
                 "run", "--config", folder.appending("rules.yaml").string, "--log-level", "debug",
             ])
             self.daemons[name] = daemon
-            try await daemon.waitForLog("Watcher ready")
+            try await daemon.waitForLog(ready)
         }
 
         func daemon(_ name: String) throws -> ChuteProcess { try #require(self.daemons[name]) }
@@ -158,6 +161,44 @@ import Testing
         let finished = metrics.split(separator: "\n").filter { $0.hasPrefix("chute_jobs_finished_total{") }
         print("west's metrics: \(finished.joined(separator: "; "))")
         #expect(finished.contains { $0.contains("agent=\"west\"") && $0.hasSuffix(" \(started["west"] ?? -1)") })
+    }
+
+    /// An agent with `watch: false` watches nothing, and converts files that the watching agent found.
+    @Test func anAgentThatWatchesNothingConvertsFilesAnotherFound() async throws {
+        let agents = try Agents(["finder", "helper"], rules: Self.photos, settings: ["helper": "  watch: false"])
+        defer { agents.stop() }
+        let staging = try agents.shared.makeDirectory("staging")
+        let files = (0..<120).map { String(format: "card%03d.png", $0) }
+        for (index, file) in files.enumerated() {
+            try Fixtures.makeImage(at: staging.appending(file), width: 96 + index % 7, height: 64)
+        }
+        try await agents.start("finder")
+        try await agents.start("helper", ready: "Chute started")
+        let helper = try agents.daemon("helper")
+        #expect(helper.logLines(containing: "Watcher ready").isEmpty)
+        #expect(!helper.logLines(containing: "Watching no folder").isEmpty)
+        for file in files {
+            try FileManager.default.moveItem(
+                atPath: staging.appending(file).string,
+                toPath: agents.inbox.appending(file).string
+            )
+        }
+        try await waitUntil("120 sidecars", timeout: 300) { agents.sidecars >= files.count ? true : nil }
+        try await waitUntil("every job recorded as completed", timeout: 60) {
+            try agents.server.psql("SELECT COUNT(*) FROM job WHERE state = 'completed'") == "120" ? true : nil
+        }
+        let started = try ["finder", "helper"].map {
+            try agents.daemon($0).logLines(containing: "Job started", "card").count
+        }
+        let offered = try agents.daemon("finder").logLines(containing: "Job queued", "card").count
+        print(
+            "a watching agent and one with watch: false, 120 files: \(agents.outputs(".jpg").count) outputs; "
+                + "offered by the finder \(offered); jobs started: finder \(started[0]), helper \(started[1])"
+        )
+        #expect(agents.outputs(".jpg").count == 120)
+        #expect(try agents.server.psql("SELECT COUNT(*) FROM job") == "120")
+        #expect(offered == 120 && started.reduce(0, +) == 120)
+        #expect(started.allSatisfy { $0 > 0 }, "both agents converted some: \(started)")
     }
 
     /// `pg_ctl restart -m fast` in the middle of a batch: the agents wait for the server, reconnect and convert every

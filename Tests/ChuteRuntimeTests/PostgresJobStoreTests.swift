@@ -35,7 +35,7 @@ import Testing
         }
         #expect(
             try server.psql("SELECT string_agg(version || ' ' || name, ',') FROM chute_migration")
-                == "1 jobs and kept notifications,2 a queue that agents share"
+                == "1 jobs and kept notifications,2 a queue that agents share,3 the watched folder of each job"
         )
     }
 
@@ -49,7 +49,7 @@ import Testing
             try await PostgresJobStore.withStore(at: location, agent: .test(), logger: Self.logger) { _ in }
         }
         print("a newer schema: \(refusal?.description ?? "")")
-        #expect(refusal?.description.contains("its schema is version 99, newer than this Chute knows (2)") == true)
+        #expect(refusal?.description.contains("its schema is version 99, newer than this Chute knows (3)") == true)
         #expect(try server.psql("SELECT COUNT(*) FROM job") == "0", "the tables are left as they were")
     }
 
