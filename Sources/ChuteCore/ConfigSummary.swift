@@ -87,6 +87,14 @@ package enum ConfigSummary {
     /// - Returns: one line per problem, starting `warning: `.
     package static func warnings(_ config: ChuteConfig, registry: EngineRegistry) -> [String] {
         var lines = Self.folderWarnings(config)
+        if case .postgres(let location) = config.settings.store, let file = location.passwordFile,
+            SystemCall.access(file, R_OK) != 0
+        {
+            lines.append(
+                "warning: 'storePasswordFile: \(file)' cannot be read (\(Errno(rawValue: errno))): the daemon would not reach the "
+                    + "database"
+            )
+        }
         for rule in config.rules {
             for folder in rule.writtenFolders where folder.string.contains("{") && folder.string.contains("}") {
                 lines.append(

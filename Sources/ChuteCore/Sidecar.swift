@@ -112,6 +112,8 @@ package struct Sidecar: Sendable, Codable, Equatable {
     package var warnings: [String]
     /// Engine facts, such as input and output dimensions.
     package var details: [String: String]
+    /// The agent that ran the job, in a store that agents share; `nil` (left out) otherwise.
+    package var agent: String?
 
     package init(
         chuteVersion: String,
@@ -131,8 +133,10 @@ package struct Sidecar: Sendable, Codable, Equatable {
         warnings: [String],
         details: [String: String],
         outputs: [Output]? = nil,
-        inputs: [Source]? = nil
+        inputs: [Source]? = nil,
+        agent: String? = nil
     ) {
+        self.agent = agent
         self.inputs = inputs
         self.cpuSeconds = cpuSeconds
         self.chuteVersion = chuteVersion

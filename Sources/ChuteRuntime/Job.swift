@@ -37,9 +37,9 @@ package struct Job: Sendable, Identifiable {
     package var attempt = 1
     /// Where it came from, which decides what becomes of its source once it ends.
     package var origin = JobOrigin.watched
-    /// In a store that agents share, the agent and lease that hold it (`north-17`): its temporary files are named
-    /// after them, so that another agent's run of the same job never meets them; `nil` otherwise.
-    package var claim: String?
+    /// In a store that agents share, the agent and lease that hold it: its temporary files are named after them, so
+    /// that another agent's run of the same job never meets them, and its sidecar names the agent; `nil` otherwise.
+    package var claim: JobClaim?
 
     /// Whether the job joins the files of a group.
     package var isGroup: Bool { !self.members.isEmpty }
@@ -69,6 +69,22 @@ package struct Job: Sendable, Identifiable {
     /// The engine lane the job runs in: the one that writes the rule's format from the sniffed content (a video to
     /// `jpg` runs in the video lane, a picture in the image lane).
     package var engine: EngineKind { self.rule.to.engine(reading: self.sniffed) }
+}
+
+/// The claim an agent holds on a job of a store that agents share (``SharedQueue``).
+package struct JobClaim: Sendable, Equatable, CustomStringConvertible {
+    /// The agent's name.
+    package var agent: String
+    /// The lease's token.
+    package var token: Int64
+
+    package init(agent: String, token: Int64) {
+        self.agent = agent
+        self.token = token
+    }
+
+    /// `north-17`.
+    package var description: String { "\(self.agent)-\(self.token)" }
 }
 
 /// One file of a group job, as it was when the group was taken.

@@ -205,7 +205,7 @@ package actor JobClaims: Service {
                 continue
             }
             self.handed[id] = entry.job.engine
-            entry.job.claim = "\(self.store.agent)-\(claim.token)"
+            entry.job.claim = JobClaim(agent: self.store.agent, token: claim.token)
             guard await self.queue.submit(entry.job, demand: entry.demand) else {
                 // The queue closed (shutdown), or the same source runs here already.
                 self.handed[id] = nil

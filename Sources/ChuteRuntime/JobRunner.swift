@@ -789,7 +789,8 @@ private struct Record: Sendable {
                         sniffedType: member.sniffed?.rawValue
                     )
                 }
-                : nil
+                : nil,
+            agent: self.job.claim?.agent
         )
     }
 }

@@ -1535,6 +1535,33 @@ private let badSettingsValueCases: [(String, String)] = [
             problems(yaml(tail: ["settings:", "  storePasswordFile: db.pass"]))
                 == ["rules.yaml:9:3: 'storePasswordFile' is for a PostgreSQL store (store: postgres://…)"]
         )
+        for key in ["agent: nas-2", "agentLease: 10s", "watch: false"] {
+            let issues = problems(yaml(tail: ["settings:", "  \(key)"]))
+            #expect(
+                issues.count == 1 && issues[0].contains("PostgreSQL store")
+                    && issues[0].contains("(store: postgres://…)"),
+                "\(issues)"
+            )
+        }
+        #expect(
+            problems(yaml(tail: ["settings:", "  store: postgres://c@db/c", "  agent: two words", "  agentLease: 1s"]))
+                == [
+                    "rules.yaml:10:10: 'agent' must be a name of 1 to 63 characters without spaces",
+                    "rules.yaml:11:15: 'agentLease' must be 3s or longer",
+                ]
+        )
+    }
+
+    @Test func checkWarnsOfAPasswordFileItCannotRead() throws {
+        let config = try parsed(
+            yaml(tail: ["settings:", "  store: postgres://c@db/c", "  storePasswordFile: /nonexistent/db.pass"])
+        )
+        #expect(
+            ConfigSummary.warnings(config, registry: Engines.registry).contains(
+                "warning: 'storePasswordFile: /nonexistent/db.pass' cannot be read (No such file or directory): the "
+                    + "daemon would not reach the database"
+            )
+        )
     }
 
     @Test func thePasswordComesFromItsFileOrTheEnvironment() throws {

@@ -134,6 +134,14 @@ import Testing
         #expect(started.values.reduce(0, +) == 300, "no file converted twice: \(started)")
         #expect(started.values.allSatisfy { $0 > 0 }, "each agent did some of the work: \(started)")
         #expect(agents.shared.files().filter { $0.contains(".chute-") }.isEmpty, "no temporary file is left")
+        // Each sidecar names the agent that ran its job, as the store does.
+        let sidecar = try JSONDecoder().decode(
+            Sidecar.self,
+            from: Data(contentsOf: URL(fileURLWithPath: agents.outbox.appending("scan007.jpg.chute.json").string))
+        )
+        let recorded = try agents.server.psql("SELECT agent FROM job WHERE id = '\(sidecar.jobID)'")
+        print("scan007's sidecar: agent \(sidecar.agent ?? "none"), the store: \(recorded)")
+        #expect(sidecar.agent == recorded && names.contains(recorded))
 
         // Every agent shows in any agent's status, with the jobs it did; the history and the metrics name the agent.
         let config = try #require(agents.folders["south"]).appending("rules.yaml").string
