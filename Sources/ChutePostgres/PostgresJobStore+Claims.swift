@@ -163,6 +163,31 @@ extension PostgresJobStore: SharedQueue {
         return taken
     }
 
+    package func takeOverCommits() async throws -> [(job: UnfinishedJob, agent: String)] {
+        let rows = try await self.write(
+            """
+            WITH expired AS (
+              SELECT id, agent FROM job
+              WHERE state = 'committing' AND agent IS NOT NULL AND lease_until < now()
+              FOR UPDATE SKIP LOCKED
+            )
+            UPDATE job SET agent = \(self.agent), lease_token = nextval('chute_lease_token'),
+              lease_until = now() + make_interval(secs => \(Self.seconds(self.lease))),
+              updated_at = \(Date().timeIntervalSince1970)
+            FROM expired WHERE job.id = expired.id
+            RETURNING \(unescaped: Self.unfinishedColumns.replacingOccurrences(of: "id, ", with: "job.id, ")),
+              job.lease_token, expired.agent AS holder
+            """
+        )
+        let now = ContinuousClock.now
+        return try rows.map { row in
+            let job = try Self.unfinished(row)
+            let token = try row["lease_token"].decode(Int64.self)
+            self.held.withLock { $0[job.id] = (token, now) }
+            return (job, try row["holder"].decode(String.self))
+        }
+    }
+
     package func settled(among ids: [String]) async throws -> [String: StoredOutcome?] {
         let rows = try await self.rows(
             "SELECT id, state, output, failure_code, failure_message FROM job WHERE id = ANY(\(ids))"

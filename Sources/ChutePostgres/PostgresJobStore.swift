@@ -534,16 +534,24 @@ package final class PostgresJobStore: JobStore {
 
     // MARK: Recovery
 
+    /// The columns ``unfinished(_:)`` reads.
+    static let unfinishedColumns =
+        "id, source, rule, state, origin, output_folder, output_inode, sidecar, sidecar_folder, sidecar_skipped, "
+        + "output_parts::text AS output_parts"
+
     package func unfinishedJobs() async throws -> [UnfinishedJob] {
         try await self.rows(
             """
-            SELECT id, source, rule, state, origin, output_folder, output_inode, sidecar, sidecar_folder,
-              sidecar_skipped, output_parts::text AS output_parts FROM job
+            SELECT \(unescaped: Self.unfinishedColumns) FROM job
             WHERE (agent = \(self.agent) AND state IN ('queued', 'running', 'interrupted', 'committing'))
               OR (agent IS NULL AND state IN ('running', 'interrupted', 'committing'))
             ORDER BY updated_at, id
             """
-        ).map { row in
+        ).map(Self.unfinished)
+    }
+
+    /// An unfinished job from a row of ``unfinishedColumns``.
+    static func unfinished(_ row: PostgresRandomAccessRow) throws -> UnfinishedJob {
             let stage: UnfinishedJob.Stage
             switch try row["state"].decode(String.self) {
             case JobState.queued.rawValue:
@@ -573,7 +581,6 @@ package final class PostgresJobStore: JobStore {
                 origin: JobOrigin(rawValue: try row["origin"].decode(String.self)) ?? .watched,
                 stage: stage
             )
-        }
     }
 
     package func settle(_ actions: [RecoveryAction]) async throws {
@@ -582,9 +589,10 @@ package final class PostgresJobStore: JobStore {
             try actions.map { action -> PostgresQuery in
                 switch action {
                 case .rerun(let id):
-                    return "DELETE FROM job WHERE id = \(id)"
+                    // Queued again, for whichever agent finds its file: every agent that offered it holds its id.
+                    return "UPDATE job SET \(unescaped: Self.requeued), updated_at = \(now) WHERE id = \(id)"
                 case .resubmit(let id):
-                    return "UPDATE job SET state = 'queued', updated_at = \(now) WHERE id = \(id)"
+                    return "UPDATE job SET \(unescaped: Self.requeued), updated_at = \(now) WHERE id = \(id)"
                 case .complete(let id, let output, let sidecar):
                     return try """
                     UPDATE job SET state = 'completed', output = \(Self.bytes(output)), sidecar = NULL,
@@ -594,6 +602,8 @@ package final class PostgresJobStore: JobStore {
                 }
             }
         )
+        for action in actions { if case .complete(let id, _, _) = action { self.letGo(id) } }
+        if actions.contains(where: { if case .complete = $0 { false } else { true } }) { try await self.notifyWork() }
     }
 
     package func restore(_ jobs: [RestoredJob]) async throws -> Int {

@@ -242,6 +242,24 @@ package actor JobClaims: Service {
                     metadata: ["job.id": "\(id)", "agent": "\(agent)"]
                 )
             }
+            let commits = try await self.store.takeOverCommits()
+            guard !commits.isEmpty else { return }
+            // Their outputs were converted and synced: found in place, they get their sidecars; not, they run again.
+            let summary = try await JobRecovery.run(self.store, jobs: commits.map(\.job))
+            for (job, agent) in commits {
+                self.logger.warning(
+                    "Commit of an agent whose lease ran out taken over",
+                    metadata: ["job.id": "\(job.id)", "agent": "\(agent)"]
+                )
+            }
+            self.logger.info(
+                "Commits taken over settled",
+                metadata: [
+                    "completed": "\(summary.completed)", "unpublished": "\(summary.unpublished)",
+                    "withdrawn": "\(summary.withdrawn)",
+                ]
+            )
+            for (job, _) in commits { self.store.letGo(job.id) }
         } catch {
             self.logger.debug("Cannot take back expired leases", metadata: ["error": "\(LogText.escaped("\(error)"))"])
         }

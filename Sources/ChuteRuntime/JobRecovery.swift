@@ -24,7 +24,12 @@ package enum JobRecovery {
     /// - Returns: what was settled, for the log.
     /// - Throws: when the store cannot be read or written, or a sidecar cannot be written.
     package static func run(_ store: any JobStore) async throws -> RecoverySummary {
-        let jobs = try await store.unfinishedJobs()
+        try await Self.run(store, jobs: try await store.unfinishedJobs())
+    }
+
+    /// Settles `jobs` of `store`: this daemon's own at its start, or those an agent takes over from another whose
+    /// lease ran out while it committed (``SharedQueue/takeOverCommits()``).
+    package static func run(_ store: any JobStore, jobs: [UnfinishedJob]) async throws -> RecoverySummary {
         guard !jobs.isEmpty else { return RecoverySummary() }
         let (actions, summary) = try await Blocking.run { () throws(ConversionFailure) in
             var summary = RecoverySummary()

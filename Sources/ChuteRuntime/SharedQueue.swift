@@ -55,6 +55,12 @@ package protocol SharedQueue: JobStore {
     /// - Returns: each job taken back, with the agent that held it.
     func reclaimExpired() async throws -> [(jobID: String, agent: String)]
 
+    /// Claims the jobs that agents whose lease ran out left `committing` (their output converted and synced, perhaps
+    /// renamed into place), for ``JobRecovery`` to finish or queue again here.
+    ///
+    /// - Returns: each job taken over, with the agent that held it.
+    func takeOverCommits() async throws -> [(job: UnfinishedJob, agent: String)]
+
     /// Which of `ids` no agent can claim any more: over (with how they ended), or gone from the store (`nil`).
     func settled(among ids: [String]) async throws -> [String: StoredOutcome?]
 

@@ -50,11 +50,12 @@ import Testing
         }
 
         /// Starts an agent and waits until it watches (`ready`), or for an agent that watches nothing until it runs.
-        func start(_ name: String, ready: String = "Watcher ready") async throws {
+        func start(_ name: String, ready: String = "Watcher ready", environment: [String: String] = [:]) async throws {
             let folder = try #require(self.folders[name])
-            let daemon = try ChuteProcess([
-                "run", "--config", folder.appending("rules.yaml").string, "--log-level", "debug",
-            ])
+            let daemon = try ChuteProcess(
+                ["run", "--config", folder.appending("rules.yaml").string, "--log-level", "debug"],
+                environment: environment
+            )
             self.daemons[name] = daemon
             try await daemon.waitForLog(ready)
         }
@@ -286,6 +287,33 @@ import Testing
         let duration = try MediaFixtures.entries("format=duration", of: agents.outbox.appending("long.mp4"))
         print("the output: \(duration.trimmingCharacters(in: .whitespacesAndNewlines)) s")
         #expect((Double(duration.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 19.5)
+    }
+
+    /// An agent killed between its output's rename and its sidecar: once its lease runs out, another agent finds the
+    /// output by its inode, writes the sidecar and completes the job; nothing is converted twice.
+    @Test func aCommitCutByAKillIsFinishedByAnotherAgent() async throws {
+        let agents = try Agents(["east", "west"], rules: Self.photos, lease: "4s")
+        defer { agents.stop() }
+        try await agents.start("east", environment: ["CHUTE_TEST_KILL_AFTER_RENAME": "1"])
+        try Fixtures.makeImage(at: agents.shared.appending("cut.png"), width: 640, height: 480)
+        try FileManager.default.moveItem(
+            atPath: agents.shared.appending("cut.png").string,
+            toPath: agents.inbox.appending("cut.png").string
+        )
+        _ = try await agents.daemon("east").waitForExit(timeout: 60)
+        #expect(agents.outputs(".jpg") == ["cut.jpg"] && agents.sidecars == 0, "killed after the rename")
+        #expect(try agents.server.psql("SELECT agent || ' ' || state FROM job") == "east committing")
+
+        try await agents.start("west")
+        let west = try agents.daemon("west")
+        let taken = try await west.waitForLog("Commit of an agent whose lease ran out taken over", timeout: 60)
+        let settled = try await west.waitForLog("Commits taken over settled", timeout: 30)
+        try await waitUntil("the sidecar", timeout: 30) { agents.sidecars == 1 ? true : nil }
+        print("west: \(taken.first ?? "")\nwest: \(settled.first ?? "")")
+        #expect(settled.first?.contains("completed=1") == true)
+        #expect(agents.outputs(".jpg") == ["cut.jpg"], "no second output")
+        #expect(west.logLines(containing: "Job started").isEmpty, "nothing converted again")
+        #expect(try agents.server.psql("SELECT agent || ' ' || state FROM job") == "west completed")
     }
 
     /// An agent paused (SIGSTOP) past its lease while it converts: the other agent takes the job over and completes
