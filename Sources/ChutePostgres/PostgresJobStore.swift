@@ -552,35 +552,35 @@ package final class PostgresJobStore: JobStore {
 
     /// An unfinished job from a row of ``unfinishedColumns``.
     static func unfinished(_ row: PostgresRandomAccessRow) throws -> UnfinishedJob {
-            let stage: UnfinishedJob.Stage
-            switch try row["state"].decode(String.self) {
-            case JobState.queued.rawValue:
-                stage = .queued
-            case JobState.committing.rawValue:
-                stage = .committing(
-                    CommitRecord(
-                        outputFolder: try Self.path(row["output_folder"]),
-                        outputInode: UInt64(bitPattern: try row["output_inode"].decode(Int64?.self) ?? -1),
-                        parts: try row["output_parts"].decode(String?.self).map {
-                            (try? JSONDecoder().decode([OutputPartRecord].self, from: Data($0.utf8))) ?? []
-                        },
-                        sidecar: try row["sidecar"].decode(Data?.self).flatMap {
-                            try? JSONDecoder().decode(Sidecar.self, from: $0)
-                        },
-                        sidecarFolder: try Self.optionalPath(row["sidecar_folder"]),
-                        writesSidecar: !(try row["sidecar_skipped"].decode(Bool.self))
-                    )
+        let stage: UnfinishedJob.Stage
+        switch try row["state"].decode(String.self) {
+        case JobState.queued.rawValue:
+            stage = .queued
+        case JobState.committing.rawValue:
+            stage = .committing(
+                CommitRecord(
+                    outputFolder: try Self.path(row["output_folder"]),
+                    outputInode: UInt64(bitPattern: try row["output_inode"].decode(Int64?.self) ?? -1),
+                    parts: try row["output_parts"].decode(String?.self).map {
+                        (try? JSONDecoder().decode([OutputPartRecord].self, from: Data($0.utf8))) ?? []
+                    },
+                    sidecar: try row["sidecar"].decode(Data?.self).flatMap {
+                        try? JSONDecoder().decode(Sidecar.self, from: $0)
+                    },
+                    sidecarFolder: try Self.optionalPath(row["sidecar_folder"]),
+                    writesSidecar: !(try row["sidecar_skipped"].decode(Bool.self))
                 )
-            default:
-                stage = .converting
-            }
-            return UnfinishedJob(
-                id: try row["id"].decode(String.self),
-                source: try Self.path(row["source"]),
-                rule: try row["rule"].decode(String.self),
-                origin: JobOrigin(rawValue: try row["origin"].decode(String.self)) ?? .watched,
-                stage: stage
             )
+        default:
+            stage = .converting
+        }
+        return UnfinishedJob(
+            id: try row["id"].decode(String.self),
+            source: try Self.path(row["source"]),
+            rule: try row["rule"].decode(String.self),
+            origin: JobOrigin(rawValue: try row["origin"].decode(String.self)) ?? .watched,
+            stage: stage
+        )
     }
 
     package func settle(_ actions: [RecoveryAction]) async throws {
