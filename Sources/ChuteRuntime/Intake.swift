@@ -647,6 +647,12 @@ package actor Intake: JobCompletionSink {
                     metadata: ["reason": "\(LogText.escaped(reason))"]
                 )
             }
+            // The checks above read the file as it was then; a writer that appended its last chunk while they ran
+            // left the job's fingerprint behind: such a file waits a quiet period more, as any file just written.
+            if let now = try? SourceInspector.status(of: path, beneath: root), now.fingerprint != status.fingerprint {
+                logger.debug("Written to while it was checked; waiting for it to be quiet again")
+                return (self.stability.touch(path, root: root, fingerprint: now.fingerprint), self.quietPeriod)
+            }
             self.waitingSince[path] = nil
             await self.removeStaleReasons(of: path, fingerprint: status.fingerprint, logger: logger)
             if self.isPaused {

@@ -39,7 +39,10 @@ struct ChunkedWriterEndToEndTests {
         let sidecars = try await harness.waitForSidecars(1, timeout: 120)
         #expect(Array(sidecars.keys) == ["chunked.jpg.chute.json"])
         #expect(sidecars["chunked.jpg.chute.json"]?.status == .completed)
-        #expect(daemon.logLines(containing: "Job queued", "chunked.tiff").count == 1)
+        #expect(
+            daemon.logLines(containing: "Job queued", "chunked.tiff").count == 1,
+            "\(daemon.logLines(containing: "chunked.tiff").joined(separator: "\n"))"
+        )
         #expect(daemon.logLines(containing: "Job failed").isEmpty)
         // The whole source, and only it, was moved to the done folder once its output was verified.
         let moved = harness.directory.appending("done/chunked.tiff")
@@ -116,7 +119,10 @@ struct ChunkedWriterEndToEndTests {
         let sidecar = try #require(sidecars["\(output).chute.json"])
         #expect(sidecar.status == .completed, "\(String(describing: sidecar.error))")
         #expect(sidecar.source.size == size)
-        #expect(daemon.logLines(containing: "Job queued", source).count == 1)
+        #expect(
+            daemon.logLines(containing: "Job queued", source).count == 1,
+            "\(daemon.logLines(containing: source).joined(separator: "\n"))"
+        )
         #expect(daemon.logLines(containing: "Job failed").isEmpty)
         #expect(harness.directory.files(below: "quarantine").isEmpty)
         #expect(harness.directory.files(below: "inbox").filter { !$0.contains("zz-sentinel-") } == [source])
