@@ -158,8 +158,17 @@ package struct ChuteApplication {
                 host: host,
                 lanes: Engines.registry.lanes(settings: self.config.settings, cores: budget.cpu),
                 cpu: budget.cpu,
-                memory: budget.memory
+                memory: budget.memory,
+                url: location.url
             )
+            if location.url != nil, self.config.settings.api.listen == nil {
+                self.logger.warning(
+                    """
+                    settings.agentURL is set but the API listens on no TCP address (settings.api.listen): other \
+                    agents cannot fetch the files found here
+                    """
+                )
+            }
             try await PostgresJobStore.withStore(at: location, agent: agent, logger: self.logger) { store in
                 try await self.run(on: store, origin: store.origin, notify: notify)
             }
@@ -263,7 +272,18 @@ package struct ChuteApplication {
             events: events
         )
         if !watches, let claims {
-            await claims.adoptFilesFoundElsewhere(rules: self.config.rules.map(\.name)) { await intake.job(for: $0) }
+            // A file this agent cannot see is fetched from the agent that found it, if that agent has an agentURL.
+            let fetcher = (journal as? any SharedQueue).map { shared in
+                HandoffFetcher(
+                    store: shared,
+                    intake: intake,
+                    folder: self.journalPath.removingLastComponent().appending("handoff"),
+                    logger: self.logger
+                ) { ticket, claim in HTTPHandoffTransport(ticket: ticket, claim: claim) }
+            }
+            await claims.adoptFilesFoundElsewhere(rules: self.config.rules.map(\.name), fetcher: fetcher) {
+                await intake.job(for: $0)
+            }
             self.logger.info("Watching no folder: converting the files other agents found (settings.watch: false)")
         }
         await self.resubmitUploads(recovery.resubmitted, spool: spool, journal: journal, submitter: submitter)
@@ -310,7 +330,18 @@ package struct ChuteApplication {
                 cancellations: cancellations,
                 metrics: metrics,
                 uploads: uploads,
-                spool: spool
+                spool: spool,
+                handoffs: (journal as? any SharedQueue).flatMap { shared in
+                    guard case .postgres(let location) = self.config.settings.store, location.url != nil else {
+                        return nil
+                    }
+                    return HandoffDesk(
+                        store: shared,
+                        rules: { intake.rules },
+                        watchedFolders: intake.watchedFolders,
+                        logger: self.logger
+                    )
+                }
             ),
             socket: self.config.settings.api.socketPath(journal: self.journalPath),
             settings: self.config.settings.api,

@@ -223,7 +223,9 @@ package struct Settings: Sendable, Equatable {
     /// file holding the database's password; without it the password is read from `CHUTE_STORE_PASSWORD`. With a
     /// database, `agent` (string, default the host name) names this daemon among the agents sharing it, and
     /// `agentLease` (duration, default 30s) is how long its claim on a job holds without a heartbeat; `watch: false`
-    /// makes it watch no folder and convert the files that other agents found.
+    /// makes it watch no folder and convert the files that other agents found; `agentURL` (`http://HOST:PORT`) is
+    /// where other agents reach this agent's API (`api.listen`) to fetch the files it found and send their outputs
+    /// back, for agents that cannot see its folders.
     package var store = StoreLocation.journal
     /// `api` (mapping): where the daemon's status API listens (``APISettings``).
     package var api = APISettings()

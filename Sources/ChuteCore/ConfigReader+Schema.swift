@@ -1,3 +1,4 @@
+import Foundation
 import SystemPackage
 import Yams
 
@@ -41,7 +42,7 @@ extension ConfigReader.Walker {
         ]
         + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
         + ["historyRetention", "uploadRetention", "maxUploadSize", "maxUploads", "maxQueued", "requestTimeout", "api"]
-        + ["digestAt", "digestEvery", "store", "storePasswordFile", "agent", "agentLease", "watch"]
+        + ["digestAt", "digestEvery", "store", "storePasswordFile", "agent", "agentLease", "watch", "agentURL"]
     /// The keys of one `notify:` entry: `url` (a webhook) or `ntfy` (a topic), and `on`.
     static let notifyKeys = ["url", "ntfy", "on"]
 
@@ -861,6 +862,27 @@ extension ConfigReader.Walker {
                         + "always watches its folders",
                     at: entry.key
                 )
+            }
+        }
+        if let entry = fields["agentURL"],
+            let url = self.string(entry, expected: "an address such as http://nas.lan:8750")
+        {
+            if case .postgres(var location) = settings.store {
+                if let components = URLComponents(string: url), components.scheme == "http", components.host != nil,
+                    components.port != nil, components.path.isEmpty || components.path == "/",
+                    components.query == nil, components.user == nil
+                {
+                    location.url = url.hasSuffix("/") ? String(url.dropLast()) : url
+                    settings.store = .postgres(location)
+                } else {
+                    self.report(
+                        "'agentURL' must be http://HOST:PORT, where other agents reach this agent's API "
+                            + "(settings.api.listen), found '\(url)'",
+                        at: entry.value
+                    )
+                }
+            } else {
+                self.report("'agentURL' is for an agent on a PostgreSQL store (store: postgres://…)", at: entry.key)
             }
         }
         if let entry = fields["agentLease"], let lease = self.duration(entry) {

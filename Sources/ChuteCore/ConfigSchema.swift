@@ -223,6 +223,6 @@ package enum ConfigSchema {
         "digestEvery": Self.duration,
         "store": .object(["type": .string("string"), "pattern": .string("^(sqlite|journal|postgres(ql)?://.+)$")]),
         "storePasswordFile": Self.string, "agent": Self.string, "agentLease": Self.duration,
-        "watch": Self.boolean,
+        "watch": Self.boolean, "agentURL": Self.string,
     ]) { first, _ in first }
 }

@@ -294,6 +294,7 @@ package enum ConfigSummary {
         let agent = location.agent.map { "as agent \($0)" } ?? "as the agent named by the host name"
         return ", \(encryption), \(password), \(agent), leases of \(ValueParsing.describe(location.lease))"
             + (location.watches ? "" : ", watching no folder (converting what other agents found)")
+            + (location.url.map { ", its files fetched by other agents at \($0)" } ?? "")
     }
 
     /// The settings line, with each engine's concurrency (`auto` when sized to the machine's cores).

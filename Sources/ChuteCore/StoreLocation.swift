@@ -60,6 +60,11 @@ package struct PostgresLocation: Sendable, Equatable {
     /// other agents found.
     package var watches = true
 
+    /// The address other agents reach this agent's API at (`settings.agentURL`, `http://HOST:PORT`): an agent that
+    /// cannot see the folder of a file this agent found fetches the file there, and sends the output back; `nil` when
+    /// this agent's files are only for agents that see its folders.
+    package var url: String?
+
     /// The lease unless `agentLease` says otherwise.
     package static let defaultLease: Duration = .seconds(30)
 

@@ -52,21 +52,31 @@ package struct APIClient: Sendable {
     /// Sends one request and reads the whole reply.
     ///
     /// - Throws: ``Unreachable`` when nothing listens on the socket; an I/O error if the connection breaks.
-    package func send(_ method: HTTPMethod, _ path: String, body: Data? = nil) async throws -> Reply {
+    /// - Parameter headers: more header fields of the request.
+    package func send(
+        _ method: HTTPMethod,
+        _ path: String,
+        body: Data? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> Reply {
         let channel = try await self.connect()
         var head = self.head(method, path)
+        head.headers.add(contentsOf: headers)
         if body != nil { head.headers.add(name: "Content-Type", value: "application/json") }
         return try await Self.exchange(on: channel, head: head, body: body)
     }
 
     /// Sends the file at `file` as the body of a `PUT`, in chunks, and reads the reply.
     ///
-    /// - Parameter sent: called with the bytes sent so far, after each chunk.
+    /// - Parameters:
+    ///   - headers: more header fields of the request.
+    ///   - sent: called with the bytes sent so far, after each chunk.
     /// - Throws: ``Unreachable``; the file's read error; an I/O error if the connection breaks.
     package func upload(
         _ file: FilePath,
         to path: String,
-        sent: @escaping @Sendable (Int64) -> Void
+        headers: [(String, String)] = [],
+        sent: @escaping @Sendable (Int64) -> Void = { _ in }
     ) async throws -> Reply {
         let descriptor = try SystemPackage.FileDescriptor.open(file, .readOnly, options: [.closeOnExec])
         defer { try? descriptor.close() }
@@ -74,6 +84,7 @@ package struct APIClient: Sendable {
         _ = try descriptor.seek(offset: 0, from: .start)
         let channel = try await self.connect()
         var head = self.head(.PUT, path)
+        head.headers.add(contentsOf: headers)
         head.headers.add(name: "Content-Type", value: "application/octet-stream")
         head.headers.add(name: "Content-Length", value: String(size))
         head.headers.add(name: "Connection", value: "close")

@@ -30,6 +30,8 @@ package struct StatusAPI: Sendable {
     /// The uploads (`POST /api/jobs`), and the spool that holds them; `nil` where nothing is taken.
     package let uploads: Uploads?
     package let spool: UploadSpool?
+    /// The hand-offs of this agent's files to agents that cannot see its folders; `nil` where there are none.
+    package let handoffs: HandoffDesk?
     /// Each event encoded once for all the clients of the event stream: enough for any client not about to be dropped
     /// as too slow (``JobEvents/hardLimit``) to find the events it has not read yet.
     private let encodedEvents = EncodedValues<JobEvent>(generation: 4096)
@@ -45,7 +47,8 @@ package struct StatusAPI: Sendable {
         cancellations: JobCancellations,
         metrics: JobMetrics,
         uploads: Uploads? = nil,
-        spool: UploadSpool? = nil
+        spool: UploadSpool? = nil,
+        handoffs: HandoffDesk? = nil
     ) {
         self.board = board
         self.queue = queue
@@ -56,6 +59,7 @@ package struct StatusAPI: Sendable {
         self.metrics = metrics
         self.uploads = uploads
         self.spool = spool
+        self.handoffs = handoffs
     }
 
     /// The router with every route, behind a bearer token if given (on TCP).
@@ -65,6 +69,8 @@ package struct StatusAPI: Sendable {
         let sessions = token.map { WebSessions(token: $0) }
         // Before the token's middleware, which applies only to the routes added after it: the page holds no data.
         WebPage(sessions: sessions).addRoutes(to: router)
+        // Also before it: each hand-off request carries its claim's lease and key, which the store grants.
+        if let handoffs = self.handoffs { HandoffRoutes(desk: handoffs).add(to: router) }
         if let token { router.add(middleware: BearerToken(token, sessions: sessions)) }
         router.get("/api/health") { _, _ in try await self.health() }
         router.get("/api/status") { _, _ in try await self.status() }

@@ -18,12 +18,12 @@ extension PostgresJobStore: SharedQueue {
         let rows = try await self.write(
             """
             INSERT INTO job (id, source, device, inode, size, modified, changed, rule, state, output_folder, origin,
-              updated_at, lane, estimated_cost, queued_at, root)
+              updated_at, lane, estimated_cost, queued_at, root, found_by)
             VALUES (\(job.id), \(Self.bytes(job.source)), \(Int64(bitPattern: fingerprint.device)),
               \(Int64(bitPattern: fingerprint.inode)), \(fingerprint.size), \(fingerprint.modifiedNanoseconds),
               \(fingerprint.changedNanoseconds), \(job.rule.name), 'queued', \(Self.bytes(job.plan.directory)),
               \(job.origin.rawValue), \(Date().timeIntervalSince1970), \(job.engine.rawValue), \(cost),
-              EXTRACT(EPOCH FROM now()), \(Self.bytes(job.root)))
+              EXTRACT(EPOCH FROM now()), \(Self.bytes(job.root)), \(self.agent))
             ON CONFLICT (rule, source, size, modified) WHERE state <> 'retried' AND modified <> -1
             DO UPDATE SET updated_at = job.updated_at
             RETURNING id, state, xmax = 0 AS inserted
@@ -54,7 +54,8 @@ extension PostgresJobStore: SharedQueue {
             let rows = try await self.write(
                 """
                 UPDATE job SET agent = \(self.agent), lease_token = nextval('chute_lease_token'),
-                  lease_until = now() + make_interval(secs => \(lease)), updated_at = \(Date().timeIntervalSince1970)
+                  lease_until = now() + make_interval(secs => \(lease)), updated_at = \(Date().timeIntervalSince1970),
+                  handoff_key = gen_random_uuid()::text
                 WHERE id IN (
                   SELECT id FROM job
                   WHERE state = 'queued' AND agent IS NULL AND lane = \(engine.rawValue)
@@ -64,7 +65,8 @@ extension PostgresJobStore: SharedQueue {
                   ORDER BY queued_at <= EXTRACT(EPOCH FROM now()) - \(aged) DESC, estimated_cost, queued_at, id
                   LIMIT \(limit) FOR UPDATE SKIP LOCKED
                 )
-                RETURNING id, lease_token, source, root, rule, size, modified
+                RETURNING id, lease_token, source, root, rule, size, modified, handoff_key, found_by,
+                  (SELECT url FROM agent WHERE agent.name = job.found_by AND job.found_by <> \(self.agent)) AS owner_url
                 """
             )
             let now = ContinuousClock.now
@@ -79,7 +81,15 @@ extension PostgresJobStore: SharedQueue {
                         root: try Self.optionalPath(row["root"]),
                         rule: try row["rule"].decode(String.self),
                         size: try row["size"].decode(Int64.self),
-                        modifiedNanoseconds: try row["modified"].decode(Int64.self)
+                        modifiedNanoseconds: try row["modified"].decode(Int64.self),
+                        lane: engine,
+                        handoff: try row["owner_url"].decode(String?.self).map { url in
+                            HandoffTicket(
+                                owner: try row["found_by"].decode(String.self),
+                                url: url,
+                                key: try row["handoff_key"].decode(String.self)
+                            )
+                        }
                     )
                 )
             }
@@ -236,6 +246,40 @@ extension PostgresJobStore: SharedQueue {
                 completed: Int(try row["completed"].decode(Int64.self))
             )
         }
+    }
+
+    package func handoffGrant(_ jobID: String, token: Int64, key: String) async throws -> HandoffGrant? {
+        let rows = try await self.rows(
+            """
+            SELECT source, root, rule, size, modified, output_folder, agent FROM job
+            WHERE id = \(jobID) AND lease_token = \(token) AND handoff_key = \(key) AND lease_until > now()
+              AND found_by = \(self.agent) AND root IS NOT NULL AND state IN ('queued', 'running', 'committing')
+            """
+        )
+        return try rows.first.map { row in
+            HandoffGrant(
+                jobID: jobID,
+                source: try Self.path(row["source"]),
+                root: try Self.path(row["root"]),
+                rule: try row["rule"].decode(String.self),
+                size: try row["size"].decode(Int64.self),
+                modifiedNanoseconds: try row["modified"].decode(Int64.self),
+                outputFolder: try Self.path(row["output_folder"]),
+                claimant: try row["agent"].decode(String.self)
+            )
+        }
+    }
+
+    package func recordSourceHash(_ jobID: String, sha256: String) async throws {
+        try await self.write(
+            "UPDATE job SET source_sha256 = \(sha256) WHERE id = \(jobID) AND found_by = \(self.agent) RETURNING id"
+        )
+    }
+
+    package func sourceHash(of jobID: String) async throws -> String? {
+        try await self.rows("SELECT source_sha256 FROM job WHERE id = \(jobID)").first?["source_sha256"].decode(
+            String?.self
+        )
     }
 
     package func letGo(_ jobID: String) {

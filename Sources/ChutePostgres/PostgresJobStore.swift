@@ -153,11 +153,11 @@ package final class PostgresJobStore: JobStore {
         let engines = agent.lanes.filter { $0.value > 0 }.keys.map(\.rawValue).sorted()
         try await connection.query(
             """
-            INSERT INTO agent (name, host, pid, engines, cpu, memory, started_at, heartbeat)
+            INSERT INTO agent (name, host, pid, engines, cpu, memory, started_at, heartbeat, url)
             VALUES (\(agent.name), \(agent.host), \(Int32(getpid())), \(engines), \(agent.cpu), \(agent.memory), now(),
-              now())
+              now(), \(agent.url))
             ON CONFLICT (name) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, engines = EXCLUDED.engines,
-              cpu = EXCLUDED.cpu, memory = EXCLUDED.memory, started_at = now(), heartbeat = now()
+              cpu = EXCLUDED.cpu, memory = EXCLUDED.memory, started_at = now(), heartbeat = now(), url = EXCLUDED.url
             """,
             logger: logger
         )

@@ -125,6 +125,16 @@ enum PostgresSchema {
                 "ALTER TABLE job ADD COLUMN root bytea"
             ]
         ),
+        Migration(
+            version: 4,
+            name: "hand-offs between agents without shared storage",
+            statements: [
+                // Where each agent's API answers other agents; which agent found a job's file; the key of the claim
+                // that the hand-off requests carry; the source's SHA-256 as the agent that found it served it.
+                "ALTER TABLE agent ADD COLUMN url text",
+                "ALTER TABLE job ADD COLUMN found_by text, ADD COLUMN handoff_key text, ADD COLUMN source_sha256 text",
+            ]
+        ),
     ]
 
     /// The newest version this build knows.

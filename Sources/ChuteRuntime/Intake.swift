@@ -235,12 +235,26 @@ package actor Intake: JobCompletionSink {
     /// - Returns: `nil` when the file is not in a folder of this agent's watches, not there at the version that was
     ///   offered, or no longer taken by that rule (or taken as a group's).
     package func job(for claim: SharedClaim) async -> Job? {
+        guard let root = claim.root else { return nil }
+        return await self.job(for: claim, reading: claim.source, beneath: root)
+    }
+
+    /// The job of a file that another agent found, whose folder this agent cannot see, run on the copy fetched from
+    /// that agent (``HandoffFetcher``); as ``job(for:)``.
+    package func job(for claim: SharedClaim, handoff: Handoff) async -> Job? {
+        var job = await self.job(for: claim, reading: handoff.copy, beneath: handoff.folder)
+        job?.handoff = handoff
+        return job
+    }
+
+    /// The job of a claim, its file read at `path` beneath `folder`.
+    private func job(for claim: SharedClaim, reading path: FilePath, beneath folder: FilePath) async -> Job? {
         guard let root = claim.root, let watch = self.watches[root],
-            let status = try? SourceInspector.status(of: claim.source, beneath: root), status.isRegularFile,
+            let status = try? SourceInspector.status(of: path, beneath: folder), status.isRegularFile,
             status.fingerprint.size == claim.size,
             status.fingerprint.modifiedNanoseconds == claim.modifiedNanoseconds
         else { return nil }
-        let sniffed = await Blocking.run { SourceInspector.sniff(claim.source, beneath: root) }
+        let sniffed = await Blocking.run { SourceInspector.sniff(path, beneath: folder) }
         let facts = FileFacts(size: status.fingerprint.size, modified: status.fingerprint.modified, sniffed: sniffed)
         let now = self.clock.date()
         guard

@@ -40,6 +40,14 @@ package struct Job: Sendable, Identifiable {
     /// In a store that agents share, the agent and lease that hold it: its temporary files are named after them, so
     /// that another agent's run of the same job never meets them, and its sidecar names the agent; `nil` otherwise.
     package var claim: JobClaim?
+    /// For a job of a file this agent cannot see (found by another agent of a shared store): the copy fetched from
+    /// that agent, which also takes the outputs back; `nil` otherwise.
+    package var handoff: Handoff?
+
+    /// Where the source is read: the source, or its copy fetched from the agent that found it (``handoff``).
+    package var readableSource: FilePath { self.handoff?.copy ?? self.source }
+    /// The folder the source is read beneath: its watched folder, or the folder of its fetched copy.
+    package var readableRoot: FilePath { self.handoff?.folder ?? self.root }
 
     /// Whether the job joins the files of a group.
     package var isGroup: Bool { !self.members.isEmpty }

@@ -45,6 +45,8 @@ package actor JobClaims: Service {
     /// For an agent that watches no folder: the rules whose jobs it claims though it did not find their files, and
     /// how it makes such a job (`nil`: the file is not there, at its version, for this agent).
     private var adopting: (rules: [String], make: @Sendable (SharedClaim) async -> Job?)?
+    /// For such an agent: what fetches a file it cannot see from the agent that found it, and makes its job.
+    private var fetcher: HandoffFetcher?
     /// Jobs found elsewhere that this agent could not make: never claimed again.
     private var unadoptable: Set<String> = []
     private let wakeups: AsyncStream<Void>
@@ -108,8 +110,16 @@ package actor JobClaims: Service {
 
     /// Makes this agent, which watches no folder (`settings.watch: false`), claim the jobs of `rules` that other agents
     /// found, each made by `make` (``Intake/job(for:)``), which says `nil` for a file this agent cannot take.
-    package func adoptFilesFoundElsewhere(rules: [String], make: @escaping @Sendable (SharedClaim) async -> Job?) {
+    ///
+    /// - Parameter fetcher: for a file this agent cannot see, what fetches it from the agent that found it, when that
+    ///   agent gave its `agentURL`.
+    package func adoptFilesFoundElsewhere(
+        rules: [String],
+        fetcher: HandoffFetcher? = nil,
+        make: @escaping @Sendable (SharedClaim) async -> Job?
+    ) {
         self.adopting = (rules, make)
+        self.fetcher = fetcher
     }
 
     /// Takes an offered job that no agent claimed out of the queue on request, as cancelled.
@@ -133,6 +143,7 @@ package actor JobClaims: Service {
 
     /// Records that a job this agent claimed ended here: its lane may claim another.
     package func finished(_ job: Job) {
+        if let handoff = job.handoff { HandoffFetcher.remove(handoff) }
         guard self.handed.removeValue(forKey: job.id) != nil else { return }
         self.store.letGo(job.id)
         self.wake.yield()
@@ -198,6 +209,11 @@ package actor JobClaims: Service {
             } else if let adopting = self.adopting, let job = await adopting.make(claim) {
                 entry = Offered(job: job, demand: await self.queue.estimate(job))
                 self.logger.debug("Job of a file another agent found", metadata: ["job.id": "\(id)"])
+            } else if self.adopting != nil, let fetcher = self.fetcher, let ticket = claim.handoff {
+                // Not to be seen here: fetched from the agent that found it, its lane held meanwhile.
+                self.handed[id] = claim.lane
+                Task { await self.fetched(claim, await fetcher.job(for: claim, ticket: ticket)) }
+                continue
             } else {
                 // Withdrawn while the claim was made, or a file this agent cannot take.
                 if self.adopting != nil { self.unadoptable.insert(id) }
@@ -216,6 +232,30 @@ package actor JobClaims: Service {
             }
             self.logger.debug("Job claimed", metadata: ["job.id": "\(id)", "agent": "\(self.store.agent)"])
         }
+    }
+
+    /// Queues here the job of a file fetched from the agent that found it (``HandoffFetcher``), or gives the claim
+    /// back when the file could not be had.
+    private func fetched(_ claim: SharedClaim, _ job: Job?) async {
+        let id = claim.id
+        guard var job, self.handed[id] != nil else {
+            if let handoff = job?.handoff { HandoffFetcher.remove(handoff) }
+            if self.handed.removeValue(forKey: id) != nil {
+                self.unadoptable.insert(id)
+                await self.giveBack(id)
+            }
+            self.wake.yield()
+            return
+        }
+        job.claim = JobClaim(agent: self.store.agent, token: claim.token)
+        guard await self.queue.submit(job, demand: await self.queue.estimate(job)) else {
+            self.handed[id] = nil
+            self.closed = await self.queue.isClosed
+            if let handoff = job.handoff { HandoffFetcher.remove(handoff) }
+            await self.giveBack(id)
+            return
+        }
+        self.logger.debug("Job claimed", metadata: ["job.id": "\(id)", "agent": "\(self.store.agent)"])
     }
 
     private func giveBack(_ id: String) async {

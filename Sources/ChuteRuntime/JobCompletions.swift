@@ -30,6 +30,9 @@ package struct JobCompletions: JobCompletionSink {
     package func jobFinished(_ job: Job, outcome: JobOutcome) async -> Date? {
         var retryAt: Date?
         switch job.origin {
+        case .watched where job.handoff != nil:
+            // Another agent found the file and keeps it: this agent's intake never saw it, and cannot reach it.
+            break
         case .watched:
             for sink in self.watched {
                 if let at = await sink.jobFinished(job, outcome: outcome) { retryAt = at }

@@ -128,7 +128,7 @@ package struct JobRunner: Sendable {
             )
             return .ended(.postponed(failure))
         }
-        let (source, root) = (job.source, job.root)
+        let (source, root) = (job.readableSource, job.readableRoot)
         var record = Record(job: job, status: status, sha256: nil, clock: self.clock)
         let duplicate = await self.earlierOutput(of: job, size: status.fingerprint.size, logger: logger)
         // The source is hashed while the worker converts it, so the worker never waits for the hash; unless a
@@ -161,7 +161,10 @@ package struct JobRunner: Sendable {
         }
         record.libraries = worker.libraries
         do throws(ConversionFailure) {
-            try OutputCommitter.makeDirectory(job.plan.directory, ownership: job.rule.ownership, beforeCommit: true)
+            // A hand-off's output is written here and sent back: its folder is made by the agent that puts it there.
+            if job.handoff == nil {
+                try OutputCommitter.makeDirectory(job.plan.directory, ownership: job.rule.ownership, beforeCommit: true)
+            }
         } catch {
             record.setHashes(await hashing)
             return .ended(await self.fail(record, error, logger))
@@ -194,12 +197,12 @@ package struct JobRunner: Sendable {
         let request = ConversionRequest(
             jobID: job.id,
             engine: job.engine,
-            input: job.members.first?.path ?? job.source,
+            input: job.members.first?.path ?? job.readableSource,
             output: temporary,
             format: job.rule.to,
             options: job.rule.options,
             limits: job.rule.limits,
-            root: job.root,
+            root: job.readableRoot,
             allowsHardLinks: job.allowsHardLinks,
             threads: job.threads,
             inputs: job.isGroup ? job.members.map(\.path) : nil
@@ -271,7 +274,8 @@ package struct JobRunner: Sendable {
     ///
     /// - Returns: the earlier output if there is one, and the hash if it was computed.
     private func earlierOutput(of job: Job, size: Int64, logger: Logger) async -> (output: FilePath?, hash: String?) {
-        guard job.rule.onDuplicate == .skip, !job.isGroup else { return (nil, nil) }
+        // The earlier outputs of a hand-off are on the agent that found its file.
+        guard job.rule.onDuplicate == .skip, !job.isGroup, job.handoff == nil else { return (nil, nil) }
         let candidates: [(output: FilePath, sha256: String)]
         do {
             candidates = try await self.journal.completedOutputs(rule: job.rule.name, sourceSize: size)
@@ -288,7 +292,9 @@ package struct JobRunner: Sendable {
     /// The source's metadata now, if it is still there as the job needs it: a regular file, or for a group the same
     /// folder, whose status then carries the group's fingerprint (its files are compared by ``changedMember(of:)``).
     private static func currentStatus(of job: Job) -> SourceInspector.Status? {
-        guard let status = try? SourceInspector.status(of: job.source, beneath: job.root) else { return nil }
+        guard let status = try? SourceInspector.status(of: job.readableSource, beneath: job.readableRoot) else {
+            return nil
+        }
         guard job.isGroup else { return status.isRegularFile ? status : nil }
         guard status.isDirectory, status.fingerprint.device == job.fingerprint.device,
             status.fingerprint.inode == job.fingerprint.inode
@@ -387,30 +393,15 @@ package struct JobRunner: Sendable {
             )
             return await self.fail(record, failure, logger)
         }
+        if let handoff = job.handoff {
+            return await self.commitRemotely(pending, record, to: handoff, parts: parts, temporaries: temporaries)
+        }
         // Before the rename, so that the output never shows with the daemon's owner and permissions.
         let ownershipWarnings = temporaries.compactMap { OutputCommitter.applyOwnership(job.rule.ownership, to: $0) }
         record.warnings += ownershipWarnings.prefix(1)
         do {
             let inodes = try temporaries.map { try SourceInspector.status(of: $0).fingerprint.inode }
-            let sidecarFolder: FilePath? =
-                if case .folder = job.rule.sidecars {
-                    job.rule.sidecarPath(for: job.plan.path).removingLastComponent()
-                } else {
-                    nil
-                }
-            try await self.journal.committing(
-                job.id,
-                outputInode: inodes[0],
-                parts: parts.isEmpty ? nil : zip(parts, inodes).map { OutputPartRecord(label: $0.label, inode: $1) },
-                sidecar: record.sidecar(output: nil, failure: nil),
-                sidecarFolder: sidecarFolder,
-                writesSidecar: job.rule.writesSidecar(completed: true),
-                cost: job.estimatedCost.flatMap { estimate in
-                    pending.cpuSeconds.map {
-                        (job.engine, CostHistory.Sample(estimate: estimate, cpuSeconds: $0))
-                    }
-                }
-            )
+            try await self.recordCommitting(record, cpuSeconds: pending.cpuSeconds, parts: parts, inodes: inodes)
         } catch let lost as LeaseLost {
             removeTemporaries()
             return Self.refuse(lost, logger)
@@ -422,19 +413,16 @@ package struct JobRunner: Sendable {
                 logger
             )
         }
-        var policy = job.rule.onConflict
-        if policy == .overwrite {
-            let planned =
-                parts.isEmpty
-                ? [job.plan.path] : parts.map { job.plan.directory.appending($0.name(forSetNamed: job.plan.name)) }
-            if let kept = await self.firstIrreplaceable(among: planned, of: job, logger: logger) {
-                policy = .rename
-                record.warnings.append(
-                    "onConflict: overwrite: \(kept.readableString) was not replaced: it is a source or a file of a watched folder that "
-                        + "Chute did not write; the output took a free name"
-                )
-            }
-        }
+        let (policy, guardWarning) = await Self.guardedPolicy(
+            job.rule.onConflict,
+            plan: job.plan,
+            parts: parts,
+            sources: Set([job.source] + job.members.map(\.path)),
+            watchedFolders: self.watchedFolders,
+            journal: self.journal,
+            logger: logger
+        )
+        record.warnings += guardWarning.map { [$0] } ?? []
         do {
             // The write above was fenced; a pause since (SIGSTOP, a frozen VM) may have outlasted the lease.
             try await self.journal.confirmHeld(job.id, askingStore: false)
@@ -501,6 +489,142 @@ package struct JobRunner: Sendable {
         }
     }
 
+    /// Records in the journal that the output, converted and synced under its temporary names (whose inodes are
+    /// `inodes`), is being put in place, with its sidecar for a restart that finds it there.
+    private func recordCommitting(
+        _ record: Record,
+        cpuSeconds: Double?,
+        parts: [OutputPart],
+        inodes: [UInt64]
+    ) async throws {
+        let job = record.job
+        let sidecarFolder: FilePath? =
+            if case .folder = job.rule.sidecars {
+                job.rule.sidecarPath(for: job.plan.path).removingLastComponent()
+            } else {
+                nil
+            }
+        try await self.journal.committing(
+            job.id,
+            outputInode: inodes[0],
+            parts: parts.isEmpty ? nil : zip(parts, inodes).map { OutputPartRecord(label: $0.label, inode: $1) },
+            sidecar: record.sidecar(output: nil, failure: nil),
+            sidecarFolder: sidecarFolder,
+            writesSidecar: job.rule.writesSidecar(completed: true),
+            cost: job.estimatedCost.flatMap { estimate in
+                cpuSeconds.map { (job.engine, CostHistory.Sample(estimate: estimate, cpuSeconds: $0)) }
+            }
+        )
+    }
+
+    /// How many times an output whose SHA-256 did not match when it arrived is sent back before the job fails.
+    static let handoffAttempts = 3
+
+    /// Puts in place the output of a job whose file another agent found (``Handoff``), on that agent: each file is sent
+    /// back with its SHA-256, which that agent checks when it arrives (one changed in flight is sent again, up to
+    /// ``handoffAttempts`` times, and never placed); then the journal records `committing` with the inodes the files
+    /// have there, that agent renames them into place under the rule's `onConflict` and writes the sidecar (each of
+    /// its steps granted only while this agent's lease holds), and the journal records the job `completed`.
+    private func commitRemotely(
+        _ pending: PendingCommit,
+        _ record: Record,
+        to handoff: Handoff,
+        parts: [OutputPart],
+        temporaries: [FilePath]
+    ) async -> JobOutcome {
+        var record = record
+        let (job, logger, owner) = (record.job, pending.logger, handoff.owner)
+        let names = temporaries.compactMap { $0.lastComponent?.string }
+        func discard() async {
+            for temporary in temporaries { SystemCall.unlink(temporary) }
+            await owner.discard(names)
+        }
+        do {
+            var inodes: [UInt64] = []
+            for (temporary, name) in zip(temporaries, names) {
+                inodes.append(try await Self.deliver(temporary, as: name, to: owner, logger: logger))
+            }
+            for temporary in temporaries { SystemCall.unlink(temporary) }
+            try await self.recordCommitting(record, cpuSeconds: pending.cpuSeconds, parts: parts, inodes: inodes)
+            try await self.journal.confirmHeld(job.id, askingStore: false)
+            let placed = try await owner.place(
+                HandoffPlacement(
+                    temporary: pending.temporary.lastComponent?.string ?? "",
+                    name: Data(job.plan.name.bytes),
+                    parts: parts,
+                    policy: job.rule.onConflict
+                )
+            )
+            let finals = placed.finals.map { FilePath(bytes: $0) }
+            let named = FilePath(bytes: placed.named)
+            record.warnings += placed.warnings
+            guard let final = finals.first, let namedComponent = named.lastComponent else {
+                throw HandoffError.refused(status: 502, message: "the agent placed no output")
+            }
+            CrashPoint.afterRename.reached()
+            if job.rule.writesSidecar(completed: true) {
+                let contents = record.sidecar(output: final, failure: nil, set: parts.isEmpty ? [] : finals)
+                try await owner.writeSidecar(contents, namedAfter: namedComponent)
+            }
+            logger.info(
+                "Job completed",
+                metadata: [
+                    "output.path": "\(LogText.escaped(final))", "output.count": "\(finals.count)",
+                    "output.bytes": "\(record.report?.outputBytes ?? 0)", "duration": "\(record.roundedSeconds)",
+                    "handoff.owner": "\(owner.owner)",
+                ]
+            )
+            do {
+                try await self.journal.finish(
+                    job.id,
+                    output: final,
+                    sidecar: job.rule.writesSidecar(completed: true) ? job.rule.sidecarPath(for: named) : nil
+                )
+            } catch {
+                logger.error("Cannot update the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
+            }
+            return .completed(final, others: Array(finals.dropFirst()))
+        } catch let lost as LeaseLost {
+            await discard()
+            return Self.refuse(lost, logger)
+        } catch {
+            await discard()
+            return await self.fail(
+                record,
+                ConversionFailure(.outputFailed, "cannot put the output in place on agent \(owner.owner): \(error)"),
+                logger
+            )
+        }
+    }
+
+    /// Sends one output file back (``commitRemotely``), again while it arrives changed, at most ``handoffAttempts``
+    /// times.
+    ///
+    /// - Returns: its inode on the agent that keeps it.
+    private static func deliver(
+        _ file: FilePath,
+        as name: String,
+        to owner: any HandoffTransport,
+        logger: Logger
+    ) async throws -> UInt64 {
+        let sha256 = try await Blocking.run { try SourceInspector.sha256(of: file) }
+        var attempt = 1
+        while true {
+            do {
+                return try await owner.deliver(file, as: name, sha256: sha256)
+            } catch HandoffError.corrupted(let message) where attempt < Self.handoffAttempts {
+                logger.warning(
+                    "Output refused by the agent that has the source: its SHA-256 did not match on arrival; sending it again",
+                    metadata: [
+                        "handoff.owner": "\(owner.owner)", "attempt": "\(attempt)",
+                        "error": "\(LogText.escaped(message))",
+                    ]
+                )
+                attempt += 1
+            }
+        }
+    }
+
     /// Renders the job's output name with the capture time that its worker reported, when the name has `{taken}`
     /// (``OutputPlan/taken(at:)``), and records that time in the sidecar's details (`taken`); without one, the name
     /// keeps the source's modification time, and a warning says so.
@@ -518,17 +642,55 @@ package struct JobRunner: Sendable {
         )
     }
 
-    /// The first of `paths` that `onConflict: overwrite` must not replace: the job's own source or a member of its
-    /// group, or an existing file in a watched folder that is not an output Chute wrote (a user's original); `nil`
-    /// when each is free or replaceable. A journal that cannot be read protects the file.
-    private func firstIrreplaceable(among paths: [FilePath], of job: Job, logger: Logger) async -> FilePath? {
-        let sources = Set([job.source] + job.members.map(\.path))
+    /// Keeps `onConflict: overwrite` from replacing a planned output path that is one of `sources` (the job's source
+    /// or a member of its group), or an existing file in a watched folder that is not an output Chute wrote (a user's
+    /// original). A journal that cannot be read protects the file.
+    ///
+    /// - Returns: the policy to commit with: `rename` instead of `overwrite` when such a file is in the way, with the
+    ///   warning that says so.
+    package static func guardedPolicy(
+        _ policy: ConflictPolicy,
+        plan: OutputPlan,
+        parts: [OutputPart],
+        sources: Set<FilePath>,
+        watchedFolders: [FilePath],
+        journal: any JobStore,
+        logger: Logger
+    ) async -> (ConflictPolicy, String?) {
+        guard policy == .overwrite else { return (policy, nil) }
+        let planned =
+            parts.isEmpty ? [plan.path] : parts.map { plan.directory.appending($0.name(forSetNamed: plan.name)) }
+        guard
+            let kept = await Self.firstIrreplaceable(
+                among: planned,
+                sources: sources,
+                watchedFolders: watchedFolders,
+                journal: journal,
+                logger: logger
+            )
+        else { return (policy, nil) }
+        return (
+            .rename,
+            "onConflict: overwrite: \(kept.readableString) was not replaced: it is a source or a file of a watched folder "
+                + "that Chute did not write; the output took a free name"
+        )
+    }
+
+    /// The first of `paths` that ``guardedPolicy(_:plan:parts:sources:watchedFolders:journal:logger:)`` keeps from
+    /// being replaced, or `nil`.
+    private static func firstIrreplaceable(
+        among paths: [FilePath],
+        sources: Set<FilePath>,
+        watchedFolders: [FilePath],
+        journal: any JobStore,
+        logger: Logger
+    ) async -> FilePath? {
         for path in paths {
             guard let existing = try? SourceInspector.status(of: path) else { continue }
             if sources.contains(path) { return path }
-            guard self.watchedFolders.contains(where: { path.starts(with: $0) }) else { continue }
+            guard watchedFolders.contains(where: { path.starts(with: $0) }) else { continue }
             do {
-                if try await self.journal.isOutput(path, inode: existing.fingerprint.inode) { continue }
+                if try await journal.isOutput(path, inode: existing.fingerprint.inode) { continue }
             } catch {
                 logger.error("Cannot read the journal", metadata: ["error": "\(LogText.escaped("\(error)"))"])
             }
@@ -539,7 +701,9 @@ package struct JobRunner: Sendable {
 
     /// Whether a single file's source is gone from its path since it was taken.
     private static func sourceVanished(_ job: Job) -> Bool {
-        guard let now = try? SourceInspector.status(of: job.source, beneath: job.root) else { return true }
+        guard let now = try? SourceInspector.status(of: job.readableSource, beneath: job.readableRoot) else {
+            return true
+        }
         return !now.isRegularFile
     }
 
@@ -557,7 +721,9 @@ package struct JobRunner: Sendable {
 
     /// Whether a single file's source has another fingerprint now than `status` (a source gone is not changed).
     private static func sourceChanged(_ job: Job, from status: SourceInspector.Status) -> Bool {
-        guard let now = try? SourceInspector.status(of: job.source, beneath: job.root) else { return false }
+        guard let now = try? SourceInspector.status(of: job.readableSource, beneath: job.readableRoot) else {
+            return false
+        }
         return now.fingerprint != status.fingerprint
     }
 
@@ -600,7 +766,7 @@ package struct JobRunner: Sendable {
                 "a file of the group changed after it was taken: \(change) (\(failure.message))"
             )
         } else if !failure.isTransient, !record.job.isGroup,
-            let now = try? SourceInspector.status(of: record.job.source, beneath: record.job.root),
+            let now = try? SourceInspector.status(of: record.job.readableSource, beneath: record.job.readableRoot),
             now.fingerprint != record.job.fingerprint
         {
             failure = ConversionFailure(.sourceBusy, "the source changed after it was taken (\(failure.message))")
@@ -630,7 +796,7 @@ package struct JobRunner: Sendable {
         }
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
         let sidecar = record.sidecar(output: nil, failure: failure)
-        let written = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job, logger: logger)
+        let written = await Self.writeSidecar(sidecar, at: sidecarPath, of: record.job, logger: logger)
         do {
             try await self.journal.fail(record.job.id, failure: failure, sidecar: written ? sidecarPath : nil)
         } catch {
@@ -670,7 +836,7 @@ package struct JobRunner: Sendable {
         let reason = ConversionFailure(.cancelled, "cancelled on request")
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
         let sidecar = record.sidecar(output: nil, failure: reason, status: .cancelled)
-        let written = Self.writeSidecar(sidecar, at: sidecarPath, of: record.job, logger: logger)
+        let written = await Self.writeSidecar(sidecar, at: sidecarPath, of: record.job, logger: logger)
         do {
             try await self.journal.cancel(record.job.id, reason: reason, sidecar: written ? sidecarPath : nil)
         } catch {
@@ -683,26 +849,37 @@ package struct JobRunner: Sendable {
         return .cancelledOnRequest
     }
 
-    /// Writes the sidecar of a job that converted nothing, with its folder; one that cannot be written is logged,
-    /// with where and why.
+    /// Writes the sidecar of a job that converted nothing, with its folder (for a hand-off, on the agent that found
+    /// its file); one that cannot be written is logged, with where and why.
     ///
     /// - Returns: whether it was written.
-    private static func writeSidecar(_ sidecar: Sidecar, at path: FilePath, of job: Job, logger: Logger) -> Bool {
-        do throws(ConversionFailure) {
-            let ownership = job.rule.ownership
-            try OutputCommitter.makeDirectory(path.removingLastComponent(), ownership: ownership)
-            try OutputCommitter.writeSidecar(sidecar, at: path, ownership: ownership)
-            return true
-        } catch {
-            logger.error(
-                "Cannot write the sidecar of a job that converted nothing",
-                metadata: [
-                    "sidecar": "\(LogText.escaped(path.string))", "status": "\(sidecar.status.rawValue)",
-                    "error": "\(LogText.escaped(error.message))",
-                ]
-            )
-            return false
+    private static func writeSidecar(_ sidecar: Sidecar, at path: FilePath, of job: Job, logger: Logger) async -> Bool {
+        let message: String
+        if let handoff = job.handoff {
+            do {
+                try await handoff.owner.writeSidecar(sidecar, namedAfter: job.plan.name)
+                return true
+            } catch {
+                message = "on agent \(handoff.owner.owner): \(error)"
+            }
+        } else {
+            do throws(ConversionFailure) {
+                let ownership = job.rule.ownership
+                try OutputCommitter.makeDirectory(path.removingLastComponent(), ownership: ownership)
+                try OutputCommitter.writeSidecar(sidecar, at: path, ownership: ownership)
+                return true
+            } catch {
+                message = error.message
+            }
         }
+        logger.error(
+            "Cannot write the sidecar of a job that converted nothing",
+            metadata: [
+                "sidecar": "\(LogText.escaped(path.string))", "status": "\(sidecar.status.rawValue)",
+                "error": "\(LogText.escaped(message))",
+            ]
+        )
+        return false
     }
 }
 

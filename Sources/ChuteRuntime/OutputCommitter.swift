@@ -14,9 +14,12 @@ package enum OutputCommitter {
     package static let temporaryPrefix = ".chute-"
 
     /// The hidden temporary path a job's worker writes to, in the output's own folder: named after the job, and after
-    /// its claim in a store that agents share (``Job/claim``).
+    /// its claim in a store that agents share (``Job/claim``); for a job of a file another agent found, in its
+    /// hand-off folder, from which the output is sent back (``Job/handoff``).
     package static func temporaryPath(for job: Job) -> FilePath {
-        job.plan.directory.appending("\(self.temporaryPrefix)\(job.id)\(job.claim.map { ".\($0)" } ?? "").partial")
+        (job.handoff?.folder ?? job.plan.directory).appending(
+            "\(self.temporaryPrefix)\(job.id)\(job.claim.map { ".\($0)" } ?? "").partial"
+        )
     }
 
     /// The sidecar path for an output path.

@@ -67,6 +67,17 @@ package protocol SharedQueue: JobStore {
     /// Forgets the lease of a job this agent has done with, whatever became of it.
     func letGo(_ jobID: String)
 
+    /// What a hand-off request for job `jobID` may touch (``HandoffDesk``): granted while `token` is its lease's token,
+    /// `key` its claim's hand-off key, the lease runs, and this agent found its file; `nil` otherwise.
+    func handoffGrant(_ jobID: String, token: Int64, key: String) async throws -> HandoffGrant?
+
+    /// Records the SHA-256 of the source of job `jobID`, which this agent found, before it serves the file to the agent
+    /// that claimed it: the fetched copy is checked against it.
+    func recordSourceHash(_ jobID: String, sha256: String) async throws
+
+    /// The SHA-256 recorded for the source of job `jobID` by the agent that found it (``recordSourceHash``), or `nil`.
+    func sourceHash(of jobID: String) async throws -> String?
+
     /// Every agent that ever ran on the store, by name.
     func agents() async throws -> [AgentStatus]
 
@@ -87,6 +98,11 @@ package struct SharedClaim: Sendable, Equatable {
     /// The size and modification time the file had when it was found: a file that changed since is another version.
     package var size: Int64
     package var modifiedNanoseconds: Int64
+    /// The lane it was claimed for.
+    package var lane: EngineKind
+    /// How to reach the agent that found the file, for an agent that cannot see its folder; `nil` when that agent
+    /// gave no `agentURL`, or is this one.
+    package var handoff: HandoffTicket?
 
     package init(
         id: String,
@@ -95,7 +111,9 @@ package struct SharedClaim: Sendable, Equatable {
         root: FilePath?,
         rule: String,
         size: Int64,
-        modifiedNanoseconds: Int64
+        modifiedNanoseconds: Int64,
+        lane: EngineKind,
+        handoff: HandoffTicket? = nil
     ) {
         self.id = id
         self.token = token
@@ -104,6 +122,59 @@ package struct SharedClaim: Sendable, Equatable {
         self.rule = rule
         self.size = size
         self.modifiedNanoseconds = modifiedNanoseconds
+        self.lane = lane
+        self.handoff = handoff
+    }
+}
+
+/// What the agent that claimed a job shows the agent that found its file, on each hand-off request, and where that
+/// agent answers.
+package struct HandoffTicket: Sendable, Equatable {
+    /// The agent that found the file.
+    package var owner: String
+    /// Its `agentURL`.
+    package var url: String
+    /// A random key the store made for this claim: with the lease's token, the bearer of every hand-off request.
+    package var key: String
+
+    package init(owner: String, url: String, key: String) {
+        self.owner = owner
+        self.url = url
+        self.key = key
+    }
+}
+
+/// A hand-off request that the store granted (``SharedQueue/handoffGrant(_:token:key:)``): the job's file, as it was
+/// found, and the folder its outputs go to.
+package struct HandoffGrant: Sendable, Equatable {
+    package var jobID: String
+    package var source: FilePath
+    package var root: FilePath
+    package var rule: String
+    package var size: Int64
+    package var modifiedNanoseconds: Int64
+    package var outputFolder: FilePath
+    /// The agent that claimed the job.
+    package var claimant: String
+
+    package init(
+        jobID: String,
+        source: FilePath,
+        root: FilePath,
+        rule: String,
+        size: Int64,
+        modifiedNanoseconds: Int64,
+        outputFolder: FilePath,
+        claimant: String
+    ) {
+        self.jobID = jobID
+        self.source = source
+        self.root = root
+        self.rule = rule
+        self.size = size
+        self.modifiedNanoseconds = modifiedNanoseconds
+        self.outputFolder = outputFolder
+        self.claimant = claimant
     }
 }
 
@@ -140,13 +211,16 @@ package struct AgentInfo: Sendable, Equatable {
     /// Its scheduler's budget.
     package var cpu: Int
     package var memory: Int64
+    /// Where other agents reach its API (`settings.agentURL`), or `nil`.
+    package var url: String?
 
-    package init(name: String, host: String, lanes: [EngineKind: Int], cpu: Int, memory: Int64) {
+    package init(name: String, host: String, lanes: [EngineKind: Int], cpu: Int, memory: Int64, url: String? = nil) {
         self.name = name
         self.host = host
         self.lanes = lanes
         self.cpu = cpu
         self.memory = memory
+        self.url = url
     }
 }
 

@@ -190,7 +190,7 @@ private let unknownKeyCases: [(String, String)] = [
             + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
             + "maxDuration, "
-            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch"
+            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch, agentURL"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -692,7 +692,7 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
                     + "maxDuration, "
-                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch",
+                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch, agentURL",
             ]
         )
     }
@@ -1101,6 +1101,7 @@ private let badSettingsValueCases: [(String, String)] = [
           agent: nas-2
           agentLease: 45s
           watch: false
+          agentURL: http://nas-2.lan:8750
         notify:
           - ntfy: http://ntfy.local/chute-alerts
             on: [failed, digest]
@@ -1174,6 +1175,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "store": "Jobs kept in PostgreSQL at chute@db.lan:5433/jobs, encrypted",
         "storePasswordFile": "its password in /etc/chute/db.pass",
         "agent": "as agent nas-2", "agentLease": "leases of 45s", "watch": "watching no folder",
+        "agentURL": "fetched by other agents at http://nas-2.lan:8750",
     ]
 
     @Test func everyKeyTheFileSetsShows() throws {
@@ -1535,7 +1537,7 @@ private let badSettingsValueCases: [(String, String)] = [
             problems(yaml(tail: ["settings:", "  storePasswordFile: db.pass"]))
                 == ["rules.yaml:9:3: 'storePasswordFile' is for a PostgreSQL store (store: postgres://…)"]
         )
-        for key in ["agent: nas-2", "agentLease: 10s", "watch: false"] {
+        for key in ["agent: nas-2", "agentLease: 10s", "watch: false", "agentURL: http://nas.lan:8750"] {
             let issues = problems(yaml(tail: ["settings:", "  \(key)"]))
             #expect(
                 issues.count == 1 && issues[0].contains("PostgreSQL store")
@@ -1548,6 +1550,13 @@ private let badSettingsValueCases: [(String, String)] = [
                 == [
                     "rules.yaml:10:10: 'agent' must be a name of 1 to 63 characters without spaces",
                     "rules.yaml:11:15: 'agentLease' must be 3s or longer",
+                ]
+        )
+        #expect(
+            problems(yaml(tail: ["settings:", "  store: postgres://c@db/c", "  agentURL: https://nas.lan/chute"]))
+                == [
+                    "rules.yaml:10:13: 'agentURL' must be http://HOST:PORT, where other agents reach this agent's API "
+                        + "(settings.api.listen), found 'https://nas.lan/chute'"
                 ]
         )
     }
