@@ -102,6 +102,56 @@ import Testing
         #expect(try server.serverLog().contains("database system is shut down"), "the server did restart")
     }
 
+    /// A claim of a file another agent found names that agent's URL and a key of its own; that agent grants hand-off
+    /// requests only with the claim's token and key, while its lease runs, and nothing once the claim is given back.
+    @Test func aHandOffIsGrantedOnlyToTheClaimThatHoldsTheJob() async throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let location = try server.location()
+        var finder = AgentInfo.test("finder")
+        finder.url = "http://finder.lan:8750"
+        try await PostgresJobStore.withStore(at: location, agent: finder, logger: Self.logger) { owner in
+            let job = try Job.stored(FilePath("/share/in/a.png"), output: FilePath("/share/out"))
+            guard case .live(let id) = try await owner.offer(job, cost: 1) else {
+                Issue.record("the offer was not queued")
+                return
+            }
+            try await PostgresJobStore.withStore(at: location, agent: .test("runner"), logger: Self.logger) { runner in
+                let claims = try await runner.claim(
+                    among: [],
+                    foundElsewhere: ["r"],
+                    excluding: [],
+                    limits: [.image: 1],
+                    agingLimit: .seconds(60)
+                )
+                let claim = try #require(claims.first)
+                let ticket = try #require(claim.handoff)
+                print("claim \(claim.token) of \(id): owner \(ticket.owner) at \(ticket.url), key \(ticket.key)")
+                #expect(claim.id == id && ticket.owner == "finder" && ticket.url == "http://finder.lan:8750")
+                let grant = try await owner.handoffGrant(id, token: claim.token, key: ticket.key)
+                #expect(grant?.source == job.source && grant?.outputFolder == job.plan.directory)
+                #expect(grant?.claimant == "runner" && grant?.root == job.root)
+                #expect(try await owner.handoffGrant(id, token: claim.token, key: "guessed") == nil)
+                #expect(try await owner.handoffGrant(id, token: claim.token + 1, key: ticket.key) == nil)
+                // Only the agent that found the file serves it.
+                #expect(try await runner.handoffGrant(id, token: claim.token, key: ticket.key) == nil)
+                try await owner.recordSourceHash(id, sha256: "abc123")
+                #expect(try await runner.sourceHash(of: id) == "abc123")
+                try await runner.release(id)
+                #expect(try await owner.handoffGrant(id, token: claim.token, key: ticket.key) == nil)
+                // The finder's own claim needs no hand-off.
+                let own = try await owner.claim(
+                    among: [id],
+                    foundElsewhere: [],
+                    excluding: [],
+                    limits: [.image: 1],
+                    agingLimit: .seconds(60)
+                )
+                #expect(own.map(\.id) == [id] && own.first?.handoff == nil)
+            }
+        }
+    }
+
     /// A Latin-1 file name is not UTF-8: the store keeps its bytes, and finds the source by them.
     @Test(arguments: StoreUnderTest.allCases)
     func aFileNameThatIsNotUTF8IsKeptByteForByte(_ store: StoreUnderTest) async throws {
