@@ -114,6 +114,9 @@ packages=(
     # of its own (initdb in a temporary folder, a free port on 127.0.0.1, as nobody). In a container without systemd
     # the package's own cluster is created but not started; on a systemd machine it starts on 5432, which no test uses.
     postgresql
+    # iproute2's ip, with which the hand-off test puts an agent in a network namespace of its own (ip netns, a veth
+    # pair); unshare and mount, which hide the share from it, are util-linux's, always there.
+    iproute2
 )
 
 missing=()

@@ -16,6 +16,8 @@ package final class PostgresServer: Sendable {
     package let password: String
     /// A file holding the password, for `settings.storePasswordFile`.
     package let passwordFile: FilePath
+    /// The addresses it listens on beside 127.0.0.1.
+    package let extraListenAddresses: [String]
     private let binaries: FilePath
     private let server = Mutex<Process?>(nil)
 
@@ -30,8 +32,10 @@ package final class PostgresServer: Sendable {
 
     /// Creates the cluster and starts the server.
     ///
+    /// - Parameter extraListenAddresses: addresses to listen on beside 127.0.0.1 (a veth's, for an agent in a network
+    ///   namespace), which clients from 10.77.0.0/16 may log in through.
     /// - Throws: when no PostgreSQL is installed, or a step fails (with what it printed).
-    package init() throws {
+    package init(extraListenAddresses: [String] = []) throws {
         guard let binaries = Self.binaries else {
             throw CommandLineTool.Failure(
                 command: ["initdb"],
@@ -52,6 +56,7 @@ package final class PostgresServer: Sendable {
         self.folder = folder
         self.password = password
         self.passwordFile = passwordFile
+        self.extraListenAddresses = extraListenAddresses
         self.port = try LoopbackListener.freePort()
         try self.command(
             "initdb",
@@ -69,6 +74,12 @@ package final class PostgresServer: Sendable {
             "C",
             "--no-sync"
         )
+        if !extraListenAddresses.isEmpty {
+            let hba = FileHandle(forWritingAtPath: self.data.appending("pg_hba.conf").string)
+            hba?.seekToEndOfFile()
+            hba?.write(Data("host all all 10.77.0.0/16 scram-sha-256\n".utf8))
+            try hba?.close()
+        }
         try self.start()
         try CommandLineTool.run([
             "PGPASSWORD=\(password)", binaries.appending("createdb").string, "--host", "127.0.0.1", "--port",
@@ -77,8 +88,11 @@ package final class PostgresServer: Sendable {
     }
 
     /// The address for `settings.store` (without the password, which comes from ``passwordFile``).
-    package var address: String {
-        "postgres://\(self.user)@127.0.0.1:\(self.port)/\(self.database)?sslmode=disable"
+    package var address: String { self.address(host: "127.0.0.1") }
+
+    /// The address for `settings.store` through `host`, one of ``extraListenAddresses``.
+    package func address(host: String) -> String {
+        "postgres://\(self.user)@\(host):\(self.port)/\(self.database)?sslmode=disable"
     }
 
     private var data: FilePath { self.folder.appending("data") }
@@ -95,7 +109,8 @@ package final class PostgresServer: Sendable {
         process.arguments =
             Self.asNobody + [
                 self.binaries.appending("postgres").string, "-D", self.data.string, "-p", "\(self.port)", "-c",
-                "listen_addresses=127.0.0.1", "-k", self.folder.string,
+                "listen_addresses=\((["127.0.0.1"] + self.extraListenAddresses).joined(separator: ","))", "-k",
+                self.folder.string,
             ]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log
