@@ -65,7 +65,9 @@ ran=$(wc -l <"$results")
 failed=$(awk -F '\t' '$2 != 0 { print $1 }' "$results")
 total=$(awk -F '\t' '{ n += $4 } END { print n }' "$results")
 echo "=== $total tests in $ran suites in $(($(date +%s) - start)) s, $jobs suites at a time; the longest:"
-sort -t $'\t' -k3 -rn "$results" | head -5 | awk -F '\t' '{ printf "===   %s %s s\n", $1, $3 }'
+# awk reads to the end: `head` would leave sort writing into a closed pipe, which pipefail makes the run's status
+# (141) once the results outgrow sort's first write.
+sort -t $'\t' -k3 -rn "$results" | awk -F '\t' 'NR <= 5 { printf "===   %s %s s\n", $1, $3 }'
 if [ "$ran" -ne "$(wc -l <<<"$order")" ] || [ -n "$failed" ] || [ "$status" -ne 0 ]; then
     echo "=== FAILED: ${failed:-a suite did not finish}"
     exit 1
