@@ -299,9 +299,10 @@ package struct ChuteApplication {
             receiving: receiving,
             logger: self.logger
         )
+        let hooks = HookRunner(concurrency: self.config.settings.hookConcurrency, logger: self.logger)
         let runtime = JobRuntime(
             queue: queue,
-            completions: JobCompletions(watched: [intake, disposer], tickets: tickets, claims: claims),
+            completions: JobCompletions(watched: [intake, disposer], tickets: tickets, claims: claims, hooks: hooks),
             watchedFolders: intake.watchedFolders,
             launcher: self.launcher,
             journal: journal,
@@ -318,7 +319,8 @@ package struct ChuteApplication {
             board: board,
             workers: workers,
             engines: lanes.keys,
-            agent: (journal as? any SharedQueue)?.agent
+            agent: (journal as? any SharedQueue)?.agent,
+            hooks: hooks
         )
         let api = APIServer(
             api: StatusAPI(

@@ -197,6 +197,8 @@ package struct Settings: Sendable, Equatable {
     /// `workerJobs` (int, default 200): a worker process is replaced after this many jobs, bounding whatever a C
     /// library leaks.
     package var workerJobs: Int = 200
+    /// `hookConcurrency` (int, default 2): how many rules' `run:` hooks run at once; the others wait their turn.
+    package var hookConcurrency: Int = 2
     /// `workerIdle` (duration, default 10s): a worker that has had no job for this long exits and gives its memory
     /// back; the lane's next job starts a new one.
     package var workerIdle: Duration = .seconds(10)

@@ -27,7 +27,7 @@ extension ConfigReader.Walker {
         [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
             "maxAge", "owner", "group", "mode", "source", "doneFolder", "quarantine", "onDuplicate", "sidecars",
-            "groupBy", "notify", "upload", "uploadOutput",
+            "groupBy", "notify", "upload", "uploadOutput", "run", "runTimeout",
         ]
         + JobLimits.keys
     /// The keys of one rule: the fixed ones and every engine's options.
@@ -42,7 +42,10 @@ extension ConfigReader.Walker {
         ]
         + ["niceness", "ioPriority", "cpuBudget", "memoryBudget", "agingLimit"] + JobLimits.keys
         + ["historyRetention", "uploadRetention", "maxUploadSize", "maxUploads", "maxQueued", "requestTimeout", "api"]
-        + ["digestAt", "digestEvery", "store", "storePasswordFile", "agent", "agentLease", "watch", "agentURL"]
+        + [
+            "digestAt", "digestEvery", "store", "storePasswordFile", "agent", "agentLease", "watch", "agentURL",
+            "hookConcurrency",
+        ]
     /// The keys of one `notify:` entry: `url` (a webhook) or `ntfy` (a topic), and `on`.
     static let notifyKeys = ["url", "ntfy", "on"]
 
@@ -311,6 +314,7 @@ extension ConfigReader.Walker {
         let uploadOutput = fields["uploadOutput"].flatMap {
             self.choice($0, of: UploadOutput.self, expected: "spool or folder")
         }
+        let hook = self.hook(from: fields)
         guard let name, let match, let format, let output else { return nil }
         return Rule(
             name: name,
@@ -333,8 +337,57 @@ extension ConfigReader.Walker {
             grouping: grouping,
             notify: notify,
             upload: upload ?? false,
-            uploadOutput: uploadOutput ?? .spool
+            uploadOutput: uploadOutput ?? .spool,
+            hook: hook
         )
+    }
+
+    /// Reads `run:` (a command as a list, or a mapping of `command` and `on`) and `runTimeout`, which means nothing
+    /// without it.
+    private mutating func hook(from fields: Fields) -> RuleHook? {
+        let timeout = fields["runTimeout"].flatMap { entry -> Duration? in
+            guard let timeout = self.duration(entry) else { return nil }
+            guard timeout > .zero else {
+                self.report("'runTimeout' must be longer than 0", at: entry.value)
+                return nil
+            }
+            return timeout
+        }
+        guard let entry = fields["run"] else {
+            if let entry = fields["runTimeout"] { self.report("'runTimeout' is only used with 'run'", at: entry.key) }
+            return nil
+        }
+        var events: Set<NotifyEvent> = [.completed]
+        var commandEntry = entry
+        if case .mapping = entry.value {
+            guard let hook = self.fields(of: entry.value, for: "run", label: "in 'run'", allowed: ["command", "on"])
+            else { return nil }
+            guard let command = hook["command"] else {
+                self.report("missing 'command' in 'run'", at: entry.value)
+                return nil
+            }
+            commandEntry = command
+            if let on = hook["on"] {
+                guard let chosen = self.notifyEvents(on) else { return nil }
+                if chosen.contains(.digest) {
+                    self.report("a hook runs after a job: 'on' takes completed, failed or cancelled", at: on.value)
+                    return nil
+                }
+                events = chosen
+            }
+        }
+        guard let nodes = self.items(of: commandEntry, plural: "a program and its arguments", singular: "program")
+        else { return nil }
+        var command: [String] = []
+        for node in nodes {
+            guard let argument = self.string(node, for: "run", expected: "a program or an argument") else { return nil }
+            command.append(argument)
+        }
+        if let problem = RuleHook.problem(with: command) {
+            self.report("'run': \(problem)", at: commandEntry.value)
+            return nil
+        }
+        return RuleHook(command: command, events: events, timeout: timeout ?? RuleHook.defaultTimeout)
     }
 
     /// Reads `groupBy:`; only an engine that joins groups takes it, for the targets and options its check allows
@@ -775,6 +828,9 @@ extension ConfigReader.Walker {
         }
         if let entry = fields["workerJobs"] {
             settings.workerJobs = self.positiveInteger(entry) ?? settings.workerJobs
+        }
+        if let entry = fields["hookConcurrency"] {
+            settings.hookConcurrency = self.positiveInteger(entry) ?? settings.hookConcurrency
         }
         if let entry = fields["workerIdle"] {
             settings.workerIdle = self.duration(entry) ?? settings.workerIdle

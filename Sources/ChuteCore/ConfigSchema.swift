@@ -204,7 +204,30 @@ package enum ConfigSchema {
         "sidecars": Self.string, "groupBy": Self.choice(RuleGrouping.allCases.map(\.rawValue)),
         "notify": Self.notifyList, "upload": Self.boolean,
         "uploadOutput": Self.choice(UploadOutput.allCases.map(\.rawValue)),
+        "run": .object([
+            "anyOf": .array([
+                Self.command,
+                Self.closed(
+                    [
+                        "command": Self.command,
+                        "on": .object([
+                            "anyOf": .array([
+                                Self.hookEvent, .object(["type": .string("array"), "items": Self.hookEvent]),
+                            ])
+                        ]),
+                    ],
+                    required: ["command"]
+                ),
+            ])
+        ]),
+        "runTimeout": Self.duration,
     ]) { first, _ in first }
+
+    /// A hook's command: a program by its absolute path, and its arguments.
+    private static let command = JSON.object([
+        "type": .string("array"), "minItems": .integer(1), "items": Self.string,
+    ])
+    private static let hookEvent = Self.choice(RuleHook.events.map(\.rawValue))
 
     /// The keys of `settings:` (`concurrency` comes from the registry's lanes).
     static let settingsKeys: [String: JSON] = Self.limitKeys.merging([
@@ -224,5 +247,6 @@ package enum ConfigSchema {
         "store": .object(["type": .string("string"), "pattern": .string("^(sqlite|journal|postgres(ql)?://.+)$")]),
         "storePasswordFile": Self.string, "agent": Self.string, "agentLease": Self.duration,
         "watch": Self.boolean, "agentURL": Self.string,
+        "hookConcurrency": Self.positiveInteger,
     ]) { first, _ in first }
 }

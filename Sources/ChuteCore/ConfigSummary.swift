@@ -96,6 +96,12 @@ package enum ConfigSummary {
             )
         }
         for rule in config.rules {
+            if let program = rule.hook?.command.first, SystemCall.access(FilePath(program), X_OK) != 0 {
+                lines.append(
+                    "warning: rule '\(rule.name)': 'run' names \(program), which cannot be run "
+                        + "(\(Errno(rawValue: errno))): its hook would fail after every job"
+                )
+            }
             for folder in rule.writtenFolders where folder.string.contains("{") && folder.string.contains("}") {
                 lines.append(
                     "warning: rule '\(rule.name)': the folder \(folder) is used as written, braces and all; "
@@ -237,6 +243,13 @@ package enum ConfigSummary {
         if let notify = rule.notify {
             lines.append(indent + "notify:  " + Self.describe(notify))
         }
+        if let hook = rule.hook {
+            let events = RuleHook.events.filter { hook.events.contains($0) }.map(\.rawValue).joined(separator: ", ")
+            lines.append(
+                indent + "run:     " + hook.command.joined(separator: " ") + " after each job \(events), killed after "
+                    + ValueParsing.describe(hook.timeout)
+            )
+        }
         if rule.limits != defaults {
             lines.append(indent + "limits:  " + Self.describe(rule.limits).joined(separator: ", "))
         }
@@ -309,7 +322,8 @@ package enum ConfigSummary {
                 + "grace period \(ValueParsing.describe(settings.gracePeriod)), "
                 + "new worker every \(settings.workerJobs) jobs, an idle one exits after "
                 + ValueParsing.describe(settings.workerIdle) + ", finished jobs kept in the history for "
-                + ValueParsing.describe(settings.historyRetention),
+                + ValueParsing.describe(settings.historyRetention)
+                + ", at most \(settings.hookConcurrency) hooks at once",
             "Concurrency: " + lanes.joined(separator: ", "),
             "Budget: CPU \(settings.cpuBudget.map(String.init) ?? "auto"), memory "
                 + "\(settings.memoryBudget.map { ValueParsing.describe(bytes: $0) } ?? "auto"), "

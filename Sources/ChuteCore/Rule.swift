@@ -54,6 +54,9 @@ package struct Rule: Sendable, Equatable {
     /// beside the journal, to be downloaded and deleted after `uploadRetention`, or into `output` as a dropped
     /// file's would.
     package var uploadOutput: UploadOutput
+    /// `run` (a command as a list, or a mapping of `command` and `on`; default none) with `runTimeout`: what the rule
+    /// runs after each of its jobs ends (``RuleHook``).
+    package var hook: RuleHook?
 
     package init(
         name: String,
@@ -76,7 +79,8 @@ package struct Rule: Sendable, Equatable {
         grouping: RuleGrouping? = nil,
         notify: [NotifyTarget]? = nil,
         upload: Bool = false,
-        uploadOutput: UploadOutput = .spool
+        uploadOutput: UploadOutput = .spool,
+        hook: RuleHook? = nil
     ) {
         self.name = name
         self.match = match
@@ -99,6 +103,7 @@ package struct Rule: Sendable, Equatable {
         self.notify = notify
         self.upload = upload
         self.uploadOutput = uploadOutput
+        self.hook = hook
     }
 }
 

@@ -28,6 +28,7 @@ package final class JobMetrics: Service, Sendable {
     private let queue: JobQueue
     private let board: JobStatusBoard
     private let workers: WorkerCensus
+    private let hooks: HookRunner?
     private let engines: [EngineKind]
     /// Held while the scrape-time values are written and the text is made, so that two scrapes never interleave.
     private let scraping = Mutex(())
@@ -39,14 +40,17 @@ package final class JobMetrics: Service, Sendable {
     /// - Parameters:
     ///   - engines: the engines whose lanes exist, each reported (with zeros) before it has run anything.
     ///   - agent: this daemon's name among the agents sharing its store, for the `agent` label; `nil` for none.
+    ///   - hooks: the rules' `run:` hooks, whose ends are counted.
     package init(
         events: JobEvents,
         queue: JobQueue,
         board: JobStatusBoard,
         workers: WorkerCensus,
         engines: some Sequence<EngineKind>,
-        agent: String? = nil
+        agent: String? = nil,
+        hooks: HookRunner? = nil
     ) {
+        self.hooks = hooks
         self.agentLabel = agent.map { [("agent", $0)] } ?? []
         self.subscription = events.subscribe(limit: .max)
         self.queue = queue
@@ -111,7 +115,20 @@ package final class JobMetrics: Service, Sendable {
         let queued = await self.queue.queuedPerLane
         let waiting = await self.board.waitingCount
         let workers = self.workers.snapshot
+        let hooks = await self.hooks?.counts ?? [:]
         return self.scraping.withLock { _ in
+            for (rule, tally) in hooks.sorted(by: { $0.key < $1.key }) {
+                for (result, count) in [("succeeded", tally.succeeded), ("failed", tally.failed)] {
+                    // The runner keeps the totals, as the census does the restarts.
+                    let runs = self.counter(
+                        "hook_runs",
+                        "Rules' run: hooks that ended, by rule and result (failed: a status other than 0, or killed).",
+                        [("rule", rule), ("result", result)]
+                    )
+                    runs.reset()
+                    runs.increment(by: Int64(count))
+                }
+            }
             for engine in Set(self.engines).union(workers.keys).sorted(by: { $0.rawValue < $1.rawValue }) {
                 let labels = [("engine", engine.rawValue)]
                 self.gauge("queue_depth", "Jobs queued in each engine's lanes.", labels)

@@ -15,16 +15,24 @@ package struct JobCompletions: JobCompletionSink {
     private let watched: [any JobCompletionSink]
     private let tickets: JobTickets
     private let claims: JobClaims?
+    private let hooks: HookRunner?
 
     /// - Parameters:
     ///   - watched: where jobs of watched files go, in order (the intake, then the source's disposal); none where
     ///     nothing is watched (`chute convert`).
     ///   - tickets: the tickets that each job's outcome ends.
     ///   - claims: an agent's claims on a shared queue, whose lane is free again once its job ended.
-    package init(watched: [any JobCompletionSink], tickets: JobTickets, claims: JobClaims? = nil) {
+    ///   - hooks: what runs the rules' `run:` hooks, after the jobs of every origin.
+    package init(
+        watched: [any JobCompletionSink],
+        tickets: JobTickets,
+        claims: JobClaims? = nil,
+        hooks: HookRunner? = nil
+    ) {
         self.watched = watched
         self.tickets = tickets
         self.claims = claims
+        self.hooks = hooks
     }
 
     package func jobFinished(_ job: Job, outcome: JobOutcome) async -> Date? {
@@ -45,6 +53,7 @@ package struct JobCompletions: JobCompletionSink {
             break
         }
         await self.claims?.finished(job)
+        await self.hooks?.jobFinished(job, outcome: outcome)
         self.tickets.end(job.id, with: outcome)
         return retryAt
     }

@@ -190,7 +190,7 @@ private let unknownKeyCases: [(String, String)] = [
             + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
             + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
             + "maxDuration, "
-            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch, agentURL"
+            + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch, agentURL, hookConcurrency"
     ),
     (
         yaml(tail: ["settings:", "  concurrency: {image: 2, gpu: 1}"]),
@@ -692,7 +692,7 @@ private let badSettingsValueCases: [(String, String)] = [
                     + "retryDelay, retryLimit, gracePeriod, workerJobs, workerIdle, concurrency, niceness, ioPriority, cpuBudget, memoryBudget, "
                     + "agingLimit, jobTimeout, memoryLimit, cpuTimeLimit, maxOutputSize, maxPixels, maxImageSide, maxFrames, "
                     + "maxDuration, "
-                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch, agentURL",
+                    + "historyRetention, uploadRetention, maxUploadSize, maxUploads, maxQueued, requestTimeout, api, digestAt, digestEvery, store, storePasswordFile, agent, agentLease, watch, agentURL, hookConcurrency",
             ]
         )
     }
@@ -897,7 +897,7 @@ private let badSettingsValueCases: [(String, String)] = [
                        failed:  source moved to /srv/chute/failed, with a reason file
                        limits:  timeout 30m, memory 2GB, duration ≤ 3h
 
-                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s for at most 10 tries, grace period 30s, new worker every 200 jobs, an idle one exits after 10s, finished jobs kept in the history for 90d
+                Settings: quiet period 1s, incomplete files waited for 10m, retry delay 30s for at most 10 tries, grace period 30s, new worker every 200 jobs, an idle one exits after 10s, finished jobs kept in the history for 90d, at most 2 hooks at once
                 Concurrency: image auto, video 1, audio auto, document auto, pdf auto
                 Budget: CPU auto, memory auto, ageing limit 30s
                 Job limits: timeout 30m, memory 2GB
@@ -959,6 +959,8 @@ private let badSettingsValueCases: [(String, String)] = [
             concurrency: 3
             upload: true
             uploadOutput: folder
+            run: {command: [/usr/local/bin/index, --quiet], on: [completed, failed]}
+            runTimeout: 2m
             watch: scans
             minSize: 10KB
             maxSize: 2GB
@@ -1069,6 +1071,7 @@ private let badSettingsValueCases: [(String, String)] = [
           gracePeriod: 20s
           workerJobs: 50
           workerIdle: 2m
+          hookConcurrency: 4
           concurrency: {video: 1}
           niceness: 5
           ioPriority: idle
@@ -1153,11 +1156,14 @@ private let badSettingsValueCases: [(String, String)] = [
         "maxPixels": "pixels ≤ 50000000", "maxImageSide": "image side ≤ 20000", "maxFrames": "frames ≤ 500",
         "maxDuration": "duration ≤ 3h",
         "upload": "uploads: taken through the API", "uploadOutput": "outputs written to the output folder",
+        "run": "run:     /usr/local/bin/index --quiet after each job completed, failed",
+        "runTimeout": "killed after 2m",
     ]
     /// What the summary's settings show for each settings key.
     private static let settingsShown: [String: String] = [
         "quietPeriod": "quiet period 1s", "incompleteTimeout": "waited for 2m", "retryDelay": "retry delay 45s",
         "retryLimit": "at most 4 tries", "gracePeriod": "grace period 20s", "workerJobs": "every 50 jobs",
+        "hookConcurrency": "at most 4 hooks at once",
         "workerIdle": "idle one exits after 2m",
         "concurrency": "video 1",
         "niceness": "niceness 5", "ioPriority": "I/O priority idle", "cpuBudget": "CPU 3",
@@ -1559,6 +1565,51 @@ private let badSettingsValueCases: [(String, String)] = [
                         + "(settings.api.listen), found 'https://nas.lan/chute'"
                 ]
         )
+    }
+
+    @Test func aHookIsAProgramByItsPathWithItsArguments() throws {
+        let config = try parsed(yaml(rule: standardRule + ["run: [/usr/bin/logger, -t, chute]"]))
+        #expect(
+            config.rules[0].hook
+                == RuleHook(command: ["/usr/bin/logger", "-t", "chute"], events: [.completed], timeout: .seconds(60))
+        )
+        let mapped = try parsed(
+            yaml(rule: standardRule + ["run: {command: [/usr/bin/true], on: failed}", "runTimeout: 5s"])
+        )
+        #expect(mapped.rules[0].hook == RuleHook(command: ["/usr/bin/true"], events: [.failed], timeout: .seconds(5)))
+        #expect(
+            problems(yaml(rule: standardRule + ["run: [logger, -t, chute]"]))
+                == [
+                    "rules.yaml:8:10: 'run': the program 'logger' must be an absolute path: a hook runs without a "
+                        + "shell or a PATH lookup, such as [/usr/local/bin/index, --quiet]"
+                ]
+        )
+        #expect(
+            problems(yaml(rule: standardRule + ["runTimeout: 5s"])) == [
+                "rules.yaml:8:5: 'runTimeout' is only used with 'run'"
+            ]
+        )
+        #expect(
+            problems(yaml(rule: standardRule + ["run: {command: [/usr/bin/true], on: digest}"]))
+                == ["rules.yaml:8:41: a hook runs after a job: 'on' takes completed, failed or cancelled"]
+        )
+        #expect(
+            problems(yaml(rule: standardRule + ["run: []"])) == [
+                "rules.yaml:8:10: 'run' must list at least one program"
+            ]
+        )
+    }
+
+    @Test func checkWarnsOfAHookThatCannotRun() throws {
+        let missing = try parsed(yaml(rule: standardRule + ["run: [/nonexistent/index, --quiet]"]))
+        #expect(
+            ConfigSummary.warnings(missing, registry: Engines.registry) == [
+                "warning: rule 'photos': 'run' names /nonexistent/index, which cannot be run (No such file or "
+                    + "directory): its hook would fail after every job"
+            ]
+        )
+        let present = try parsed(yaml(rule: standardRule + ["run: [/bin/true]"]))
+        #expect(ConfigSummary.warnings(present, registry: Engines.registry).isEmpty)
     }
 
     @Test func checkWarnsOfAPasswordFileItCannotRead() throws {
