@@ -27,7 +27,7 @@ extension ConfigReader.Walker {
         [
             "rename", "keepStructure", "onConflict", "concurrency", "watch", "minSize", "maxSize", "type", "minAge",
             "maxAge", "owner", "group", "mode", "source", "doneFolder", "quarantine", "onDuplicate", "sidecars",
-            "groupBy", "notify", "upload", "uploadOutput", "run", "runTimeout",
+            "groupBy", "notify", "upload", "uploadOutput", "run", "pre", "runTimeout",
         ]
         + JobLimits.keys
     /// The keys of one rule: the fixed ones and every engine's options.
@@ -314,7 +314,7 @@ extension ConfigReader.Walker {
         let uploadOutput = fields["uploadOutput"].flatMap {
             self.choice($0, of: UploadOutput.self, expected: "spool or folder")
         }
-        let hook = self.hook(from: fields)
+        let (hook, preHook) = self.hooks(from: fields)
         guard let name, let match, let format, let output else { return nil }
         return Rule(
             name: name,
@@ -338,13 +338,14 @@ extension ConfigReader.Walker {
             notify: notify,
             upload: upload ?? false,
             uploadOutput: uploadOutput ?? .spool,
-            hook: hook
+            hook: hook,
+            preHook: preHook
         )
     }
 
-    /// Reads `run:` (a command as a list, or a mapping of `command` and `on`) and `runTimeout`, which means nothing
-    /// without it.
-    private mutating func hook(from fields: Fields) -> RuleHook? {
+    /// Reads `run:` (a command as a list, or a mapping of `command` and `on`), `pre:` (a command as a list) and
+    /// `runTimeout`, which means nothing without one of them.
+    private mutating func hooks(from fields: Fields) -> (run: RuleHook?, pre: RuleHook?) {
         let timeout = fields["runTimeout"].flatMap { entry -> Duration? in
             guard let timeout = self.duration(entry) else { return nil }
             guard timeout > .zero else {
@@ -353,10 +354,19 @@ extension ConfigReader.Walker {
             }
             return timeout
         }
-        guard let entry = fields["run"] else {
-            if let entry = fields["runTimeout"] { self.report("'runTimeout' is only used with 'run'", at: entry.key) }
-            return nil
+        if fields["run"] == nil, fields["pre"] == nil, let entry = fields["runTimeout"] {
+            self.report("'runTimeout' is only used with 'run' or 'pre'", at: entry.key)
         }
+        let pre = fields["pre"].flatMap { entry in
+            self.command(entry, for: "pre").map {
+                RuleHook(command: $0, events: [], timeout: timeout ?? RuleHook.defaultTimeout)
+            }
+        }
+        return (fields["run"].flatMap { self.hook($0, timeout: timeout) }, pre)
+    }
+
+    /// Reads `run:` (a command as a list, or a mapping of `command` and `on`).
+    private mutating func hook(_ entry: Entry, timeout: Duration?) -> RuleHook? {
         var events: Set<NotifyEvent> = [.completed]
         var commandEntry = entry
         if case .mapping = entry.value {
@@ -376,18 +386,25 @@ extension ConfigReader.Walker {
                 events = chosen
             }
         }
-        guard let nodes = self.items(of: commandEntry, plural: "a program and its arguments", singular: "program")
-        else { return nil }
+        guard let command = self.command(commandEntry, for: "run") else { return nil }
+        return RuleHook(command: command, events: events, timeout: timeout ?? RuleHook.defaultTimeout)
+    }
+
+    /// Reads a hook's command: a program by its absolute path, and its arguments.
+    private mutating func command(_ entry: Entry, for key: String) -> [String]? {
+        guard let nodes = self.items(of: entry, plural: "a program and its arguments", singular: "program") else {
+            return nil
+        }
         var command: [String] = []
         for node in nodes {
-            guard let argument = self.string(node, for: "run", expected: "a program or an argument") else { return nil }
+            guard let argument = self.string(node, for: key, expected: "a program or an argument") else { return nil }
             command.append(argument)
         }
         if let problem = RuleHook.problem(with: command) {
-            self.report("'run': \(problem)", at: commandEntry.value)
+            self.report("'\(key)': \(problem)", at: entry.value)
             return nil
         }
-        return RuleHook(command: command, events: events, timeout: timeout ?? RuleHook.defaultTimeout)
+        return command
     }
 
     /// Reads `groupBy:`; only an engine that joins groups takes it, for the targets and options its check allows

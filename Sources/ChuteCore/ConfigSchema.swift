@@ -220,7 +220,7 @@ package enum ConfigSchema {
                 ),
             ])
         ]),
-        "runTimeout": Self.duration,
+        "pre": Self.command, "runTimeout": Self.duration,
     ]) { first, _ in first }
 
     /// A hook's command: a program by its absolute path, and its arguments.

@@ -96,10 +96,14 @@ package enum ConfigSummary {
             )
         }
         for rule in config.rules {
-            if let program = rule.hook?.command.first, SystemCall.access(FilePath(program), X_OK) != 0 {
+            for (key, hook) in [("run", rule.hook), ("pre", rule.preHook)] {
+                guard let program = hook?.command.first, SystemCall.access(FilePath(program), X_OK) != 0 else {
+                    continue
+                }
                 lines.append(
-                    "warning: rule '\(rule.name)': 'run' names \(program), which cannot be run "
-                        + "(\(Errno(rawValue: errno))): its hook would fail after every job"
+                    "warning: rule '\(rule.name)': '\(key)' names \(program), which cannot be run "
+                        + "(\(Errno(rawValue: errno))): its hook would fail "
+                        + (key == "run" ? "after every job" : "before every job, and so would the job")
                 )
             }
             for folder in rule.writtenFolders where folder.string.contains("{") && folder.string.contains("}") {
@@ -248,6 +252,12 @@ package enum ConfigSummary {
             lines.append(
                 indent + "run:     " + hook.command.joined(separator: " ") + " after each job \(events), killed after "
                     + ValueParsing.describe(hook.timeout)
+            )
+        }
+        if let pre = rule.preHook {
+            lines.append(
+                indent + "pre:     " + pre.command.joined(separator: " ") + " before each job (exit 1 refuses the "
+                    + "file), killed after " + ValueParsing.describe(pre.timeout)
             )
         }
         if rule.limits != defaults {

@@ -57,6 +57,9 @@ package struct Rule: Sendable, Equatable {
     /// `run` (a command as a list, or a mapping of `command` and `on`; default none) with `runTimeout`: what the rule
     /// runs after each of its jobs ends (``RuleHook``).
     package var hook: RuleHook?
+    /// `pre` (a command as a list, default none), with `runTimeout`: what the rule runs before each of its jobs
+    /// converts, which may refuse the file or change the copy that is converted (``RuleHook``; its `events` unused).
+    package var preHook: RuleHook?
 
     package init(
         name: String,
@@ -80,7 +83,8 @@ package struct Rule: Sendable, Equatable {
         notify: [NotifyTarget]? = nil,
         upload: Bool = false,
         uploadOutput: UploadOutput = .spool,
-        hook: RuleHook? = nil
+        hook: RuleHook? = nil,
+        preHook: RuleHook? = nil
     ) {
         self.name = name
         self.match = match
@@ -104,6 +108,7 @@ package struct Rule: Sendable, Equatable {
         self.upload = upload
         self.uploadOutput = uploadOutput
         self.hook = hook
+        self.preHook = preHook
     }
 }
 

@@ -83,32 +83,83 @@ package actor HookRunner {
         logger[metadataKey: "job.id"] = "\(run.job.id)"
         logger[metadataKey: "rule.name"] = "\(run.job.rule.name)"
         logger[metadataKey: "hook"] = "\(LogText.escaped(run.hook.command[0]))"
-        let log = logger
         let sidecar = Self.sidecar(of: run)
         let input = sidecar.flatMap { try? Data(contentsOf: URL(fileURLWithPath: $0.string)) } ?? Data()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let outputs = (try? encoder.encode(run.outputs.map(\.string))) ?? Data("[]".utf8)
+        let ending = await HookProcess.run(
+            run.hook.command,
+            environment: [
+                "CHUTE_JOB_ID": run.job.id, "CHUTE_SOURCE": run.job.source.string,
+                "CHUTE_STATUS": run.status.rawValue, "CHUTE_RULE": run.job.rule.name,
+                "CHUTE_SIDECAR": sidecar?.string ?? "", "CHUTE_OUTPUTS": String(decoding: outputs, as: UTF8.self),
+            ],
+            input: input,
+            timeout: run.hook.timeout,
+            ownership: run.job.rule.ownership,
+            logger: logger
+        )
+        if ending.succeeded {
+            logger.info("Hook finished", metadata: ["status": "0"])
+            return true
+        }
+        logger.error(
+            "Hook failed; the job's outcome stays as it was",
+            metadata: [ending.killed ? "signal" : "status": "\(ending.status)", "job.status": "\(run.status.rawValue)"]
+        )
+        return false
+    }
+
+    /// The sidecar of the run's job, if it was written.
+    private static func sidecar(of run: Run) -> FilePath? {
+        // Named after the output, or after the planned name of a set of outputs or of a job that wrote none.
+        let candidates = (run.outputs.prefix(1) + [run.job.plan.path]).map { run.job.rule.sidecarPath(for: $0) }
+        return candidates.first { (try? SourceInspector.status(of: $0)) != nil }
+    }
+}
+
+/// A hook's program, run to its end or its timeout (``HookRunner``, and a rule's `pre:` hook in ``JobRunner``).
+package enum HookProcess {
+    /// How it ended.
+    package struct Ending: Sendable {
+        /// Its exit status, or the signal that ended it.
+        package var status: Int32
+        /// Whether a signal ended it (its timeout's SIGKILL, or another).
+        package var killed: Bool
+        /// The last line it wrote, for a message.
+        package var lastLine: String?
+
+        /// Whether it exited with status 0.
+        package var succeeded: Bool { self.status == 0 && !self.killed }
+    }
+
+    /// Runs `command` (a program by its path and its arguments, no shell) with only `PATH`, `LANG` and `environment`,
+    /// `input` on its standard input, each line it writes (standard output and error) logged; as `ownership`'s owner
+    /// and group when this is root; killed (SIGKILL) once `timeout` passed.
+    ///
+    /// - Returns: how it ended; `status` -1 and `killed` false when it could not start (logged).
+    package static func run(
+        _ command: [String],
+        environment: [String: String],
+        input: Data,
+        timeout: Duration,
+        ownership: OutputOwnership,
+        logger: Logger
+    ) async -> Ending {
         let process = Process()
-        let ownership = run.job.rule.ownership
         if getuid() == 0, ownership.setsAccount {
             // As the rule's owner and group (the owner's own without one): what it may touch is what the files it
             // writes belong to.
             let group = ownership.group ?? ownership.owner.flatMap { getpwuid($0)?.pointee.pw_gid } ?? 0
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments =
-                ["--reuid=\(ownership.owner ?? 0)", "--regid=\(group)", "--clear-groups", "--"]
-                + run.hook.command
+                ["--reuid=\(ownership.owner ?? 0)", "--regid=\(group)", "--clear-groups", "--"] + command
         } else {
-            process.executableURL = URL(fileURLWithPath: run.hook.command[0])
-            process.arguments = Array(run.hook.command.dropFirst())
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
         }
-        let outputs = run.outputs.map(\.string)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .withoutEscapingSlashes
-        process.environment = [
-            "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-            "CHUTE_JOB_ID": run.job.id, "CHUTE_SOURCE": run.job.source.string, "CHUTE_STATUS": run.status.rawValue,
-            "CHUTE_RULE": run.job.rule.name, "CHUTE_SIDECAR": sidecar?.string ?? "",
-            "CHUTE_OUTPUTS": String(decoding: (try? encoder.encode(outputs)) ?? Data("[]".utf8), as: UTF8.self),
-        ]
+        process.environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"].merging(environment) { $1 }
         let (standardInput, standardOutput) = (Pipe(), Pipe())
         process.standardInput = standardInput
         process.standardOutput = standardOutput
@@ -122,7 +173,7 @@ package actor HookRunner {
             try process.run()
         } catch {
             logger.error("Hook could not start", metadata: ["error": "\(LogText.escaped("\(error)"))"])
-            return false
+            return Ending(status: -1, killed: false, lastLine: "\(error)")
         }
         logger.debug("Hook started", metadata: ["pid": "\(process.processIdentifier)"])
         let writing = standardInput.fileHandleForWriting
@@ -132,53 +183,33 @@ package actor HookRunner {
             try? writing.write(contentsOf: input)
             try? writing.close()
         }
-        async let read: Void = Blocking.run {
-            var pending = Data()
+        async let read: String? = Blocking.run {
+            var (pending, last) = (Data(), String?.none)
+            func logLine(_ bytes: Data) {
+                let line = String(decoding: bytes, as: UTF8.self)
+                logger.info("Hook output", metadata: ["line": "\(LogText.escaped(line))"])
+                if !line.isEmpty { last = line }
+            }
             while let chunk = try? reading.read(upToCount: 64 * 1024), !chunk.isEmpty {
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    logLine(pending[..<newline])
                     pending.removeSubrange(...newline)
-                    log.info("Hook output", metadata: ["line": "\(LogText.escaped(line))"])
                 }
             }
-            if !pending.isEmpty {
-                log.info(
-                    "Hook output",
-                    metadata: ["line": "\(LogText.escaped(String(decoding: pending, as: UTF8.self)))"]
-                )
-            }
+            if !pending.isEmpty { logLine(pending) }
+            return last
         }
         let pid = process.processIdentifier
-        let timeout = run.hook.timeout
         let killer = Task {
             try await Task.sleep(for: timeout)
-            log.error(
-                "Hook killed at its timeout; the job's outcome stays as it was",
-                metadata: ["runTimeout": "\(ValueParsing.describe(timeout))"]
-            )
+            logger.error("Hook killed at its timeout", metadata: ["runTimeout": "\(ValueParsing.describe(timeout))"])
             kill(pid, SIGKILL)
         }
         var status: Int32 = -1
         for await code in exited.stream { status = code }
         killer.cancel()
-        _ = await (fed, read)
-        let killed = process.terminationReason == .uncaughtSignal
-        if status == 0, !killed {
-            logger.info("Hook finished", metadata: ["status": "0"])
-            return true
-        }
-        logger.error(
-            "Hook failed; the job's outcome stays as it was",
-            metadata: [killed ? "signal" : "status": "\(status)", "job.status": "\(run.status.rawValue)"]
-        )
-        return false
-    }
-
-    /// The sidecar of the run's job, if it was written.
-    private static func sidecar(of run: Run) -> FilePath? {
-        // Named after the output, or after the planned name of a set of outputs or of a job that wrote none.
-        let candidates = (run.outputs.prefix(1) + [run.job.plan.path]).map { run.job.rule.sidecarPath(for: $0) }
-        return candidates.first { (try? SourceInspector.status(of: $0)) != nil }
+        let (_, last) = await (fed, read)
+        return Ending(status: status, killed: process.terminationReason == .uncaughtSignal, lastLine: last)
     }
 }

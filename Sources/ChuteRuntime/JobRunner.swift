@@ -170,7 +170,31 @@ package struct JobRunner: Sendable {
             return .ended(await self.fail(record, error, logger))
         }
         let temporary = OutputCommitter.temporaryPath(for: job)
-        if let earlier = duplicate.output {
+        var input = job.members.first?.path ?? job.readableSource
+        var linkable = duplicate.output
+        // A name no part's label can take (a label has no dot): removed with the job's other temporaries.
+        let working = temporary.appendingToLastComponent("-pre.hook")
+        if let pre = job.rule.preHook, !job.isGroup {
+            switch await Self.runPreHook(pre, of: job, copy: working, logger: logger) {
+            case .kept:
+                SystemCall.unlink(working)
+            case .changed:
+                input = working
+                linkable = nil
+                record.warnings.append("the rule's pre hook changed the file: its changed copy was converted")
+            case .refused(let message):
+                OutputCommitter.removeTemporaries(of: temporary)
+                record.setHashes(await hashing)
+                return .ended(
+                    await self.cancelOnRequest(record, logger, reason: "refused by the rule's pre hook: \(message)")
+                )
+            case .failed(let failure):
+                OutputCommitter.removeTemporaries(of: temporary)
+                record.setHashes(await hashing)
+                return .ended(await self.fail(record, failure, logger))
+            }
+        }
+        if let earlier = linkable {
             // The same content converted by this rule for another place (a photo copied into a second album): the
             // earlier output's bytes serve here too, linked rather than converted where the file system allows.
             let metadata: Logger.Metadata = ["duplicate.of": "\(LogText.escaped(earlier.string))"]
@@ -197,7 +221,7 @@ package struct JobRunner: Sendable {
         let request = ConversionRequest(
             jobID: job.id,
             engine: job.engine,
-            input: job.members.first?.path ?? job.readableSource,
+            input: input,
             output: temporary,
             format: job.rule.to,
             options: job.rule.options,
@@ -221,6 +245,7 @@ package struct JobRunner: Sendable {
             events.publish(JobEvent(.progress, of: job, progress: min(1, max(0, progress.fraction))))
         }
         record.setHashes(await hashing)
+        SystemCall.unlink(working)
         switch outcome {
         case .cancelled where self.cancellations.wasRequested(job.id),
             .failed where self.cancellations.wasRequested(job.id):
@@ -248,6 +273,69 @@ package struct JobRunner: Sendable {
             record.report = report
             return .converted(PendingCommit(record: record, temporary: temporary, logger: logger))
         }
+    }
+
+    /// What a rule's `pre:` hook made of a job's file.
+    private enum PreHookVerdict {
+        /// It exited 0 and left the copy as it was.
+        case kept
+        /// It exited 0 and changed or replaced the copy, which is converted instead.
+        case changed
+        /// It exited 1, with this message (its last line).
+        case refused(String)
+        /// Another status, or it was killed at its timeout, or the copy could not be made.
+        case failed(ConversionFailure)
+    }
+
+    /// Runs a rule's `pre:` hook on a copy of the job's source at `copy`, with `CHUTE_JOB_ID`, `CHUTE_SOURCE`,
+    /// `CHUTE_RULE` and `CHUTE_WORKING_PATH` (the copy) in its environment, as the post hooks run (``HookProcess``).
+    private static func runPreHook(
+        _ hook: RuleHook,
+        of job: Job,
+        copy: FilePath,
+        logger: Logger
+    ) async -> PreHookVerdict {
+        var logger = logger
+        logger[metadataKey: "hook"] = "\(LogText.escaped(hook.command[0]))"
+        let source = job.readableSource
+        do {
+            try await Blocking.run {
+                try FileManager.default.copyItem(atPath: source.string, toPath: copy.string)
+            }
+        } catch {
+            return .failed(ConversionFailure(.outputFailed, "cannot copy the source for the rule's pre hook: \(error)"))
+        }
+        _ = OutputCommitter.applyOwnership(job.rule.ownership, to: copy)
+        let before = try? SourceInspector.status(of: copy).fingerprint
+        let ending = await HookProcess.run(
+            hook.command,
+            environment: [
+                "CHUTE_JOB_ID": job.id, "CHUTE_SOURCE": job.source.string, "CHUTE_RULE": job.rule.name,
+                "CHUTE_WORKING_PATH": copy.string,
+            ],
+            input: Data(),
+            timeout: hook.timeout,
+            ownership: job.rule.ownership,
+            logger: logger
+        )
+        let said = ending.lastLine ?? "no message"
+        if ending.status == 1, !ending.killed {
+            logger.info("Pre hook refused the file", metadata: ["message": "\(LogText.escaped(said))"])
+            return .refused(said)
+        }
+        guard ending.succeeded else {
+            let how = ending.killed ? "was killed (signal \(ending.status))" : "exited with status \(ending.status)"
+            return .failed(ConversionFailure(.internalError, "the rule's pre hook \(how): \(said)"))
+        }
+        guard let after = try? SourceInspector.status(of: copy), after.isRegularFile else {
+            return .failed(ConversionFailure(.internalError, "the rule's pre hook removed the working copy"))
+        }
+        if after.fingerprint == before { return .kept }
+        logger.info(
+            "Pre hook changed the file; its copy is converted",
+            metadata: ["bytes": "\(after.fingerprint.size)"]
+        )
+        return .changed
     }
 
     /// Whether an earlier output is where this job's output would land: in its planned folder, under its planned
@@ -831,9 +919,13 @@ package struct JobRunner: Sendable {
 
     /// Records a job cancelled on request: its sidecar says `cancelled`, then its journal row, so that the same version
     /// of the file is not taken again (a new version is).
-    private func cancelOnRequest(_ record: Record, _ logger: Logger) async -> JobOutcome {
+    private func cancelOnRequest(
+        _ record: Record,
+        _ logger: Logger,
+        reason message: String = "cancelled on request"
+    ) async -> JobOutcome {
         if let lost = await self.lostLease(record.job, logger) { return lost }
-        let reason = ConversionFailure(.cancelled, "cancelled on request")
+        let reason = ConversionFailure(.cancelled, message)
         let sidecarPath = record.job.rule.sidecarPath(for: record.job.plan.path)
         let sidecar = record.sidecar(output: nil, failure: reason, status: .cancelled)
         let written = await Self.writeSidecar(sidecar, at: sidecarPath, of: record.job, logger: logger)
@@ -844,7 +936,10 @@ package struct JobRunner: Sendable {
         }
         logger.info(
             "Job cancelled on request",
-            metadata: ["sidecar": "\(written ? LogText.escaped(sidecarPath) : "none")"]
+            metadata: [
+                "sidecar": "\(written ? LogText.escaped(sidecarPath) : "none")",
+                "reason": "\(LogText.escaped(message))",
+            ]
         )
         return .cancelledOnRequest
     }

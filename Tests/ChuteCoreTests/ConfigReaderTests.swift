@@ -960,6 +960,7 @@ private let badSettingsValueCases: [(String, String)] = [
             upload: true
             uploadOutput: folder
             run: {command: [/usr/local/bin/index, --quiet], on: [completed, failed]}
+            pre: [/usr/local/bin/triage]
             runTimeout: 2m
             watch: scans
             minSize: 10KB
@@ -1157,7 +1158,7 @@ private let badSettingsValueCases: [(String, String)] = [
         "maxDuration": "duration ≤ 3h",
         "upload": "uploads: taken through the API", "uploadOutput": "outputs written to the output folder",
         "run": "run:     /usr/local/bin/index --quiet after each job completed, failed",
-        "runTimeout": "killed after 2m",
+        "runTimeout": "killed after 2m", "pre": "pre:     /usr/local/bin/triage before each job",
     ]
     /// What the summary's settings show for each settings key.
     private static let settingsShown: [String: String] = [
@@ -1586,7 +1587,7 @@ private let badSettingsValueCases: [(String, String)] = [
         )
         #expect(
             problems(yaml(rule: standardRule + ["runTimeout: 5s"])) == [
-                "rules.yaml:8:5: 'runTimeout' is only used with 'run'"
+                "rules.yaml:8:5: 'runTimeout' is only used with 'run' or 'pre'"
             ]
         )
         #expect(
@@ -1597,6 +1598,19 @@ private let badSettingsValueCases: [(String, String)] = [
             problems(yaml(rule: standardRule + ["run: []"])) == [
                 "rules.yaml:8:10: 'run' must list at least one program"
             ]
+        )
+    }
+
+    @Test func aPreHookIsACommandToo() throws {
+        let pre = try parsed(yaml(rule: standardRule + ["pre: [/usr/local/bin/triage, --strict]", "runTimeout: 9s"]))
+        #expect(
+            pre.rules[0].preHook
+                == RuleHook(command: ["/usr/local/bin/triage", "--strict"], events: [], timeout: .seconds(9))
+        )
+        #expect(pre.rules[0].hook == nil)
+        #expect(
+            problems(yaml(rule: standardRule + ["pre: triage"]))
+                == ["rules.yaml:8:10: expected a list of a program and its arguments for 'pre', found string 'triage'"]
         )
     }
 

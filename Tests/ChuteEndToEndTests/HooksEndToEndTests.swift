@@ -107,4 +107,57 @@ struct HooksEndToEndTests {
         print("chute_hook_runs_total: photos succeeded \(succeeded ?? -1), slow failed \(slowFailed ?? -1)")
         #expect(succeeded == 2 && slowFailed == 1)
     }
+
+    /// A `pre:` hook before each job: exit 1 refuses a file (its job cancelled, with the hook's message), a changed
+    /// working copy is what gets converted, and an untouched one leaves the job as it was.
+    @Test func aPreHookRefusesOneFileAndSwapsAnother() async throws {
+        let scripts = try TemporaryDirectory(prefix: "pre-hook")
+        defer { scripts.remove() }
+        let script = scripts.appending("triage.sh")
+        try """
+        #!/bin/sh
+        case "$CHUTE_SOURCE" in
+          *refuse*) echo "not a receipt: ${CHUTE_SOURCE##*/}"; exit 1 ;;
+          *swap*) \(Fixtures.convert) -size 40x30 xc:red "png:$CHUTE_WORKING_PATH" ;;
+        esac
+        echo "triaged $CHUTE_RULE $CHUTE_JOB_ID"
+        """.write(toFile: script.string, atomically: true, encoding: .utf8)
+        chmod(script.string, 0o755)
+        let harness = try DaemonHarness(
+            afterSentinels: """
+                  - name: receipts
+                    match: "*.png"
+                    to: jpg
+                    output: ./outbox
+                    pre: [\(script)]
+                """
+        )
+        defer { harness.stop() }
+        try await harness.start()
+        let staging = try harness.directory.makeDirectory("staging")
+        for name in ["keep.png", "swap.png", "refuse.png"] {
+            try Fixtures.makeImage(at: staging.appending(name), width: 64, height: 48)
+        }
+        try harness.moveIn(["keep.png", "swap.png", "refuse.png"], from: staging)
+        let daemon = try #require(harness.daemon)
+
+        let sidecars = try await harness.waitForSidecars(3)
+        let refused = try #require(sidecars["refuse.jpg.chute.json"])
+        print("refused: \(refused.status) \(refused.error?.message ?? "")")
+        #expect(refused.status == .cancelled)
+        #expect(refused.error?.message == "refused by the rule's pre hook: not a receipt: refuse.png")
+        #expect(!FileManager.default.fileExists(atPath: harness.outbox.appending("refuse.jpg").string))
+        let swapped = try Fixtures.identify(harness.outbox.appending("swap.jpg"))
+        let kept = try Fixtures.identify(harness.outbox.appending("keep.jpg"))
+        print("swap.jpg \(swapped.width)x\(swapped.height), keep.jpg \(kept.width)x\(kept.height)")
+        #expect(swapped.width == 40 && swapped.height == 30, "the hook's copy was converted")
+        #expect(kept.width == 64 && kept.height == 48)
+        #expect(sidecars["swap.jpg.chute.json"]?.warnings.contains { $0.contains("pre hook changed the file") } == true)
+        #expect(sidecars["keep.jpg.chute.json"]?.warnings.isEmpty == true)
+        #expect(daemon.logLines(containing: "Hook output", "triaged receipts").count == 2)
+        #expect(harness.temporaryFiles().isEmpty, "no working copy is left")
+        // The original is the user's: the hook changed only its copy.
+        let original = try Fixtures.identify(harness.inbox.appending("swap.png"))
+        #expect(original.width == 64 && original.height == 48)
+    }
 }
