@@ -232,10 +232,12 @@ package struct JobRunner: Sendable {
             inputs: job.isGroup ? job.members.map(\.path) : nil
         )
         logger.debug("Job started", metadata: ["engine": "\(job.engine.rawValue)", "worker.pid": "\(worker.pid)"])
-        self.events.publish(JobEvent(.started, of: job))
+        // The progress log's start is taken before the `started` event, so that whoever hears the event and moves
+        // the clock on (a test's manual clock) moves it after the start.
         let clock = self.clock
         var progressLog = ProgressLog(start: clock.now())
         var nextEvent = clock.now()
+        self.events.publish(JobEvent(.started, of: job))
         let events = self.events
         let outcome = await worker.perform(request) { progress in
             let now = clock.now()

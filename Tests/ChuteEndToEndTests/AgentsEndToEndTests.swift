@@ -329,7 +329,17 @@ import Testing
         let holder = try await Self.agentStarting("paused.mov", among: agents, ["east", "west"])
         let other = holder == "east" ? "west" : "east"
         try agents.daemon(holder).send(SIGSTOP)
-        try await agents.daemon(other).waitForLog("Job completed", "paused", timeout: 180)
+        // Paused while it converted, the other agent converts the clip again; paused while it committed (its output
+        // converted and synced), the other takes the commit over and completes it (found by its inode).
+        let taker = try agents.daemon(other)
+        let how = try await waitUntil("the other agent to complete the job", timeout: 180) { () -> String? in
+            if !taker.logLines(containing: "Job completed", "paused").isEmpty { return "converted again" }
+            if !taker.logLines(containing: "Commits taken over settled", "completed=1").isEmpty {
+                return "its commit taken over"
+            }
+            return nil
+        }
+        print("\(holder) paused; \(other) completed the job: \(how)")
         let output = agents.outbox.appending("paused.mp4")
         let before = try Data(contentsOf: URL(fileURLWithPath: output.string))
         try agents.daemon(holder).send(SIGCONT)

@@ -32,6 +32,9 @@ struct JobRunnerClockTests {
 
         deinit { self.task.cancel() }
 
+        /// Whether a `started` event came.
+        var started: Bool { self.received.events.withLock { $0.contains { $0.kind == .started } } }
+
         /// The progress of each `progress` event, in order.
         var progress: [Double] {
             self.received.events.withLock { $0.filter { $0.kind == .progress }.compactMap(\.progress) }
@@ -87,7 +90,9 @@ struct JobRunnerClockTests {
         try await rig.running { _ in
             let job = try rig.job("paced", content: "steps 10 \(steps)")
             let ticket = try #require(await rig.submitter.submit(job))
-            try await Self.waitUntilRunning(job, in: rig)
+            // Its progress is timed from its start, which comes before the `started` event (the journal says
+            // `running` earlier): the clock moves only once the event came.
+            try await waitUntil("\(job.id) to start") { recorder.started ? true : nil }
             for step in 1...10 {
                 clock.advance(by: .seconds(1))
                 try Self.release(step, in: steps)
